@@ -1,0 +1,213 @@
+"""Board state: a 128 x 128 torus of cells with incremental cross-check masks.
+
+Layout (all plain numpy arrays, one set per game):
+
+``board``   int8[NCELLS]      tile on each cell, ``EMPTY`` (-1) when free.
+``cross``   int64[2, NCELLS]  for an empty cell and a direction d (0 = along a row,
+                              1 = along a column): bits 0..35 are the tiles that may be
+                              put there as far as the neighbouring tiles in direction d
+                              are concerned (the "cross-check set"), bits 40..47 the
+                              number of those neighbouring tiles. Kept up to date after
+                              every placement; meaningless on occupied cells.
+``anchors`` int32[MAX_ANCHORS] empty cells with at least one occupied neighbour
+                              (the first ``bmeta[B_ANCHORS]`` entries).
+``bmeta``   int64[8]          tile count, anchor count and the bounding box of the tiles
+                              in true (unwrapped) coordinates.
+
+A cell index is ``((row & 127) << 7) | (col & 127)``: rows and columns wrap around.
+A legal game never spans more than 108 rows or columns, and every cell a move can
+reach lies within 7 of the bounding box, so the 128-wide torus never aliases and
+true coordinates are recovered from the bounding box (:func:`unwrap`).
+"""
+
+import numpy as np
+
+from ._jit import njit
+
+GRID_BITS = 7
+GRID = 1 << GRID_BITS
+GMASK = GRID - 1
+NCELLS = GRID * GRID
+ROWBITS = NCELLS - GRID
+EMPTY = -1
+MAX_ANCHORS = 512
+
+ALL = (1 << 36) - 1
+NSHIFT = 40
+
+B_TILES, B_ANCHORS, B_MINR, B_MAXR, B_MINC, B_MAXC = 0, 1, 2, 3, 4, 5
+
+
+def _tables():
+    color_mask = np.zeros(6, np.int64)
+    shape_mask = np.zeros(6, np.int64)
+    for t in range(36):
+        color_mask[t // 6] |= 1 << t
+        shape_mask[t % 6] |= 1 << t
+    # LX[t]: the tiles that may share a line with t (same colour or same shape), t excluded.
+    lx = np.array([(color_mask[t // 6] | shape_mask[t % 6]) & ~(1 << t) for t in range(36)], np.int64)
+    # De Bruijn table for the index of the lowest set bit.
+    debruijn = 0x03F79D71B4CB0A89
+    ctz = np.zeros(64, np.int64)
+    for i in range(64):
+        ctz[((debruijn << i) & 0xFFFFFFFFFFFFFFFF) >> 58] = i
+    return color_mask, shape_mask, lx, ctz
+
+
+COLOR_MASK, SHAPE_MASK, LX, _CTZ = _tables()
+_DEBRUIJN = np.int64(0x03F79D71B4CB0A89)
+
+
+@njit
+def lowest_bit_index(low):
+    """Index of the single set bit of ``low`` (a power of two below 2**63)."""
+    return _CTZ[((low * _DEBRUIJN) >> 58) & 63]
+
+
+@njit
+def popcount(x):
+    n = 0
+    while x:
+        x &= x - 1
+        n += 1
+    return n
+
+
+@njit
+def cell_of(row, col):
+    return ((row & GMASK) << GRID_BITS) | (col & GMASK)
+
+
+@njit
+def step(idx, d, sign):
+    """The cell ``sign`` steps from ``idx`` along direction ``d`` (0 row, 1 column)."""
+    if d == 0:
+        return (idx & ROWBITS) | ((idx + sign) & GMASK)
+    return (idx + sign * GRID) & (NCELLS - 1)
+
+
+@njit
+def unwrap(w, lo):
+    """The true coordinate in ``[lo - 8, lo + 120)`` whose wrapped value is ``w``."""
+    base = lo - 8
+    return base + ((w - base) & GMASK)
+
+
+@njit
+def new_board():
+    board = np.full(NCELLS, EMPTY, np.int8)
+    cross = np.full((2, NCELLS), ALL, np.int64)
+    anchors = np.zeros(MAX_ANCHORS, np.int32)
+    bmeta = np.zeros(8, np.int64)
+    return board, cross, anchors, bmeta
+
+
+@njit
+def clear_board(board, cross, anchors, bmeta):
+    """Reset a board to empty in place (cost proportional to the tiles on it)."""
+    n = bmeta[B_TILES]
+    if n == 0:
+        return
+    for r in range(bmeta[B_MINR] - 1, bmeta[B_MAXR] + 2):
+        for c in range(bmeta[B_MINC] - 1, bmeta[B_MAXC] + 2):
+            i = cell_of(r, c)
+            board[i] = EMPTY
+            cross[0, i] = ALL
+            cross[1, i] = ALL
+    bmeta[:] = 0
+
+
+@njit
+def segment_cross(board, idx, d):
+    """Cross-check word of empty cell ``idx`` for direction ``d`` (see module doc)."""
+    allowed = ALL
+    n = 0
+    for sign in (-1, 1):
+        j = step(idx, d, sign)
+        while board[j] >= 0:
+            t = board[j]
+            if (allowed >> t) & 1:
+                allowed &= LX[t]
+            else:
+                allowed = 0
+            n += 1
+            j = step(j, d, sign)
+    return allowed | (n << NSHIFT)
+
+
+@njit
+def _grow_bbox(bmeta, r, c):
+    if bmeta[B_TILES] == 0:
+        bmeta[B_MINR] = r
+        bmeta[B_MAXR] = r
+        bmeta[B_MINC] = c
+        bmeta[B_MAXC] = c
+    else:
+        bmeta[B_MINR] = min(bmeta[B_MINR], r)
+        bmeta[B_MAXR] = max(bmeta[B_MAXR], r)
+        bmeta[B_MINC] = min(bmeta[B_MINC], c)
+        bmeta[B_MAXC] = max(bmeta[B_MAXC], c)
+
+
+@njit
+def _put(board, cross, anchors, bmeta, cells, tiles, n):
+    for i in range(n):
+        board[cells[i]] = tiles[i]
+    for i in range(n):
+        for d in range(2):
+            for sign in (-1, 1):
+                j = step(cells[i], d, sign)
+                while board[j] >= 0:
+                    j = step(j, d, sign)
+                was_anchor = ((cross[0, j] | cross[1, j]) >> NSHIFT) != 0
+                cross[d, j] = segment_cross(board, j, d)
+                if not was_anchor:
+                    anchors[bmeta[B_ANCHORS]] = j
+                    bmeta[B_ANCHORS] += 1
+    k = 0
+    for i in range(bmeta[B_ANCHORS]):
+        if board[anchors[i]] < 0:
+            anchors[k] = anchors[i]
+            k += 1
+    bmeta[B_ANCHORS] = k
+
+
+@njit
+def place_cells(board, cross, anchors, bmeta, cells, tiles, n):
+    """Put ``tiles[:n]`` on wrapped ``cells[:n]`` (already checked legal) and update masks."""
+    for i in range(n):
+        r = unwrap(cells[i] >> GRID_BITS, bmeta[B_MINR])
+        c = unwrap(cells[i] & GMASK, bmeta[B_MINC])
+        _grow_bbox(bmeta, r, c)
+        bmeta[B_TILES] += 1
+    _put(board, cross, anchors, bmeta, cells, tiles, n)
+
+
+@njit
+def place_at(board, cross, anchors, bmeta, rows, cols, tiles, n, cells_scratch):
+    """Like :func:`place_cells` with true coordinates (used to set up positions)."""
+    for i in range(n):
+        _grow_bbox(bmeta, rows[i], cols[i])
+        bmeta[B_TILES] += 1
+        cells_scratch[i] = cell_of(rows[i], cols[i])
+    _put(board, cross, anchors, bmeta, cells_scratch, tiles, n)
+
+
+@njit
+def true_row(bmeta, cell):
+    return unwrap(cell >> GRID_BITS, bmeta[B_MINR])
+
+
+@njit
+def true_col(bmeta, cell):
+    return unwrap(cell & GMASK, bmeta[B_MINC])
+
+
+@njit
+def line_points(length):
+    """Points for one line of ``length`` tiles (0 for no line, +6 for a Qwirkle)."""
+    if length < 2:
+        return 0
+    if length == 6:
+        return 12
+    return length

@@ -1,0 +1,215 @@
+"""Game flow: the bag, hands, scores, turns, exchanges, passes and the end.
+
+Arrays of one game (besides the board arrays of :mod:`.board`):
+
+``hands``  int8[6, 6]   the tiles of each seat (first ``gmeta[G_HAND + p]`` slots).
+``bag``    int8[108]    the bag; tiles are drawn from the end (``bag[G_BAG - 1]``).
+``gmeta``  int64[GMETA] the counters below.
+``rng``    uint64[2]    the game's random streams (:mod:`.rng`).
+"""
+
+import numpy as np
+
+from ._jit import njit
+from .board import COLOR_MASK, SHAPE_MASK, popcount
+from .rng import below
+
+MAX_PLAYERS = 6
+HAND = 6
+NTILES = 108
+
+G_PLAYERS = 0
+G_CURRENT = 1
+G_BAG = 2
+G_PASSES = 3
+G_OVER = 4
+G_OPENING = 5  # 1 while the opening is still to be played
+G_OPEN_LEN = 6  # exact opening length, 0 for any
+G_TURNS = 7
+G_RULE_OPENING = 8  # 0 largest group, 1 any line
+G_STARTER = 9
+G_WINNER = 10
+G_PLACED = 11  # tiles placed on the board in the game
+G_SCORE = 16
+G_HAND = 24
+G_QWIRKLES = 32
+GMETA = 40
+
+OPENING_LARGEST_GROUP = 0
+OPENING_ANY_LINE = 1
+
+
+def new_game_arrays():
+    return (
+        np.full((MAX_PLAYERS, HAND), -1, np.int8),
+        np.zeros(NTILES, np.int8),
+        np.zeros(GMETA, np.int64),
+        np.zeros(2, np.uint64),
+    )
+
+
+@njit
+def hand_mask(hands, gmeta, p):
+    m = 0
+    for i in range(gmeta[G_HAND + p]):
+        m |= 1 << hands[p, i]
+    return m
+
+
+@njit
+def largest_group(mask):
+    """Size of the largest set of distinct tiles in ``mask`` sharing a colour or a shape."""
+    best = 0
+    for i in range(6):
+        best = max(best, popcount(mask & COLOR_MASK[i]), popcount(mask & SHAPE_MASK[i]))
+    return best
+
+
+@njit
+def draw(hands, bag, gmeta, p):
+    """Fill seat ``p``'s hand up to 6 from the bag, as far as the bag allows."""
+    while gmeta[G_HAND + p] < HAND and gmeta[G_BAG] > 0:
+        gmeta[G_BAG] -= 1
+        hands[p, gmeta[G_HAND + p]] = bag[gmeta[G_BAG]]
+        gmeta[G_HAND + p] += 1
+
+
+@njit
+def remove_from_hand(hands, gmeta, p, tile):
+    """Take one ``tile`` out of seat ``p``'s hand; False if it is not there."""
+    n = gmeta[G_HAND + p]
+    for i in range(n):
+        if hands[p, i] == tile:
+            hands[p, i] = hands[p, n - 1]
+            hands[p, n - 1] = -1
+            gmeta[G_HAND + p] = n - 1
+            return True
+    return False
+
+
+@njit
+def new_game(hands, bag, gmeta, rng, players, rule_opening):
+    """Shuffle the bag (game stream), deal, and set up the opening.
+
+    ``rng`` must already be seeded. The starter is the seat with the largest group
+    (ties: the lowest seat) under the official rule, seat 0 under "any line".
+    """
+    gmeta[:] = 0
+    hands[:] = -1
+    for i in range(NTILES):
+        bag[i] = i // 3
+    for i in range(NTILES - 1, 0, -1):
+        j = below(rng, 0, i + 1)
+        tmp = bag[i]
+        bag[i] = bag[j]
+        bag[j] = tmp
+    gmeta[G_PLAYERS] = players
+    gmeta[G_BAG] = NTILES
+    gmeta[G_RULE_OPENING] = rule_opening
+    gmeta[G_WINNER] = -2
+    for p in range(players):
+        draw(hands, bag, gmeta, p)
+    set_opening(hands, gmeta, -1)
+
+
+@njit
+def set_opening(hands, gmeta, current):
+    """Mark the opening as pending; choose the starter unless ``current`` >= 0."""
+    gmeta[G_OPENING] = 1
+    if current < 0:
+        current = 0
+        if gmeta[G_RULE_OPENING] == OPENING_LARGEST_GROUP:
+            best = -1
+            for p in range(gmeta[G_PLAYERS]):
+                g = largest_group(hand_mask(hands, gmeta, p))
+                if g > best:
+                    best = g
+                    current = p
+    gmeta[G_CURRENT] = current
+    gmeta[G_STARTER] = current
+    if gmeta[G_RULE_OPENING] == OPENING_LARGEST_GROUP:
+        gmeta[G_OPEN_LEN] = largest_group(hand_mask(hands, gmeta, current))
+    else:
+        gmeta[G_OPEN_LEN] = 0
+
+
+@njit
+def opening_len(gmeta):
+    """The exact opening length to ask of the move generator (0 = any)."""
+    return gmeta[G_OPEN_LEN] if gmeta[G_OPENING] else 0
+
+
+@njit
+def _next_turn(gmeta):
+    gmeta[G_TURNS] += 1
+    gmeta[G_CURRENT] = (gmeta[G_CURRENT] + 1) % gmeta[G_PLAYERS]
+
+
+@njit
+def _finish(gmeta):
+    gmeta[G_OVER] = 1
+    best = -1
+    winner = -1
+    for p in range(gmeta[G_PLAYERS]):
+        s = gmeta[G_SCORE + p]
+        if s > best:
+            best = s
+            winner = p
+        elif s == best:
+            winner = -1
+    gmeta[G_WINNER] = winner
+
+
+@njit
+def after_placement(hands, bag, gmeta, tiles, n, score, qwirkles):
+    """Book a placement already put on the board: hand, score, draw, end, next seat.
+
+    Returns the points of the placement (without the going-out bonus).
+    """
+    p = gmeta[G_CURRENT]
+    for i in range(n):
+        remove_from_hand(hands, gmeta, p, tiles[i])
+    gmeta[G_SCORE + p] += score
+    gmeta[G_QWIRKLES + p] += qwirkles
+    gmeta[G_PLACED] += n
+    gmeta[G_OPENING] = 0
+    gmeta[G_PASSES] = 0
+    draw(hands, bag, gmeta, p)
+    gmeta[G_TURNS] += 1
+    if gmeta[G_HAND + p] == 0:
+        gmeta[G_SCORE + p] += 6
+        _finish(gmeta)
+    else:
+        gmeta[G_CURRENT] = (p + 1) % gmeta[G_PLAYERS]
+    return score
+
+
+@njit
+def exchange(hands, bag, gmeta, rng, tiles, n):
+    """Exchange ``tiles[:n]`` (all in hand, n <= bag size): set aside, draw, put back.
+
+    Each returned tile goes to a uniformly random place in the bag (game stream).
+    """
+    p = gmeta[G_CURRENT]
+    for i in range(n):
+        remove_from_hand(hands, gmeta, p, tiles[i])
+    draw(hands, bag, gmeta, p)
+    for i in range(n):
+        k = gmeta[G_BAG]
+        bag[k] = tiles[i]
+        j = below(rng, 0, k + 1)
+        bag[k] = bag[j]
+        bag[j] = tiles[i]
+        gmeta[G_BAG] = k + 1
+    _next_turn(gmeta)
+
+
+@njit
+def pass_turn(gmeta):
+    """A pass (only legal with an empty bag and no placement); ends a blocked game."""
+    gmeta[G_PASSES] += 1
+    if gmeta[G_PASSES] >= gmeta[G_PLAYERS]:
+        gmeta[G_TURNS] += 1
+        _finish(gmeta)
+    else:
+        _next_turn(gmeta)

@@ -1,0 +1,82 @@
+"""Tiles: ``t = color * 6 + shape``, their names and their two-character codes.
+
+Colours: red, orange, yellow, green, blue, purple (letters R O Y G B P).
+Shapes: circle, square, diamond, clover, cross (4-point star), star (8-point star),
+written as digits 1..6 in codes. So ``"R1"`` is the red circle (tile 0) and ``"P6"``
+the purple star (tile 35).
+"""
+
+COLORS = ("red", "orange", "yellow", "green", "blue", "purple")
+SHAPES = ("circle", "square", "diamond", "clover", "cross", "star")
+COLOR_LETTERS = "ROYGBP"
+SHAPE_DIGITS = "123456"
+NUM_TILE_TYPES = 36
+COPIES = 3
+
+
+def _index(value, names, what):
+    if isinstance(value, bool):
+        raise TypeError(f"{what} must be an int 0..5 or a name, not {value!r}")
+    if isinstance(value, str):
+        key = value.strip().lower()
+        if key in names:
+            return names.index(key)
+        raise ValueError(f"unknown {what} {value!r}; expected one of {', '.join(names)}")
+    try:
+        i = int(value)
+    except (TypeError, ValueError):
+        raise TypeError(f"{what} must be an int 0..5 or a name, not {value!r}") from None
+    if i != value or not 0 <= i < 6:
+        raise ValueError(f"{what} must be 0..5, not {value!r}")
+    return i
+
+
+def tile(color, shape):
+    """The tile number (0..35) of a colour and a shape, each an index 0..5 or a name."""
+    return _index(color, COLORS, "color") * 6 + _index(shape, SHAPES, "shape")
+
+
+def check_tile(t):
+    """Return ``t`` as an int 0..35, or raise TypeError/ValueError naming the problem."""
+    if isinstance(t, bool) or not hasattr(t, "__index__"):
+        raise TypeError(f"a tile is an int 0..35, not {t!r}")
+    i = t.__index__()
+    if not 0 <= i < NUM_TILE_TYPES:
+        raise ValueError(f"a tile is an int 0..35, not {t!r}")
+    return i
+
+
+def color_of(t):
+    """The colour index (0..5) of tile ``t``."""
+    return check_tile(t) // 6
+
+
+def shape_of(t):
+    """The shape index (0..5) of tile ``t``."""
+    return check_tile(t) % 6
+
+
+def tile_name(t):
+    """``"red circle"`` for tile 0, and so on."""
+    t = check_tile(t)
+    return f"{COLORS[t // 6]} {SHAPES[t % 6]}"
+
+
+def tile_code(t):
+    """The two-character code of tile ``t``: colour letter and shape digit (``"R1"``)."""
+    t = check_tile(t)
+    return COLOR_LETTERS[t // 6] + SHAPE_DIGITS[t % 6]
+
+
+def parse_tile(text):
+    """The tile of a two-character code such as ``"R1"`` or ``"b6"`` (case-insensitive)."""
+    if not isinstance(text, str):
+        raise TypeError(f"a tile code is a str, not {type(text).__name__}")
+    s = text.strip().upper()
+    if len(s) != 2:
+        raise ValueError(f"tile code {text!r}: expected a colour letter (ROYGBP) and a shape digit (1-6)")
+    if s[0] not in COLOR_LETTERS:
+        raise ValueError(f"tile code {text!r}: unknown colour letter {s[0]!r}; expected one of R O Y G B P")
+    if s[1] not in SHAPE_DIGITS:
+        raise ValueError(f"tile code {text!r}: unknown shape digit {s[1]!r}; expected 1-6")
+    return COLOR_LETTERS.index(s[0]) * 6 + SHAPE_DIGITS.index(s[1])
