@@ -8,9 +8,18 @@
 
 from .game import Game, Move
 from .rules import IllegalMoveError, Rules
+from .records import GameRecord, RecordError, replay
+from .simulate import AGENTS, SimulationResult, play_game, simulate
 from .tiles import COLORS, SHAPES, color_of, parse_tile, shape_of, tile, tile_code, tile_name
 
 __all__ = [
+    "AGENTS",
+    "GameRecord",
+    "RecordError",
+    "SimulationResult",
+    "play_game",
+    "replay",
+    "simulate",
     "COLORS",
     "SHAPES",
     "Game",

@@ -144,7 +144,7 @@ class Game:
 
     def _init_scratch(self):
         self._moves = _mg.new_move_buffer(1024)
-        self._scratch = _mg.new_scratch()
+        self._scratch = _mg.new_scratch_array()
         self._cells = np.zeros(6, np.int64)
 
     @classmethod

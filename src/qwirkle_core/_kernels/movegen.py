@@ -18,24 +18,28 @@ only the first ``capacity`` moves are written and the caller retries with more r
 import numpy as np
 
 from ._jit import njit
-from .board import ALL, B_ANCHORS, B_TILES, LX, NSHIFT, line_points, lowest_bit_index, popcount, step
+from .board import ALL, B_ANCHORS, B_TILES, COLOR_MASK, LX, SHAPE_MASK, NSHIFT, line_points, lowest_bit_index, popcount, step
 
 MOVE_COLS = 14
 M_N, M_SCORE, M_CELL, M_TILE = 0, 1, 2, 8
-SCRATCH_SHAPE = (6, 8)
 
 
-def new_move_buffer(capacity=4096):
+def new_move_buffer(capacity=1024):
     return np.zeros((capacity, MOVE_COLS), np.int32)
 
 
-def new_scratch():
-    return np.zeros(SCRATCH_SHAPE, np.int64)
+@njit
+def new_scratch_array():
+    """The depth-first search's scratch: int64[6, 8]."""
+    return np.zeros((6, 8), np.int64)
 
 
 @njit
-def _extend(board, cross, hand, s, d, k, allowed0, len0, min_n, exact_n, moves, count, st):
+def _extend(board, cross, hand, s, d, k, need, allowed0, len0, min_n, exact_n, moves, count, st):
     """Depth-first search of the lines that start by placing on cell ``s``.
+
+    The first ``k`` cells are empty cells before the anchor, which must take one of
+    the tiles in ``need``: a prefix whose line accepts none of them is cut off.
 
     ``st`` rows: 0 cell, 1 accepted set, 2 line length, 3 cross points, 4 candidate
     tiles left to try, 5 tile placed, each indexed by depth (tiles placed so far).
@@ -77,6 +81,8 @@ def _extend(board, cross, hand, s, d, k, allowed0, len0, min_n, exact_n, moves, 
         if not ok:
             continue
         nd = depth + 1
+        if nd <= k and allowed & need == 0:
+            continue
         if nd > k and nd >= min_n and (exact_n == 0 or nd == exact_n):
             if count < cap:
                 score = xpts + line_points(length)
@@ -109,13 +115,20 @@ def generate(board, cross, anchors, bmeta, hand, opening_len, moves, st):
     if hand == 0:
         return 0
     if bmeta[B_TILES] == 0:
-        return _extend(board, cross, hand, 0, 0, 0, ALL, 0, 1, opening_len, moves, 0, st)
-    nhand = popcount(hand)
+        return _extend(board, cross, hand, 0, 0, 0, ALL, ALL, 0, 1, opening_len, moves, 0, st)
     count = 0
     for i in range(bmeta[B_ANCHORS]):
         a = anchors[i]
-        if hand & cross[0, a] & cross[1, a] == 0:
+        need = hand & cross[0, a] & cross[1, a]
+        if need == 0:
             continue
+        # The longest line through ``a`` the hand could make bounds the cells before it.
+        longest = 0
+        for g in range(6):
+            if need & COLOR_MASK[g]:
+                longest = max(longest, popcount(hand & COLOR_MASK[g]))
+            if need & SHAPE_MASK[g]:
+                longest = max(longest, popcount(hand & SHAPE_MASK[g]))
         for d in range(2):
             min_n = 1 if d == 0 else 2
             allowed = ALL
@@ -125,13 +138,13 @@ def generate(board, cross, anchors, bmeta, hand, opening_len, moves, st):
                 allowed &= LX[board[j]]
                 length += 1
                 j = step(j, d, -1)
-            count = _extend(board, cross, hand, a, d, 0, allowed, length, min_n, 0, moves, count, st)
+            count = _extend(board, cross, hand, a, d, 0, need, allowed, length, min_n, 0, moves, count, st)
             if length > 0:
                 continue
             s = a
-            for k in range(1, min(6, nhand)):
+            for k in range(1, longest):
                 s = step(s, d, -1)
                 if board[s] >= 0 or ((cross[0, s] | cross[1, s]) >> NSHIFT) != 0:
                     break
-                count = _extend(board, cross, hand, s, d, k, ALL, 0, min_n, 0, moves, count, st)
+                count = _extend(board, cross, hand, s, d, k, need, ALL, 0, min_n, 0, moves, count, st)
     return count

@@ -105,3 +105,28 @@ def check_placement(board, cross, bmeta, rows, cols, tiles, n, opening_len, cell
     if not touching:
         return NOT_TOUCHING, 0, 0, -1
     return OK, score, qwirkles, -1
+
+
+@njit
+def _run_length(board, idx, d):
+    n = 1
+    for sign in (-1, 1):
+        j = step(idx, d, sign)
+        while board[j] >= 0:
+            n += 1
+            j = step(j, d, sign)
+    return n
+
+
+@njit
+def qwirkles_made(board, cells, n):
+    """Lines of 6 through the just-placed ``cells[:n]`` (each line counted once)."""
+    if n == 1:
+        d = 0
+    else:
+        d = 0 if (cells[0] >> 7) == (cells[1] >> 7) else 1
+    q = 1 if _run_length(board, cells[0], d) == 6 else 0
+    for i in range(n):
+        if _run_length(board, cells[i], 1 - d) == 6:
+            q += 1
+    return q
