@@ -206,7 +206,7 @@ class Game:
         gm[_st.G_RULE_OPENING] = rules.opening_code
         gm[_st.G_WINNER] = -2
         for p, h in enumerate(hands):
-            g._hands[p, : len(h)] = h
+            g._hands[p, : len(h)] = sorted(h)
             gm[_st.G_HAND + p] = len(h)
             gm[_st.G_SCORE + p] = scores[p]
         g._bag[: len(bag)] = bag[::-1]
@@ -448,6 +448,7 @@ class Game:
         if len(tiles) > self.bag_size:
             raise IllegalMoveError(f"the bag holds only {self.bag_size} tiles; cannot exchange {len(tiles)}")
         _st.exchange(self._hands, self._bag, self._gmeta, self._rng, np.array(tiles, np.int8), len(tiles))
+        _st.end_if_dead(self._cross, self._anchors, self._bmeta, self._hands, self._bag, self._gmeta)
 
     def pass_turn(self):
         """Pass: legal only when the bag is empty and no placement is possible."""

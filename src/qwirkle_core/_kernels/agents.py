@@ -16,7 +16,7 @@ from .board import place_cells
 from .movegen import M_CELL, M_SCORE, M_TILE, MOVE_COLS, generate
 from .rng import below
 from .scoring import qwirkles_made
-from .state import G_BAG, G_CURRENT, G_HAND, after_placement, exchange, hand_mask, opening_len, pass_turn
+from .state import G_BAG, G_CURRENT, G_HAND, after_placement, end_if_dead, exchange, hand_mask, opening_len, pass_turn
 
 RANDOM = 0
 GREEDY = 1
@@ -110,6 +110,7 @@ def take_turn(agent, board, cross, anchors, bmeta, hands, bag, gmeta, rng, moves
         act[2] = 0
         act[3] = 0
         exchange(hands, bag, gmeta, rng, act[10 : 10 + act[1]], act[1])
+        end_if_dead(cross, anchors, bmeta, hands, bag, gmeta)
     else:
         act[2] = 0
         act[3] = 0

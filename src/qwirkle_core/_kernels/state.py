@@ -11,7 +11,7 @@ Arrays of one game (besides the board arrays of :mod:`.board`):
 import numpy as np
 
 from ._jit import njit
-from .board import COLOR_MASK, SHAPE_MASK, popcount
+from .board import ALL, B_ANCHORS, B_TILES, COLOR_MASK, SHAPE_MASK, popcount
 from .rng import below
 
 MAX_PLAYERS = 6
@@ -66,21 +66,35 @@ def largest_group(mask):
 
 
 @njit
+def _insert_sorted(row, n, tile):
+    """Insert ``tile`` into the sorted ``row[:n]``."""
+    i = n
+    while i > 0 and row[i - 1] > tile:
+        row[i] = row[i - 1]
+        i -= 1
+    row[i] = tile
+
+
+@njit
 def draw(hands, bag, gmeta, p):
-    """Fill seat ``p``'s hand up to 6 from the bag, as far as the bag allows."""
+    """Fill seat ``p``'s hand up to 6 from the bag, as far as the bag allows.
+
+    Hands are kept sorted, so a hand's slot order depends only on its tiles.
+    """
     while gmeta[G_HAND + p] < HAND and gmeta[G_BAG] > 0:
         gmeta[G_BAG] -= 1
-        hands[p, gmeta[G_HAND + p]] = bag[gmeta[G_BAG]]
+        _insert_sorted(hands[p], gmeta[G_HAND + p], bag[gmeta[G_BAG]])
         gmeta[G_HAND + p] += 1
 
 
 @njit
 def remove_from_hand(hands, gmeta, p, tile):
-    """Take one ``tile`` out of seat ``p``'s hand; False if it is not there."""
+    """Take one ``tile`` out of seat ``p``'s (sorted) hand; False if it is not there."""
     n = gmeta[G_HAND + p]
     for i in range(n):
         if hands[p, i] == tile:
-            hands[p, i] = hands[p, n - 1]
+            for j in range(i, n - 1):
+                hands[p, j] = hands[p, j + 1]
             hands[p, n - 1] = -1
             gmeta[G_HAND + p] = n - 1
             return True
@@ -188,15 +202,18 @@ def after_placement(hands, bag, gmeta, tiles, n, score, qwirkles):
 def exchange(hands, bag, gmeta, rng, tiles, n):
     """Exchange ``tiles[:n]`` (all in hand, n <= bag size): set aside, draw, put back.
 
-    Each returned tile goes to a uniformly random place in the bag (game stream).
+    The set-aside tiles go back in increasing order (``tiles[:n]`` is sorted in
+    place), each to a uniformly random place in the bag (game stream), so the bag
+    depends only on which tiles were exchanged.
     """
     p = gmeta[G_CURRENT]
     for i in range(n):
         remove_from_hand(hands, gmeta, p, tiles[i])
     draw(hands, bag, gmeta, p)
+    for i in range(1, n):
+        _insert_sorted(tiles, i, tiles[i])
     for i in range(n):
         k = gmeta[G_BAG]
-        bag[k] = tiles[i]
         j = below(rng, 0, k + 1)
         bag[k] = bag[j]
         bag[j] = tiles[i]
@@ -213,3 +230,28 @@ def pass_turn(gmeta):
         _finish(gmeta)
     else:
         _next_turn(gmeta)
+
+
+@njit
+def end_if_dead(cross, anchors, bmeta, hands, bag, gmeta):
+    """End the game (no bonus) if no tile left in the bag or any hand fits any cell.
+
+    Nobody could ever place again, so exchanges would go on for ever: the rule books'
+    blocked-game end, extended to a non-empty bag. Returns True if the game ended.
+    """
+    if bmeta[B_TILES] == 0:
+        return False
+    fits = 0
+    for i in range(bmeta[B_ANCHORS]):
+        a = anchors[i]
+        fits |= cross[0, a] & cross[1, a]
+    fits &= ALL
+    left = 0
+    for i in range(gmeta[G_BAG]):
+        left |= 1 << bag[i]
+    for p in range(gmeta[G_PLAYERS]):
+        left |= hand_mask(hands, gmeta, p)
+    if fits & left:
+        return False
+    _finish(gmeta)
+    return True

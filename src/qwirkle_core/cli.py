@@ -1,0 +1,169 @@
+"""The ``qwirkle`` command line: ``qwirkle simulate``, ``qwirkle play``, ``qwirkle tournament``."""
+
+import argparse
+import os
+import sys
+
+from .rules import MAX_PLAYERS, MIN_PLAYERS, OPENING_RULES
+
+
+class UsageError(Exception):
+    """A mistake in the command line: printed as one line, exit status 2."""
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message):
+        raise UsageError(f"{message} (see '{self.prog} --help')")
+
+
+def _positive_int(text):
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
+    if value <= 0:
+        raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
+    return value
+
+
+def _seed(text):
+    try:
+        value = int(text, 0)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected an integer seed, got {text!r}") from None
+    if not 0 <= value < 2**64:
+        raise argparse.ArgumentTypeError(f"the seed must be 0 .. 2**64-1, got {value}")
+    return value
+
+
+def _agent_list(text):
+    from .simulate import AGENTS
+
+    names = [a.strip() for a in text.split(",") if a.strip()]
+    for a in names:
+        if a not in AGENTS:
+            raise argparse.ArgumentTypeError(f"unknown agent {a!r}; available: {', '.join(AGENTS)}")
+    if not MIN_PLAYERS <= len(names) <= MAX_PLAYERS:
+        raise argparse.ArgumentTypeError(f"give {MIN_PLAYERS} to {MAX_PLAYERS} agents (one per seat), got {len(names)}")
+    return names
+
+
+def _output_path(text):
+    ext = os.path.splitext(text)[1].lower()
+    if ext not in (".parquet", ".csv"):
+        raise argparse.ArgumentTypeError(f"{text!r}: the output must end in .parquet or .csv")
+    folder = os.path.dirname(os.path.abspath(text))
+    if not os.path.isdir(folder):
+        raise argparse.ArgumentTypeError(f"{text!r}: folder {folder} does not exist")
+    if not os.access(folder, os.W_OK) or (os.path.exists(text) and not os.access(text, os.W_OK)):
+        raise argparse.ArgumentTypeError(f"{text!r}: cannot write there")
+    return text
+
+
+def _add_simulate(sub):
+    p = sub.add_parser(
+        "simulate",
+        help="play a batch of games between agents and summarise them",
+        description="Play GAMES complete games between AGENTS (one per seat) in parallel, print a summary "
+        "(win rates with 95%% confidence intervals, mean scores, first-player advantage, turns) and "
+        "optionally write one row per game to a Parquet or CSV file. Ctrl-C stops early and keeps the "
+        "finished games.",
+    )
+    p.add_argument("--games", type=_positive_int, default=10_000, help="number of games (default: 10000)")
+    p.add_argument("--agents", type=_agent_list, default=["greedy", "greedy"], help="comma-separated agents, one per seat, 2 to 6 (default: greedy,greedy); available: random, greedy")
+    p.add_argument("--seed", type=_seed, default=0, help="batch seed; game i plays from a hash of (seed, i) (default: 0)")
+    p.add_argument("--threads", type=_positive_int, default=None, help="worker threads (default: all cores); results do not depend on it")
+    p.add_argument("--opening", choices=sorted(OPENING_RULES), default="largest_group", help="opening rule (default: largest_group, the official one)")
+    p.add_argument("--out", type=_output_path, default=None, help="write the per-game rows to this .parquet or .csv file")
+    p.add_argument("--no-progress", action="store_true", help="no progress bar")
+    p.set_defaults(run=_run_simulate)
+
+
+def _write_rows(result, path):
+    import pyarrow as pa
+
+    table = pa.table(result.columns())
+    if path.lower().endswith(".parquet"):
+        import pyarrow.parquet as pq
+
+        pq.write_table(table, path)
+    else:
+        import pyarrow.csv as pcsv
+
+        pcsv.write_csv(table, path)
+
+
+def summary_table(result):
+    """A rich Table of the headline figures of a :class:`SimulationResult`."""
+    from rich.table import Table
+
+    table = Table(title=f"{result.games:,} games, seed {result.seed}", title_justify="left")
+    for col in ("seat", "agent", "win rate [95% CI]", "mean score", "sd", "Qwirkles/game"):
+        table.add_column(col, justify="left" if col == "agent" else "right")
+    means, sds, qw = result.mean_scores(), result.score_std(), result.mean_qwirkles()
+    for seat, (rate, low, high) in enumerate(result.win_rates()):
+        table.add_row(str(seat), result.agents[seat], f"{rate:.1%} [{low:.1%}, {high:.1%}]", f"{means[seat]:.1f}", f"{sds[seat]:.1f}", f"{qw[seat]:.2f}")
+    return table
+
+
+def print_summary(result, console):
+    fp = result.first_player_advantage()
+    console.print(summary_table(result))
+    console.print(f"ties: {result.tie_rate:.1%}   mean turns: {result.mean_turns():.1f}   tiles placed: {result.tiles_placed.mean():.1f}")
+    console.print(
+        f"first player: wins {fp['win_rate']:.1%} [{fp['low']:.1%}, {fp['high']:.1%}] (fair share {fp['fair']:.1%}), "
+        f"score margin {fp['score_margin']:+.2f} points"
+    )
+    if result.truncated.any():
+        console.print(f"{int(result.truncated.sum())} games stopped at the turn limit (counted as no winner)")
+    console.print(f"{result.games:,} games in {result.elapsed:.1f} s ({result.games_per_second:,.0f} games/s, {result.threads} threads)")
+
+
+def _run_simulate(args, console):
+    from .rules import Rules
+    from .simulate import simulate
+
+    rules = Rules(players=len(args.agents), opening=args.opening)
+    result = simulate(args.games, agents=args.agents, seed=args.seed, threads=args.threads, rules=rules, progress=not args.no_progress)
+    print_summary(result, console)
+    if args.out:
+        _write_rows(result, args.out)
+        console.print(f"wrote {result.games:,} rows to {args.out}")
+    if result.interrupted:
+        console.print(f"interrupted: kept the {result.games:,} of {args.games:,} games finished before Ctrl-C")
+        return 130
+    return 0
+
+
+def build_parser():
+    parser = _Parser(prog="qwirkle", description="qwirkle-core: a fast, exact Qwirkle engine and simulator.")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
+    _add_simulate(sub)
+    return parser
+
+
+def main(argv=None):
+    from rich.console import Console
+
+    console = Console()
+    err = Console(stderr=True)
+    parser = build_parser()
+    try:
+        args = parser.parse_args(argv)
+        if not getattr(args, "run", None):
+            parser.print_help()
+            return 2
+        return args.run(args, console)
+    except UsageError as e:
+        err.print(f"qwirkle: error: {e}", highlight=False, markup=False)
+        return 2
+    except KeyboardInterrupt:
+        err.print("qwirkle: interrupted")
+        return 130
+    except (OSError, ValueError) as e:
+        err.print(f"qwirkle: error: {e}", highlight=False, markup=False)
+        return 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
