@@ -146,7 +146,6 @@ def main(argv=None):
     from rich.console import Console
 
     console = Console()
-    err = Console(stderr=True)
     parser = build_parser()
     try:
         args = parser.parse_args(argv)
@@ -155,13 +154,13 @@ def main(argv=None):
             return 2
         return args.run(args, console)
     except UsageError as e:
-        err.print(f"qwirkle: error: {e}", highlight=False, markup=False)
+        print(f"qwirkle: error: {e}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
-        err.print("qwirkle: interrupted")
+        print("qwirkle: interrupted", file=sys.stderr)
         return 130
     except (OSError, ValueError) as e:
-        err.print(f"qwirkle: error: {e}", highlight=False, markup=False)
+        print(f"qwirkle: error: {e}", file=sys.stderr)
         return 1
 
 

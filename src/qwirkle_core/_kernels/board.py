@@ -3,14 +3,16 @@
 Layout (all plain numpy arrays, one set per game):
 
 ``board``   int8[NCELLS]      tile on each cell, ``EMPTY`` (-1) when free.
-``cross``   int64[2, NCELLS]  for an empty cell and a direction d (0 = along a row,
+``cross``   int64[NCELLS, 2]  for an empty cell and a direction d (0 = along a row,
                               1 = along a column): bits 0..35 are the tiles that may be
                               put there as far as the neighbouring tiles in direction d
                               are concerned (the "cross-check set"), bits 40..47 the
                               number of those neighbouring tiles. Kept up to date after
                               every placement; meaningless on occupied cells.
-``anchors`` int32[MAX_ANCHORS] empty cells with at least one occupied neighbour
-                              (the first ``bmeta[B_ANCHORS]`` entries).
+``anchors`` int32[MAX_ANCHORS] empty cells with at least one occupied neighbour that
+                              some tile could still fill (the first ``bmeta[B_ANCHORS]``
+                              entries; an empty cell with a neighbour but no fitting
+                              tile is "dead" and dropped for good).
 ``bmeta``   int64[8]          tile count, anchor count and the bounding box of the tiles
                               in true (unwrapped) coordinates.
 
@@ -96,7 +98,7 @@ def unwrap(w, lo):
 @njit
 def new_board():
     board = np.full(NCELLS, EMPTY, np.int8)
-    cross = np.full((2, NCELLS), ALL, np.int64)
+    cross = np.full((NCELLS, 2), ALL, np.int64)
     anchors = np.zeros(MAX_ANCHORS, np.int32)
     bmeta = np.zeros(8, np.int64)
     return board, cross, anchors, bmeta
@@ -112,8 +114,8 @@ def clear_board(board, cross, anchors, bmeta):
         for c in range(bmeta[B_MINC] - 1, bmeta[B_MAXC] + 2):
             i = cell_of(r, c)
             board[i] = EMPTY
-            cross[0, i] = ALL
-            cross[1, i] = ALL
+            cross[i, 0] = ALL
+            cross[i, 1] = ALL
     bmeta[:] = 0
 
 
@@ -159,15 +161,18 @@ def _put(board, cross, anchors, bmeta, cells, tiles, n):
                 j = step(cells[i], d, sign)
                 while board[j] >= 0:
                     j = step(j, d, sign)
-                was_anchor = ((cross[0, j] | cross[1, j]) >> NSHIFT) != 0
-                cross[d, j] = segment_cross(board, j, d)
+                was_anchor = ((cross[j, 0] | cross[j, 1]) >> NSHIFT) != 0
+                cross[j, d] = segment_cross(board, j, d)
                 if not was_anchor:
                     anchors[bmeta[B_ANCHORS]] = j
                     bmeta[B_ANCHORS] += 1
+    # Keep the anchors that are still empty and can still take some tile: masks only
+    # shrink as tiles arrive, so a dead anchor stays dead.
     k = 0
     for i in range(bmeta[B_ANCHORS]):
-        if board[anchors[i]] < 0:
-            anchors[k] = anchors[i]
+        a = anchors[i]
+        if board[a] < 0 and (cross[a, 0] & cross[a, 1] & ALL) != 0:
+            anchors[k] = a
             k += 1
     bmeta[B_ANCHORS] = k
 

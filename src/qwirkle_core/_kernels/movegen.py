@@ -50,7 +50,7 @@ def _extend(board, cross, hand, s, d, k, need, allowed0, len0, min_n, exact_n, m
     st[1, 0] = allowed0
     st[2, 0] = len0
     st[3, 0] = 0
-    st[4, 0] = hand & allowed0 & cross[perp, s]
+    st[4, 0] = hand & allowed0 & cross[s, perp]
     depth = 0
     while depth >= 0:
         cand = st[4, depth]
@@ -65,7 +65,7 @@ def _extend(board, cross, hand, s, d, k, need, allowed0, len0, min_n, exact_n, m
         allowed = st[1, depth] & LX[t]
         length = st[2, depth] + 1
         xpts = st[3, depth]
-        kx = cross[perp, p] >> NSHIFT
+        kx = cross[p, perp] >> NSHIFT
         if kx > 0:
             xpts += line_points(kx + 1)
         q = step(p, d, 1)
@@ -93,7 +93,7 @@ def _extend(board, cross, hand, s, d, k, need, allowed0, len0, min_n, exact_n, m
                     moves[count, M_TILE + i] = st[5, i]
             count += 1
         if nd < 6 and (exact_n == 0 or nd < exact_n):
-            nxt = hand & allowed & cross[perp, q]
+            nxt = hand & allowed & cross[q, perp]
             if nxt != 0:
                 st[0, nd] = q
                 st[1, nd] = allowed
@@ -119,7 +119,7 @@ def generate(board, cross, anchors, bmeta, hand, opening_len, moves, st):
     count = 0
     for i in range(bmeta[B_ANCHORS]):
         a = anchors[i]
-        need = hand & cross[0, a] & cross[1, a]
+        need = hand & cross[a, 0] & cross[a, 1]
         if need == 0:
             continue
         # The longest line through ``a`` the hand could make bounds the cells before it.
@@ -144,7 +144,7 @@ def generate(board, cross, anchors, bmeta, hand, opening_len, moves, st):
             s = a
             for k in range(1, longest):
                 s = step(s, d, -1)
-                if board[s] >= 0 or ((cross[0, s] | cross[1, s]) >> NSHIFT) != 0:
+                if board[s] >= 0 or ((cross[s, 0] | cross[s, 1]) >> NSHIFT) != 0:
                     break
                 count = _extend(board, cross, hand, s, d, k, need, ALL, 0, min_n, 0, moves, count, st)
     return count

@@ -91,7 +91,7 @@ def check_placement(board, cross, bmeta, rows, cols, tiles, n, opening_len, cell
     qwirkles = 1 if length == 6 else 0
     perp = 1 - d
     for i in range(n):
-        word = cross[perp, cells[i]]
+        word = cross[cells[i], perp]
         if (word >> tiles[i]) & 1 == 0:
             return BAD_CROSS, 0, 0, i
         k = word >> NSHIFT

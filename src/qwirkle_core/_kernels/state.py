@@ -244,7 +244,7 @@ def end_if_dead(cross, anchors, bmeta, hands, bag, gmeta):
     fits = 0
     for i in range(bmeta[B_ANCHORS]):
         a = anchors[i]
-        fits |= cross[0, a] & cross[1, a]
+        fits |= cross[a, 0] & cross[a, 1]
     fits &= ALL
     left = 0
     for i in range(gmeta[G_BAG]):

@@ -1,0 +1,23 @@
+"""Complete games per second: greedy and random self-play, one and two threads.
+
+Run: ``pytest benchmarks/ --benchmark-only``. ``extra_info["games_per_second"]`` is the
+figure the README quotes (median round).
+"""
+
+import numba
+import pytest
+
+import qwirkle_core as qc
+
+GAMES = 2000
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+@pytest.mark.parametrize("agents", [("greedy", "greedy"), ("random", "random")], ids=["greedy", "random"])
+def test_games_per_second(benchmark, agents, threads):
+    if threads > numba.config.NUMBA_NUM_THREADS:
+        pytest.skip("not enough cores")
+    qc.simulate(20, agents=agents, seed=0, threads=threads)  # compile / load from cache
+    result = benchmark.pedantic(qc.simulate, args=(GAMES,), kwargs={"agents": agents, "seed": 1, "threads": threads}, rounds=5, iterations=1)
+    assert result.games == GAMES
+    benchmark.extra_info["games_per_second"] = GAMES / benchmark.stats.stats.median
