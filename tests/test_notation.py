@@ -8,8 +8,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import qwirkle_core as qc
-from conftest import reachable_games
 from qwirkle_core.notation import format_cells, format_tiles, parse_cells, parse_tiles
+from test_records import games
 
 tiles = st.integers(0, 35)
 coords = st.integers(-120, 120)
@@ -50,7 +50,7 @@ def test_move_text_round_trips(move):
     assert str(again) == text
 
 
-@given(reachable_games(max_turns=30))
+@given(games(max_turns=30))
 def test_legal_moves_round_trip(g):
     for move in g.legal_moves():
         assert qc.Move.parse(str(move)) == move

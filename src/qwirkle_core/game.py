@@ -5,6 +5,7 @@ from collections import Counter
 
 import numpy as np
 
+from ._kernels import agents as _ag
 from ._kernels import board as _bd
 from ._kernels import movegen as _mg
 from ._kernels import scoring as _sc
@@ -141,6 +142,7 @@ class Game:
         seed_streams(self._rng, np.uint64(self._seed))
         _st.new_game(self._hands, self._bag, self._gmeta, self._rng, self._rules.players, self._rules.opening_code)
         self._init_scratch()
+        self._start_log(setup=(), dealt=True)
 
     def _init_scratch(self):
         self._moves = _mg.new_move_buffer(1024)
@@ -163,16 +165,6 @@ class Game:
         """
         if not isinstance(board, dict):
             raise TypeError(f"board must be a dict {{(row, col): tile}}, not {type(board).__name__}")
-        hands = [list(h) for h in hands]
-        rules = resolve_rules(len(hands), rules)
-        g = cls.__new__(cls)
-        g._rules = rules
-        g._seed = (secrets.randbits(64) if seed is None else int(seed)) & 0xFFFFFFFFFFFFFFFF
-        g._board, g._cross, g._anchors, g._bmeta = _bd.new_board()
-        g._hands, g._bag, g._gmeta, g._rng = _st.new_game_arrays()
-        seed_streams(g._rng, np.uint64(g._seed))
-        g._init_scratch()
-        counts = Counter()
         cells = {}
         for key, t in board.items():
             try:
@@ -180,11 +172,33 @@ class Game:
             except (TypeError, ValueError):
                 raise TypeError(f"board keys are (row, col) pairs, not {key!r}") from None
             cells[(_coord(r, "row"), _coord(c, "col"))] = check_tile(t)
+        groups = [[(r, c, t) for (r, c), t in sorted(cells.items())]] if cells else []
+        return cls._build(groups, hands, bag, scores, current_player, rules, seed, min_hand=1)
+
+    @classmethod
+    def _build(cls, groups, hands, bag, scores, current_player, rules, seed, min_hand):
+        """The game of a position whose board is ``groups``: lists of ``(row, col, tile)``
+        (ints) in the order they were put down (see :meth:`_place_groups`). A hand holds
+        ``min_hand`` to 6 tiles. Raises TypeError/ValueError naming the first problem.
+        """
+        hands = [list(h) for h in hands]
+        rules = resolve_rules(len(hands), rules)
+        g = cls.__new__(cls)
+        g._rules = rules
+        g._seed = (secrets.randbits(64) if seed is None else int(seed)) & 0xFFFFFFFFFFFFFFFF
+        g._hands, g._bag, g._gmeta, g._rng = _st.new_game_arrays()
+        seed_streams(g._rng, np.uint64(g._seed))
+        g._init_scratch()
+        cells = {}
+        for r, c, t in (p for group in groups for p in group):
+            if (r, c) in cells:
+                raise ValueError(f"cell {(r, c)} holds two tiles")
+            cells[(r, c)] = t
         _check_board(cells)
-        counts.update(cells.values())
+        counts = Counter(cells.values())
         for p, h in enumerate(hands):
-            if not 1 <= len(h) <= 6:
-                raise ValueError(f"hand of player {p} has {len(h)} tiles; a hand holds 1 to 6")
+            if not min_hand <= len(h) <= 6:
+                raise ValueError(f"hand of player {p} has {len(h)} tiles; a hand holds {min_hand} to 6")
             h[:] = [check_tile(t) for t in h]
             counts.update(h)
         bag = [check_tile(t) for t in bag]
@@ -212,16 +226,13 @@ class Game:
         g._bag[: len(bag)] = bag[::-1]
         gm[_st.G_BAG] = len(bag)
         gm[_st.G_CURRENT] = current_player
+        setup = tuple(tuple(group) for group in groups)
+        g._place_groups(setup)
         if cells:
-            items = sorted(cells.items())
-            rows = np.array([r for (r, _), _ in items], np.int64)
-            cols = np.array([c for (_, c), _ in items], np.int64)
-            tiles = np.array([t for _, t in items], np.int8)
-            scratch = np.zeros(len(items), np.int64)
-            _bd.place_at(g._board, g._cross, g._anchors, g._bmeta, rows, cols, tiles, len(items), scratch)
-            gm[_st.G_PLACED] = len(items)
+            gm[_st.G_PLACED] = len(cells)
         else:
             _st.set_opening(g._hands, gm, current_player)
+        g._start_log(setup, dealt=False)
         return g
 
     # -- state ---------------------------------------------------------------------------
@@ -278,11 +289,26 @@ class Game:
     def opening_pending(self):
         return bool(self._gmeta[_st.G_OPENING])
 
-    def hand(self, player=None):
-        """The tiles of ``player`` (the current player by default), sorted."""
+    @property
+    def passes(self):
+        """Passes in a row just before now (the game ends when every seat has passed)."""
+        return int(self._gmeta[_st.G_PASSES])
+
+    @property
+    def hand_sizes(self):
+        """The number of tiles in each seat's hand (public information)."""
+        return tuple(int(n) for n in self._gmeta[_st.G_HAND : _st.G_HAND + self.players])
+
+    def _seat(self, player):
+        """``player`` checked as a seat number; the current player for None."""
         p = self.current_player if player is None else _coord(player, "player")
         if not 0 <= p < self.players:
             raise ValueError(f"player must be 0..{self.players - 1}, not {p}")
+        return p
+
+    def hand(self, player=None):
+        """The tiles of ``player`` (the current player by default), sorted."""
+        p = self._seat(player)
         return tuple(sorted(int(t) for t in self._hands[p, : self._gmeta[_st.G_HAND + p]]))
 
     @property
@@ -305,6 +331,7 @@ class Game:
         for name in ("_board", "_cross", "_anchors", "_bmeta", "_hands", "_bag", "_gmeta", "_rng"):
             setattr(g, name, getattr(self, name).copy())
         g._init_scratch()
+        g._log = list(self._log)
         return g
 
     def __repr__(self):
@@ -432,8 +459,10 @@ class Game:
             return 0
         self._check_running()
         score, qw, cells, tiles = self._check_placement(move)
+        player, before = self.current_player, self._snapshot()
         _bd.place_cells(self._board, self._cross, self._anchors, self._bmeta, cells, tiles, len(tiles))
         _st.after_placement(self._hands, self._bag, self._gmeta, tiles, len(tiles), score, qw)
+        self._log_action(player, move, score, before, move.placements)
         return score
 
     def exchange(self, tiles):
@@ -447,8 +476,10 @@ class Game:
         self._check_in_hand(tiles)
         if len(tiles) > self.bag_size:
             raise IllegalMoveError(f"the bag holds only {self.bag_size} tiles; cannot exchange {len(tiles)}")
+        player, before = self.current_player, self._snapshot()
         _st.exchange(self._hands, self._bag, self._gmeta, self._rng, np.array(tiles, np.int8), len(tiles))
         _st.end_if_dead(self._cross, self._anchors, self._bmeta, self._hands, self._bag, self._gmeta)
+        self._log_action(player, Move.exchange(tiles), 0, before, ())
 
     def pass_turn(self):
         """Pass: legal only when the bag is empty and no placement is possible."""
@@ -457,7 +488,206 @@ class Game:
             raise IllegalMoveError("passing is only allowed when the bag is empty; exchange instead")
         if self._generate() > 0:
             raise IllegalMoveError("a placement is possible, so passing is not allowed")
+        player, before = self.current_player, self._snapshot()
         _st.pass_turn(self._gmeta)
+        self._log_action(player, Move.pass_turn(), 0, before, ())
+
+    def play_agent(self, agent):
+        """Let the built-in ``agent`` (a name in ``qwirkle_core.AGENTS``) take this turn.
+
+        The agent decides and acts exactly as inside :func:`~qwirkle_core.simulate`
+        (same choices, same draws, its tie-breaks from the game's agent stream), and
+        the action goes into :attr:`history` like any other, so it can be undone.
+        Returns the :class:`~qwirkle_core.records.Action`.
+        """
+        from .simulate import parse_agents
+
+        (agent_id,) = parse_agents([agent])
+        self._check_running()
+        player, before = self.current_player, self._snapshot()
+        act = np.zeros(_ag.ACT_SIZE, np.int64)
+        self._moves = _ag.take_turn(
+            agent_id, self._board, self._cross, self._anchors, self._bmeta, self._hands, self._bag, self._gmeta, self._rng, self._moves, self._scratch, act
+        )
+        move, placed = self._kernel_move(act)
+        return self._log_action(player, move, int(act[2]), before, placed)
+
+    def _kernel_move(self, act):
+        """The :class:`Move` a kernel described in ``act`` (see ``_kernels.agents``), and
+        for a placement its ``(row, col, tile)`` triples in the order they were put down."""
+        kind, n = int(act[0]), int(act[1])
+        if kind == _ag.PLACE:
+            bm = self._bmeta
+            placed = tuple((int(_bd.true_row(bm, act[4 + i])), int(_bd.true_col(bm, act[4 + i])), int(act[10 + i])) for i in range(n))
+            return Move(placed), placed
+        if kind == _ag.EXCHANGE:
+            return Move.exchange(int(t) for t in act[10 : 10 + n]), ()
+        return Move.pass_turn(), ()
+
+    # -- the action log: history, undo, records -----------------------------------------
+    #
+    # ``_log`` holds one entry per action taken on this object, in order:
+    # ``(action, before, placed)`` with ``action`` a records.Action, ``before`` copies of
+    # the non-board arrays (hands, bag, gmeta, rng; about 0.5 kB) as they were before the
+    # action, and ``placed`` the placement's (row, col, tile) triples in the order the
+    # kernel put them down (empty for exchanges and passes). The board arrays are not
+    # copied (they are about 300 kB): they are rebuilt by putting down ``_setup`` (the
+    # board the game was created with, as groups) and then every logged placement, each
+    # in one kernel call in its original order, which reproduces them exactly, down to the
+    # order of the frontier cells that orders legal_moves() and the agents' tie-breaks.
+
+    def _start_log(self, setup, dealt):
+        self._setup = setup
+        self._dealt = dealt
+        self._log = []
+
+    def _snapshot(self):
+        return (self._hands.copy(), self._bag.copy(), self._gmeta.copy(), self._rng.copy())
+
+    def _log_action(self, player, move, points, before, placed):
+        from .records import Action
+
+        action = Action(player, move, int(points), self.scores)
+        self._log.append((action, before, tuple(placed)))
+        return action
+
+    def _board_groups(self):
+        """The board as groups of (row, col, tile) in the order they were put down."""
+        return self._setup + tuple(placed for _, _, placed in self._log if placed)
+
+    def _place_groups(self, groups):
+        """Set the board arrays to an empty board with ``groups`` put down in order."""
+        self._board, self._cross, self._anchors, self._bmeta = _bd.new_board()
+        scratch = np.zeros(max((len(g) for g in groups), default=0), np.int64)
+        for group in groups:
+            rows = np.array([r for r, _, _ in group], np.int64)
+            cols = np.array([c for _, c, _ in group], np.int64)
+            tiles = np.array([t for _, _, t in group], np.int8)
+            _bd.place_at(self._board, self._cross, self._anchors, self._bmeta, rows, cols, tiles, len(group), scratch)
+
+    def _rewind(self, n):
+        """Restore the state from before logged action ``n`` and forget it and those after."""
+        _, before, _ = self._log[n]
+        board_changed = any(placed for _, _, placed in self._log[n:])
+        del self._log[n:]
+        self._hands, self._bag, self._gmeta, self._rng = (a.copy() for a in before)
+        if board_changed:
+            self._place_groups(self._board_groups())
+
+    @property
+    def history(self):
+        """The actions taken on this object so far, oldest first: a new list of
+        :class:`~qwirkle_core.records.Action` (player, move, points, scores after).
+        A game made by :meth:`from_position` or :meth:`from_json` starts with none."""
+        return [action for action, _, _ in self._log]
+
+    def undo(self):
+        """Take back the last action in :attr:`history` and return it.
+
+        Everything is restored as it was, draws included: the tiles go back into the
+        bag in their old order and the random streams rewind, so playing the same
+        action again draws the same tiles. Raises :class:`IllegalMoveError` when there
+        is nothing to undo.
+        """
+        if not self._log:
+            raise IllegalMoveError("there is no action to undo")
+        action = self._log[-1][0]
+        self._rewind(len(self._log) - 1)
+        return action
+
+    def record(self, agents=None):
+        """A :class:`~qwirkle_core.GameRecord` of this game so far.
+
+        A game dealt by ``Game(...)`` is recorded by its seed and initial hands; one made
+        by :meth:`from_position` or :meth:`from_json` by the position it started from
+        (``setup``). ``agents``: optional names of who played each seat.
+        """
+        from .records import GameRecord
+
+        start = self.copy()
+        if start._log:
+            start._rewind(0)
+        record = GameRecord(
+            rules=self.rules,
+            seed=self.seed if self._dealt else None,
+            agents=agents,
+            hands=[start.hand(p) for p in range(self.players)] if self._dealt else None,
+            setup=None if self._dealt else start.to_dict(),
+            actions=self.history,
+        )
+        record.finish(self)
+        return record
+
+    # -- positions as JSON and observations ----------------------------------------------
+
+    def to_dict(self):
+        """The complete position as a JSON-ready dict (docs/position.schema.json)."""
+        from .records import position_to_dict
+
+        return position_to_dict(self)
+
+    def to_json(self, indent=None):
+        """The complete position as JSON text: ``Game.from_json(g.to_json())`` is the same
+        game in every respect (board, hands, bag order, scores, turn, random streams...)
+        and plays on identically; the action log is not part of it (see :meth:`record`)."""
+        import json
+
+        return json.dumps(self.to_dict(), indent=indent)
+
+    @classmethod
+    def from_dict(cls, data):
+        """The game of a position dict (see :meth:`to_dict`); FormatError names the problem."""
+        from .records import position_from_dict
+
+        return position_from_dict(data)
+
+    @classmethod
+    def from_json(cls, text):
+        """The game of a position written by :meth:`to_json`; FormatError names the problem."""
+        from .records import load_json
+
+        return cls.from_dict(load_json(text, "position"))
+
+    def _load_counters(self, starting_player, turn, passes, qwirkles, over, rng):
+        """Set what a position holds beyond :meth:`_build`'s arguments (all checked ints)."""
+        gm = self._gmeta
+        if gm[_st.G_PLACED]:
+            gm[_st.G_STARTER] = starting_player
+        gm[_st.G_TURNS] = turn
+        gm[_st.G_PASSES] = passes
+        gm[_st.G_QWIRKLES : _st.G_QWIRKLES + len(qwirkles)] = qwirkles
+        self._rng[:] = np.array(rng, np.uint64)
+        if over:
+            _st._finish(gm)
+
+    def observation(self, player=None):
+        """What ``player`` (the current player by default) may see, as an
+        :class:`~qwirkle_core.observation.Observation`: the board, their own hand and
+        the public counts, with the opponents' hands and the bag merged into ``unseen``."""
+        from .observation import Observation
+
+        p = self._seat(player)
+        hidden = list(self._bag[: self.bag_size])
+        for q in range(self.players):
+            if q != p:
+                hidden.extend(self._hands[q, : self._gmeta[_st.G_HAND + q]])
+        unseen = np.bincount(np.array(hidden, np.int64), minlength=NUM_TILE_TYPES)
+        return Observation(
+            player=p,
+            rules=self.rules,
+            board=self.board,
+            hand=self.hand(p),
+            hand_sizes=self.hand_sizes,
+            scores=self.scores,
+            qwirkles=self.qwirkles,
+            bag_size=self.bag_size,
+            unseen=tuple(int(n) for n in unseen),
+            current_player=self.current_player,
+            turn=self.turn,
+            passes=self.passes,
+            is_over=self.is_over,
+            winner=self.winner,
+        )
 
 
 def _as_move(move):

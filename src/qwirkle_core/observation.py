@@ -1,0 +1,124 @@
+"""``Observation``: what one player may see of a game (``Game.observation(player)``)."""
+
+import json
+from dataclasses import dataclass
+
+from .notation import format_cells, parse_cells
+from .records import VERSION, FormatError, _bool, _codes, _get, _int, _ints, _object, _rules, load_json
+from .rules import Rules
+from .tiles import COPIES, NUM_TILE_TYPES, tile_code
+
+FORMAT = "qwirkle-core/observation"
+
+__all__ = ["Observation"]
+
+
+@dataclass(frozen=True)
+class Observation:
+    """The game as seen by seat ``player``: public information and their own hand only.
+
+    player:         the seat observing.
+    rules:          the :class:`~qwirkle_core.Rules`.
+    board:          ``{(row, col): tile}`` (a copy).
+    hand:           the player's own tiles, sorted (tuple of ints 0..35).
+    hand_sizes:     tiles held by each seat (tuple, one int per seat).
+    scores, qwirkles: per seat (tuples).
+    bag_size:       tiles left in the bag.
+    unseen:         36 counts, index = tile: the tiles this player cannot see, i.e. the
+                    opponents' hands and the bag together (in a game of all 108 tiles,
+                    3 copies minus those on the board minus those in ``hand``).
+                    ``sum(unseen) == bag_size + sum of the opponents' hand_sizes``.
+    current_player, turn, passes (in a row), is_over, winner (None while running,
+    -1 for a tie).
+
+    Nothing else: no opponent's tile, no bag order, no seed or random state, so an
+    observation may be handed to an untrusted player or bot.
+    """
+
+    player: int
+    rules: Rules
+    board: dict
+    hand: tuple
+    hand_sizes: tuple
+    scores: tuple
+    qwirkles: tuple
+    bag_size: int
+    unseen: tuple
+    current_player: int
+    turn: int
+    passes: int
+    is_over: bool
+    winner: int | None
+
+    def to_dict(self):
+        """A JSON-ready dict: tiles as codes, the board as ``"R1@0,0"`` strings (sorted)."""
+        return {
+            "format": FORMAT,
+            "version": VERSION,
+            "player": self.player,
+            "rules": self.rules.to_dict(),
+            "board": [format_cells([(r, c, t)]) for (r, c), t in sorted(self.board.items())],
+            "hand": [tile_code(t) for t in self.hand],
+            "hand_sizes": list(self.hand_sizes),
+            "scores": list(self.scores),
+            "qwirkles": list(self.qwirkles),
+            "bag_size": self.bag_size,
+            "unseen": list(self.unseen),
+            "current_player": self.current_player,
+            "turn": self.turn,
+            "passes": self.passes,
+            "is_over": self.is_over,
+            "winner": self.winner,
+        }
+
+    def to_json(self, indent=None):
+        return json.dumps(self.to_dict(), indent=indent)
+
+    @classmethod
+    def from_dict(cls, data):
+        """The observation of a dict written by :meth:`to_dict`; FormatError names the problem."""
+        what = "observation"
+        _object(data, what, FORMAT)
+        rules = _rules(data, what)
+        n = rules.players
+        cells = _get(data, "board", what)
+        if not isinstance(cells, list) or not all(isinstance(s, str) for s in cells):
+            raise FormatError(f"observation board must be a list of strings like 'R1@0,0', not {cells!r}")
+        board = {}
+        for i, s in enumerate(cells):
+            try:
+                placed = parse_cells(s, f"observation board[{i}]")
+            except ValueError as e:
+                raise FormatError(str(e)) from None
+            if len(placed) != 1:
+                raise FormatError(f"observation board[{i}] must be one tile like 'R1@0,0', not {s!r}")
+            ((r, c, t),) = placed
+            if (r, c) in board:
+                raise FormatError(f"observation board: cell {(r, c)} appears twice")
+            board[(r, c)] = t
+        player = _int(_get(data, "player", what), "observation player", 0, n - 1)
+        hand = tuple(sorted(_codes(_get(data, "hand", what), "observation hand")))
+        hand_sizes = tuple(_ints(_get(data, "hand_sizes", what), "observation hand_sizes", n, 0, 6))
+        if len(hand) != hand_sizes[player]:
+            raise FormatError(f"observation: the hand has {len(hand)} tiles but hand_sizes[{player}] is {hand_sizes[player]}")
+        winner = _get(data, "winner", what)
+        return cls(
+            player=player,
+            rules=rules,
+            board=board,
+            hand=hand,
+            hand_sizes=hand_sizes,
+            scores=tuple(_ints(_get(data, "scores", what), "observation scores", n)),
+            qwirkles=tuple(_ints(_get(data, "qwirkles", what), "observation qwirkles", n)),
+            bag_size=_int(_get(data, "bag_size", what), "observation bag_size"),
+            unseen=tuple(_ints(_get(data, "unseen", what), "observation unseen", NUM_TILE_TYPES, 0, COPIES)),
+            current_player=_int(_get(data, "current_player", what), "observation current_player", 0, n - 1),
+            turn=_int(_get(data, "turn", what), "observation turn"),
+            passes=_int(_get(data, "passes", what), "observation passes", 0, n),
+            is_over=_bool(_get(data, "is_over", what), "observation is_over"),
+            winner=None if winner is None else _int(winner, "observation winner", -1, n - 1),
+        )
+
+    @classmethod
+    def from_json(cls, text):
+        return cls.from_dict(load_json(text, "observation"))
