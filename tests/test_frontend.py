@@ -1,0 +1,134 @@
+"""The terminal front end (``qwirkle play``), driven end to end through text streams."""
+
+from __future__ import annotations
+
+import argparse
+import io
+import random
+
+import pytest
+
+import qwirkle_core as qc
+from qwirkle_core.frontend import add_play_arguments, board_text, main_play, run_play
+
+
+def scripted(seed, players=2, human=0, opponent="greedy"):
+    """The lines a human types to play a whole game (each turn the greedy choice),
+    worked out on a parallel game; returns (lines, the finished parallel game)."""
+    g = qc.Game(players=players, seed=seed)
+    lines = []
+    while not g.is_over:
+        if g.current_player == human:
+            move = g.copy().play_agent("greedy").move
+            g.play(move)
+            lines.append(str(move))
+        else:
+            g.play_agent(opponent)
+    return lines, g
+
+
+def play(lines, **kwargs):
+    out = io.StringIO()
+    kwargs.setdefault("color", False)
+    game = run_play(input_stream=io.StringIO("".join(f"{line}\n" for line in lines)), output_stream=out, **kwargs)
+    return game, out.getvalue()
+
+
+@pytest.mark.parametrize("seed, players, human", [(1, 2, 0), (2, 2, 1), (3, 3, 2)])
+def test_a_whole_game_through_a_pipe(tmp_path, seed, players, human):
+    lines, expected = scripted(seed, players, human)
+    path = tmp_path / "game.json"
+    game, out = play(lines + [f"save {path}", "quit"], seed=seed, players=players, human_seat=human)
+    assert game.is_over and game.scores == expected.scores
+    assert game.history == expected.history
+    assert "game over: " in out and "Traceback" not in out
+    assert "\x1b" not in out  # no colours on a pipe
+    assert f"saved the record of {expected.turn} actions to {path}" in out
+    record = qc.GameRecord.from_json(path.read_text())
+    assert record.agents == ["human" if p == human else "greedy" for p in range(players)]
+    assert record.final_scores == expected.scores
+    assert qc.replay(record).scores == expected.scores
+
+
+def test_bad_input_and_commands_do_not_derail_the_game(tmp_path):
+    lines, expected = scripted(7)
+    rng = random.Random(7)
+    noise = ["", "hello", "R9@0,0", "R1@0,0 R1@0,0", "x", "pass now", "moves", "moves all", "moves 3", "hint",
+             "hint me", "show", "help", "?", "save", "99999", "1 2", "Z1@3,3", "R1@200,200", "exchange Q1"]
+    script = []
+    for i, line in enumerate(lines):
+        script += rng.sample(noise, 3)
+        script.append(line)
+        if i % 5 == 2:
+            script += ["undo", line]  # take back and play the same again: the same replies follow
+    game, out = play(script + [f"save {tmp_path}/nowhere/x.json", "quit"], seed=7)
+    assert game.is_over and game.scores == expected.scores
+    assert game.history == expected.history
+    assert "Traceback" not in out
+    assert out.count("error: ") + out.count("illegal: ") >= len(lines)
+    assert "error: 'hint' takes nothing after it" in out
+    assert "error: save needs a file name" in out
+    assert "No such file or directory" in out
+
+
+def test_moves_numbers_hint_and_undo():
+    g = qc.Game(seed=12)
+    human = 0
+    while g.current_player != human:
+        g.play_agent("greedy")
+    best = sorted(g.legal_moves(), key=lambda m: (-m.score, str(m)))
+    hint = g.copy().play_agent("greedy")
+    game, out = play(["2", "hint", "moves", "1", "undo", "undo"], seed=12)
+    assert "error: no current 'moves' list" in out
+    assert f"hint: {hint.move} ({hint.points} points)" in out
+    assert f"   1. {best[0]}  ({best[0].score})" in out
+    assert f"you play {best[0]}: {best[0].score} points" in out
+    assert "undone: your turn again" in out
+    assert "illegal: there is no move of yours to undo" in out
+    assert game.turn == g.turn and game.hand(human) == g.hand(human)
+
+
+def test_end_of_input_ends_cleanly():
+    game, out = play(["moves"], seed=3)
+    assert not game.is_over
+    assert out.endswith("> \n")
+
+
+def test_colours_only_when_asked():
+    _, plain = play(["quit"], seed=5)
+    _, coloured = play(["quit"], seed=5, color=True)
+    assert "\x1b[" not in plain and "\x1b[" in coloured
+    _, auto = play(["quit"], seed=5, color=None)  # a StringIO is no terminal
+    assert auto == plain
+
+
+def test_board_drawing():
+    board = {(0, 0): qc.parse_tile("R1"), (0, 1): qc.parse_tile("R2"), (1, 1): qc.parse_tile("O2")}
+    text = board_text(board).plain.splitlines()
+    assert text == [
+        "      -1   0   1   2",
+        "  -1   .   .   .   .",
+        "   0   .  R1  R2   .",
+        "   1   .   .  O2   .",
+        "   2   .   .   .   .",
+    ]
+    assert "empty board" in board_text({}).plain
+
+
+def test_arguments_and_errors(monkeypatch, capsys):
+    parser = argparse.ArgumentParser()
+    add_play_arguments(parser)
+    args = parser.parse_args(["--players", "3", "--seed", "0x10", "--seat", "1", "--no-color", "--opponent", "random"])
+    assert (args.players, args.seed, args.seat, args.opponent) == (3, 16, 1, "random")
+    monkeypatch.setattr("sys.stdin", io.StringIO("show\nquit\n"))
+    assert main_play(args) == 0
+    out = capsys.readouterr().out
+    assert "you are seat 1; random plays seat 0, seat 2. Seed 16." in out
+    with pytest.raises(SystemExit):
+        parser.parse_args(["--opponent", "grandmaster"])
+    with pytest.raises(SystemExit):
+        parser.parse_args(["--seed", "-1"])
+    with pytest.raises(ValueError, match="seat must be 0..1, not 2"):
+        play([], seed=1, human_seat=2)
+    with pytest.raises(ValueError, match="unknown agent"):
+        play([], seed=1, opponent="grandmaster")
