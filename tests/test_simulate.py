@@ -7,7 +7,6 @@ import pytest
 
 import qwirkle_core as qc
 from qwirkle_core import cli
-from qwirkle_core._kernels import agents as ag
 
 
 @pytest.fixture(scope="module")
@@ -67,18 +66,17 @@ def test_greedy_always_plays_a_best_move():
 
 
 def test_greedy_exchanges_whole_hand_when_stuck():
-    # Nothing in this hand fits the board (a blue-circle line closed by reds is not needed:
-    # a single red circle on the board and a hand with no red and no circle).
-    g = qc.Game.from_position(board={(0, 0): qc.tile("red", "circle")}, hands=[[qc.tile("blue", "square")] * 2 + [qc.tile("green", "star")] * 2 + [qc.tile("yellow", "cross")] * 2, [1]], bag=list(range(10, 20)), seed=3)
+    # A single red circle on the board and a hand with no red and no circle: nothing fits.
+    hand = [qc.tile("blue", "square")] * 2 + [qc.tile("green", "star")] * 2 + [qc.tile("yellow", "cross")] * 2
+    g = qc.Game.from_position(board={(0, 0): qc.tile("red", "circle")}, hands=[hand, [1]], bag=list(range(10, 20)), seed=3)
     assert g.legal_moves() == []
-    act = np.zeros(ag.ACT_SIZE, np.int64)
-    ag.take_turn(ag.GREEDY, g._board, g._cross, g._anchors, g._bmeta, g._hands, g._bag, g._gmeta, g._rng, g._moves, g._scratch, act)
-    assert act[0] == ag.EXCHANGE and act[1] == 6
+    action = g.play_agent("greedy")
+    assert action.move.kind == "exchange" and sorted(action.move.tiles) == sorted(hand)
     assert g.bag_size == 10 and g.current_player == 1
 
 
 def test_random_agent_is_uniform_over_legal_moves():
-    # A small position: a red circle, a hand of three reds and a blue circle.
+    # A small position: a red circle, a hand of two reds, a blue circle and a green star.
     board = {(0, 0): qc.tile("red", "circle")}
     hand = [qc.tile("red", "square"), qc.tile("red", "diamond"), qc.tile("blue", "circle"), qc.tile("green", "star")]
     g0 = qc.Game.from_position(board=board, hands=[hand, [0]], bag=[5, 6, 7, 8], seed=0)
@@ -87,16 +85,11 @@ def test_random_agent_is_uniform_over_legal_moves():
     assert 10 <= k <= 60
     counts = {m: 0 for m in legal}
     samples = 60 * k
-    act = np.zeros(ag.ACT_SIZE, np.int64)
     for s in range(samples):
         g = g0.copy()
-        g._rng[1] = np.uint64(s * 0x9E3779B97F4A7C15 % 2**64)
-        i = ag.choose(ag.RANDOM, g._moves, g._generate(), g._hands, g._gmeta, g._rng, act)
-        n = g._moves[i, 0]
-        rows = [int(qc.game._unwrap(np.int64(c) >> 7, 0)) for c in g._moves[i, 2 : 2 + n]]
-        cols = [int(qc.game._unwrap(np.int64(c) & 127, 0)) for c in g._moves[i, 2 : 2 + n]]
-        counts[qc.Move(zip(rows, cols, g._moves[i, 8 : 8 + n].tolist()))] += 1
-    assert min(counts.values()) > 0
+        g._rng[1] = np.uint64(s * 0x9E3779B97F4A7C15 % 2**64)  # a fresh agents' stream
+        counts[g.play_agent("random").move] += 1
+    assert len(counts) == k and min(counts.values()) > 0
     expected = samples / k
     chi2 = sum((c - expected) ** 2 / expected for c in counts.values())
     # 99.9% quantile of chi-square with k-1 dof, Wilson-Hilferty approximation.
@@ -123,7 +116,9 @@ def test_summary_matches_direct_computation(batch):
 
 
 def test_wilson_interval_known_value():
-    low, high = qc.simulate.__globals__["wilson_interval"](50, 100)
+    from qwirkle_core.simulate import wilson_interval
+
+    low, high = wilson_interval(50, 100)
     assert low == pytest.approx(0.4038, abs=1e-4) and high == pytest.approx(0.5962, abs=1e-4)
 
 

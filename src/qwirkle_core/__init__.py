@@ -2,35 +2,45 @@
 
 >>> import qwirkle_core as qc
 >>> g = qc.Game(players=2, seed=0)
->>> moves = g.legal_moves()
->>> g.play(max(moves, key=lambda m: m.score))
+>>> best = max(g.legal_moves(), key=lambda m: m.score)
+>>> g.play(best)
+3
 """
 
+from .evaluate import MoveEvaluation
 from .game import Game, Move
+from .observation import Observation
+from .records import Action, FormatError, GameRecord, RecordError, replay
 from .rules import IllegalMoveError, Rules
-from .records import GameRecord, RecordError, replay
 from .simulate import AGENTS, SimulationResult, play_game, simulate
 from .tiles import COLORS, SHAPES, color_of, parse_tile, shape_of, tile, tile_code, tile_name
+from .tournament import TournamentResult, tournament
 
 __all__ = [
     "AGENTS",
-    "GameRecord",
-    "RecordError",
-    "SimulationResult",
-    "play_game",
-    "replay",
-    "simulate",
     "COLORS",
     "SHAPES",
+    "Action",
+    "FormatError",
     "Game",
+    "GameRecord",
     "IllegalMoveError",
     "Move",
+    "MoveEvaluation",
+    "Observation",
+    "RecordError",
     "Rules",
+    "SimulationResult",
+    "TournamentResult",
     "color_of",
     "parse_tile",
+    "play_game",
+    "replay",
     "shape_of",
+    "simulate",
     "tile",
     "tile_code",
     "tile_name",
+    "tournament",
 ]
 __version__ = "0.1.0"

@@ -37,12 +37,13 @@ def _seed(text):
 
 
 def _agent_list(text):
-    from .simulate import AGENTS
+    from .simulate import parse_agents
 
     names = [a.strip() for a in text.split(",") if a.strip()]
-    for a in names:
-        if a not in AGENTS:
-            raise argparse.ArgumentTypeError(f"unknown agent {a!r}; available: {', '.join(AGENTS)}")
+    try:
+        parse_agents(names)
+    except ValueError as e:
+        raise argparse.ArgumentTypeError(str(e)) from None
     if not MIN_PLAYERS <= len(names) <= MAX_PLAYERS:
         raise argparse.ArgumentTypeError(f"give {MIN_PLAYERS} to {MAX_PLAYERS} agents (one per seat), got {len(names)}")
     return names
@@ -70,7 +71,7 @@ def _add_simulate(sub):
         "finished games.",
     )
     p.add_argument("--games", type=_positive_int, default=10_000, help="number of games (default: 10000)")
-    p.add_argument("--agents", type=_agent_list, default=["greedy", "greedy"], help="comma-separated agents, one per seat, 2 to 6 (default: greedy,greedy); available: random, greedy")
+    p.add_argument("--agents", type=_agent_list, default=["greedy", "greedy"], help="comma-separated agents, one per seat, 2 to 6 (default: greedy,greedy); available: random, greedy, heuristic, mc; parameters as name:key=value, e.g. mc:playouts=32:depth=0")
     p.add_argument("--seed", type=_seed, default=0, help="batch seed; game i plays from a hash of (seed, i) (default: 0)")
     p.add_argument("--threads", type=_positive_int, default=None, help="worker threads (default: all cores); results do not depend on it")
     p.add_argument("--opening", choices=sorted(OPENING_RULES), default="largest_group", help="opening rule (default: largest_group, the official one)")
@@ -135,10 +136,80 @@ def _run_simulate(args, console):
     return 0
 
 
+def _add_tournament(sub):
+    p = sub.add_parser(
+        "tournament",
+        help="round robin between agents",
+        description="Every pair of AGENTS plays GAMES two-player games, half from each seat on the same "
+        "deals. Prints each pairing's win rate with a 95%% confidence interval and mean score margin, "
+        "and each agent's time per move (from a short self-play run).",
+    )
+    p.add_argument("--agents", type=_agent_list, default=["greedy", "heuristic", "mc"], help="comma-separated agents, at least 2 (default: greedy,heuristic,mc); parameters as name:key=value, e.g. mc:playouts=32")
+    p.add_argument("--games", type=_positive_int, default=1000, help="games per pairing (default: 1000)")
+    p.add_argument("--seed", type=_seed, default=0, help="seed (default: 0)")
+    p.add_argument("--threads", type=_positive_int, default=None, help="worker threads (default: all cores)")
+    p.add_argument("--plot", type=_plot_path, default=None, help="save the score distributions to this .png file (needs matplotlib)")
+    p.set_defaults(run=_run_tournament)
+
+
+def _plot_path(text):
+    if not text.lower().endswith(".png"):
+        raise argparse.ArgumentTypeError(f"{text!r}: the plot must be a .png file")
+    folder = os.path.dirname(os.path.abspath(text))
+    if not os.path.isdir(folder) or not os.access(folder, os.W_OK):
+        raise argparse.ArgumentTypeError(f"{text!r}: cannot write there")
+    return text
+
+
+def _run_tournament(args, console):
+    from rich.table import Table
+
+    from .tournament import plot_scores, tournament
+
+    if len(set(args.agents)) != len(args.agents):
+        raise UsageError("argument --agents: each agent may appear once")
+    result = tournament(args.agents, games=args.games, seed=args.seed, threads=args.threads)
+    table = Table(title=f"Round robin, {args.games:,} games per pairing, seed {args.seed}", title_justify="left")
+    for col in ("agent", "opponent", "win rate [95% CI]", "mean margin", "W-L-T"):
+        table.add_column(col, justify="left" if col in ("agent", "opponent") else "right")
+    for m in result.matches:
+        low, high = m.interval()
+        se = m.margin.std(ddof=1) / max(len(m.margin), 1) ** 0.5 if len(m.margin) > 1 else float("nan")
+        table.add_row(m.first, m.second, f"{m.win_rate:.1%} [{low:.1%}, {high:.1%}]", f"{m.margin.mean():+.1f} ± {1.96 * se:.1f}", f"{m.wins}-{m.losses}-{m.ties}")
+    console.print(table)
+    timing = Table(title="Time per move (self-play, one thread)", title_justify="left")
+    timing.add_column("agent")
+    timing.add_column("ms per move", justify="right")
+    timing.add_column("mean score", justify="right")
+    for a in result.agents:
+        timing.add_row(a, f"{1000 * result.seconds_per_move[a]:.3f}", f"{result.scores(a).mean():.1f}")
+    console.print(timing)
+    if args.plot:
+        plot_scores(result, args.plot)
+        console.print(f"wrote {args.plot}")
+    return 0
+
+
+def _add_play(sub):
+    from .frontend import add_play_arguments, main_play
+
+    p = sub.add_parser(
+        "play",
+        help="play a game against an agent in the terminal",
+        description="Play Qwirkle against the built-in agents: the board in colour (plain text when "
+        "piped), your hand, legal moves, hints, undo, and saving the game record. Reads commands from "
+        "standard input, so it can be scripted.",
+    )
+    add_play_arguments(p)
+    p.set_defaults(run=lambda args, console: main_play(args))
+
+
 def build_parser():
     parser = _Parser(prog="qwirkle", description="qwirkle-core: a fast, exact Qwirkle engine and simulator.")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
     _add_simulate(sub)
+    _add_play(sub)
+    _add_tournament(sub)
     return parser
 
 

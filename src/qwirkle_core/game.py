@@ -147,6 +147,7 @@ class Game:
     def _init_scratch(self):
         self._moves = _mg.new_move_buffer(1024)
         self._scratch = _mg.new_scratch_array()
+        self._act = np.zeros(_ag.ACT_SIZE, np.int64)
         self._cells = np.zeros(6, np.int64)
 
     @classmethod
@@ -331,6 +332,7 @@ class Game:
         for name in ("_board", "_cross", "_anchors", "_bmeta", "_hands", "_bag", "_gmeta", "_rng"):
             setattr(g, name, getattr(self, name).copy())
         g._init_scratch()
+        g.__dict__.pop("_agent_scratch", None)
         g._log = list(self._log)
         return g
 
@@ -414,7 +416,7 @@ class Game:
                     raise IllegalMoveError(f"cell {(r, c)} is too far from the tiles on the board to be part of a legal line")
         rows = np.array([r for r, _ in cells], np.int64)
         cols = np.array([c for _, c in cells], np.int64)
-        tiles = np.array(move.tiles, np.int8)
+        tiles = np.array(move.tiles, np.int64)
         code, score, qw, where = _sc.check_placement(
             self._board, self._cross, self._bmeta, rows, cols, tiles, n, int(_st.opening_len(self._gmeta)), self._cells
         )
@@ -467,6 +469,14 @@ class Game:
 
     def exchange(self, tiles):
         """Exchange 1..6 tiles of the current hand for as many from the bag."""
+        tiles = self._check_exchange(tiles)
+        player, before = self.current_player, self._snapshot()
+        _st.exchange(self._hands, self._bag, self._gmeta, self._rng, np.array(tiles, np.int64), len(tiles))
+        _st.end_if_dead(self._cross, self._anchors, self._bmeta, self._hands, self._bag, self._gmeta)
+        self._log_action(player, Move.exchange(tiles), 0, before, ())
+
+    def _check_exchange(self, tiles):
+        """The exchange's tiles as a list, or IllegalMoveError if it is not legal now."""
         self._check_running()
         tiles = [check_tile(t) for t in tiles]
         if not 1 <= len(tiles) <= 6:
@@ -476,10 +486,31 @@ class Game:
         self._check_in_hand(tiles)
         if len(tiles) > self.bag_size:
             raise IllegalMoveError(f"the bag holds only {self.bag_size} tiles; cannot exchange {len(tiles)}")
-        player, before = self.current_player, self._snapshot()
-        _st.exchange(self._hands, self._bag, self._gmeta, self._rng, np.array(tiles, np.int8), len(tiles))
-        _st.end_if_dead(self._cross, self._anchors, self._bmeta, self._hands, self._bag, self._gmeta)
-        self._log_action(player, Move.exchange(tiles), 0, before, ())
+        return tiles
+
+    def determinize(self, player=None, seed=0):
+        """A copy of the game in which everything ``player`` (the current player by
+        default) cannot see — the other hands and the bag order — is sampled afresh from
+        the unseen tiles. The board, ``player``'s hand, the hand sizes, the bag size and
+        the scores stay. Use it to sample worlds consistent with an observation."""
+        from ._kernels.mc import determinize
+        from ._kernels.rng import seed_streams
+
+        p = self._seat(player)
+        g = self.copy()
+        rng = np.zeros(2, np.uint64)
+        seed_streams(rng, np.uint64(_coord(seed, "seed") & 0xFFFFFFFFFFFFFFFF))
+        determinize(g._hands, g._bag, g._gmeta, p, rng, 1)
+        return g
+
+    def evaluate_moves(self, playouts=200, policy="greedy", seed=0, moves=None, top=20, depth=0, threads=None):
+        """Flat Monte Carlo evaluation of candidate moves; see :func:`qwirkle_core.evaluate.evaluate_moves`.
+
+        Returns a list of :class:`~qwirkle_core.evaluate.MoveEvaluation`, best first.
+        """
+        from .evaluate import evaluate_moves
+
+        return evaluate_moves(self, playouts=playouts, policy=policy, seed=seed, moves=moves, top=top, depth=depth, threads=threads)
 
     def pass_turn(self):
         """Pass: legal only when the bag is empty and no placement is possible."""
@@ -493,24 +524,27 @@ class Game:
         self._log_action(player, Move.pass_turn(), 0, before, ())
 
     def play_agent(self, agent):
-        """Let the built-in ``agent`` (a name in ``qwirkle_core.AGENTS``) take this turn.
+        """Let a built-in agent take this turn: a name in ``qwirkle_core.AGENTS``
+        (parameters as in :func:`~qwirkle_core.simulate`, e.g. ``"mc:playouts=32"``)
+        or a spec row from ``simulate.parse_agents``.
 
         The agent decides and acts exactly as inside :func:`~qwirkle_core.simulate`
         (same choices, same draws, its tie-breaks from the game's agent stream), and
         the action goes into :attr:`history` like any other, so it can be undone.
         Returns the :class:`~qwirkle_core.records.Action`.
         """
-        from .simulate import parse_agents
+        from .simulate import agent_turn, parse_agents
 
-        (agent_id,) = parse_agents([agent])
+        spec = parse_agents([agent])[1][0] if isinstance(agent, (str, tuple)) else agent
         self._check_running()
         player, before = self.current_player, self._snapshot()
-        act = np.zeros(_ag.ACT_SIZE, np.int64)
-        self._moves = _ag.take_turn(
-            agent_id, self._board, self._cross, self._anchors, self._bmeta, self._hands, self._bag, self._gmeta, self._rng, self._moves, self._scratch, act
-        )
+        act, self._agent_scratch = agent_turn(self, spec, getattr(self, "_agent_scratch", None))
         move, placed = self._kernel_move(act)
         return self._log_action(player, move, int(act[2]), before, placed)
+
+    def _kernel_state(self):
+        """The kernels' game-state tuple over this game's arrays (see ``_kernels.agents``)."""
+        return (self._board, self._cross, self._anchors, self._bmeta, self._hands, self._bag, self._gmeta, self._rng, self._scratch, self._act)
 
     def _kernel_move(self, act):
         """The :class:`Move` a kernel described in ``act`` (see ``_kernels.agents``), and

@@ -279,14 +279,6 @@ class GameRecord:
     def add(self, player, move, points, scores):
         self.actions.append(Action(int(player), move, int(points), tuple(int(s) for s in scores)))
 
-    def add_kernel_action(self, game, player, act, points):
-        """Record an action an agent took inside a kernel (see ``_kernels.agents``).
-
-        ``points`` is not used: a placement's points come from ``act``.
-        """
-        move, _ = game._kernel_move(act)
-        self.add(player, move, int(act[2]), game.scores)
-
     def finish(self, game):
         if game.is_over:
             self.final_scores = game.scores

@@ -17,15 +17,55 @@ AGENTS = tuple(_ag.AGENTS)
 _Z95 = 1.959963984540054
 
 
+def _parse_one(agent):
+    """(display name, spec row) of one agent: ``"mc"``, ``"mc:playouts=32:depth=0"``
+    or ``("mc", {"playouts": 32})``."""
+    if isinstance(agent, tuple) and len(agent) == 2 and isinstance(agent[1], dict):
+        name, params = agent
+    elif isinstance(agent, str):
+        name, *pairs = agent.strip().split(":")
+        params = {}
+        for pair in pairs:
+            key, eq, value = pair.partition("=")
+            try:
+                if not eq:
+                    raise ValueError
+                params[key.strip()] = float(value)
+            except ValueError:
+                raise ValueError(f"agent {agent!r}: parameters are written name:key=number:key=number") from None
+    else:
+        raise ValueError(f"an agent is a name such as 'greedy' or 'mc:playouts=32', not {agent!r}")
+    if name not in _ag.AGENTS:
+        raise ValueError(f"unknown agent {name!r}; available: {', '.join(AGENTS)}")
+    spec = _ag.make_spec(_ag.AGENTS[name], **params)
+    label = name + "".join(f":{k}={v:g}" for k, v in sorted(params.items()))
+    return label, spec
+
+
 def parse_agents(agents):
-    """Agent names (a sequence, or one comma-separated str) -> int64 array of agent ids."""
+    """Agents (a sequence, or one comma-separated str) -> (names, float64[P, SPEC_COLS] specs)."""
     if isinstance(agents, str):
-        agents = [a.strip() for a in agents.split(",")]
-    agents = list(agents)
-    for a in agents:
-        if not isinstance(a, str) or a not in _ag.AGENTS:
-            raise ValueError(f"unknown agent {a!r}; available: {', '.join(AGENTS)}")
-    return np.array([_ag.AGENTS[a] for a in agents], np.int64)
+        agents = [a for a in agents.split(",")]
+    parsed = [_parse_one(a) for a in agents]
+    if not parsed:
+        raise ValueError("no agents given")
+    return tuple(n for n, _ in parsed), np.stack([s for _, s in parsed])
+
+
+def agent_turn(game, spec, scratch=None):
+    """Let the agent ``spec`` take the current turn of ``game`` in the kernel.
+
+    Mutates ``game``'s arrays exactly as the batch kernel would (same choices, same
+    draws). Returns ``(act, scratch)``: the kernel's action word (see
+    ``_kernels.agents``) and the agent scratch to pass to the next call.
+    """
+    from ._kernels import mc as _mc
+
+    if scratch is None:
+        scratch = _mc.new_agent_scratch()
+    gs = game._kernel_state()
+    game._moves, scratch = _mc.take_turn(spec, gs, game._moves, scratch)
+    return gs[9], scratch
 
 
 def _check_seed(seed):
@@ -183,9 +223,8 @@ def simulate(games, agents=("greedy", "greedy"), seed=0, threads=None, rules=Non
     games = games.__index__()
     if games < 1:
         raise ValueError(f"games must be at least 1, not {games}")
-    ids = parse_agents(agents)
-    names = tuple(_ag_name(i) for i in ids)
-    rules = resolve_rules(len(ids), rules)
+    names, specs = parse_agents(agents)
+    rules = resolve_rules(len(names), rules)
     seed = _check_seed(seed)
     max_threads = numba.config.NUMBA_NUM_THREADS
     if threads is None:
@@ -193,7 +232,7 @@ def simulate(games, agents=("greedy", "greedy"), seed=0, threads=None, rules=Non
     if isinstance(threads, bool) or not isinstance(threads, int) or threads < 1:
         raise ValueError(f"threads must be a positive int, not {threads!r}")
     threads = min(threads, max_threads)
-    players = len(ids)
+    players = len(names)
     scores = np.zeros((games, players), np.int32)
     qwirkles = np.zeros((games, players), np.int16)
     stats = np.zeros((games, _bt.STATS), np.int32)
@@ -208,7 +247,7 @@ def simulate(games, agents=("greedy", "greedy"), seed=0, threads=None, rules=Non
     try:
         while done < games:
             hi = min(games, done + chunk)
-            _bt.run_games(seeds[done:hi], ids, rules.opening_code, scores[done:hi], qwirkles[done:hi], stats[done:hi], min(4 * threads, hi - done))
+            _bt.run_games(seeds[done:hi], specs, rules.opening_code, scores[done:hi], qwirkles[done:hi], stats[done:hi], min(4 * threads, hi - done))
             done = hi
             report.update(done)
     except KeyboardInterrupt:
@@ -233,10 +272,6 @@ def simulate(games, agents=("greedy", "greedy"), seed=0, threads=None, rules=Non
         interrupted=interrupted,
         threads=threads,
     )
-
-
-def _ag_name(agent_id):
-    return next(k for k, v in _ag.AGENTS.items() if v == agent_id)
 
 
 class _NoProgress:
@@ -297,15 +332,11 @@ def play_game(agents=("greedy", "greedy"), seed=0, rules=None):
     from .game import Game
     from .records import GameRecord
 
-    ids = parse_agents(agents)
-    rules = resolve_rules(len(ids), rules)
+    names, specs = parse_agents(agents)
+    rules = resolve_rules(len(names), rules)
     g = Game(seed=_check_seed(seed), rules=rules)
-    record = GameRecord.start(g, agents=[_ag_name(i) for i in ids])
-    act = np.zeros(_ag.ACT_SIZE, np.int64)
     while not g.is_over and g.turn < _bt.MAX_TURNS:
-        player = g.current_player
-        before = g.scores[player]
-        g._moves = _ag.take_turn(ids[player], g._board, g._cross, g._anchors, g._bmeta, g._hands, g._bag, g._gmeta, g._rng, g._moves, g._scratch, act)
-        record.add_kernel_action(g, player, act, g.scores[player] - before)
-    record.finish(g)
+        g.play_agent(specs[g.current_player])
+    record = g.record()
+    record.agents = list(names)
     return record

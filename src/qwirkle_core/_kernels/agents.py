@@ -1,26 +1,58 @@
-"""Agents: numba policies that pick an action inside the batch kernel.
+"""Agents: numba policies that choose an action inside the kernels.
 
-An agent is an int id. :func:`choose` dispatches on it; to add an agent, add an id,
-a branch in :func:`choose` and its name in ``AGENTS`` (the batch loop does not change).
-Agents draw only from the agents' stream (``rng[1]``), the game from ``rng[0]``.
+An agent is a *spec*: a float64 row ``[id, p1, p2, ...]`` (``SPEC_COLS`` wide) whose
+parameters depend on the id (see ``PARAMS``). :func:`choose` dispatches on the id;
+to add an agent, give it an id, parameters, a branch in :func:`choose` (or in
+:func:`.mc.take_turn` for agents that search) and a name in ``AGENTS``. The batch loop
+does not change. Agents draw only from the agents' stream (``rng[1]``); the game's
+bag draws from ``rng[0]``.
 
-Action kinds written by :func:`take_turn` into ``act`` (int64[16]):
-``act[0]`` kind (PLACE, EXCHANGE, PASS), ``act[1]`` tile count n, ``act[2]`` points,
-``act[3]`` Qwirkles, ``act[4:10]`` wrapped cells, ``act[10:16]`` tiles.
+A game state ``gs`` is the tuple ``(board, cross, anchors, bmeta, hands, bag, gmeta,
+rng, st, act)`` of :mod:`.board`, :mod:`.state` and :mod:`.movegen` arrays plus an
+action word ``act`` (int64[ACT_SIZE]): ``act[0]`` kind (PLACE, EXCHANGE, PASS),
+``act[1]`` tile count n, ``act[2]`` points, ``act[3]`` Qwirkles, ``act[4:10]`` wrapped
+cells, ``act[10:16]`` tiles.
 """
 
 import numpy as np
 
 from ._jit import njit
-from .board import place_cells
-from .movegen import M_CELL, M_SCORE, M_TILE, MOVE_COLS, generate
+from .board import ALL, EMPTY, LX, new_board, place_cells, step
+from .movegen import M_CELL, M_N, M_SCORE, M_TILE, MOVE_COLS, generate, new_scratch_array
 from .rng import below
 from .scoring import qwirkles_made
-from .state import G_BAG, G_CURRENT, G_HAND, after_placement, end_if_dead, exchange, hand_mask, opening_len, pass_turn
+from .state import (
+    G_BAG,
+    G_CURRENT,
+    G_HAND,
+    G_PLAYERS,
+    GMETA,
+    HAND,
+    MAX_PLAYERS,
+    NTILES,
+    after_placement,
+    end_if_dead,
+    exchange,
+    hand_mask,
+    largest_group,
+    opening_len,
+    pass_turn,
+)
 
 RANDOM = 0
 GREEDY = 1
-AGENTS = {"random": RANDOM, "greedy": GREEDY}
+HEURISTIC = 2
+MONTE_CARLO = 3
+AGENTS = {"random": RANDOM, "greedy": GREEDY, "heuristic": HEURISTIC, "mc": MONTE_CARLO}
+SPEC_COLS = 8
+# Parameter names and defaults per agent (spec columns 1, 2, ...).
+HEURISTIC_WEIGHTS = np.array([0.0, 0.25, 6.0, 6.0, 0.0])  # group, dup, danger, setup, out
+PARAMS = {
+    RANDOM: {},
+    GREEDY: {},
+    HEURISTIC: dict(zip(("group", "dup", "danger", "setup", "out"), HEURISTIC_WEIGHTS.tolist())),
+    MONTE_CARLO: {"playouts": 16.0, "candidates": 8.0, "depth": 4.0, "policy": float(GREEDY)},
+}
 
 PLACE = 0
 EXCHANGE = 1
@@ -28,10 +60,88 @@ PASS = 2
 ACT_SIZE = 16
 
 
+def make_spec(agent_id, **params):
+    """The spec row of an agent: its id and parameters (defaults for those not given)."""
+    spec = np.zeros(SPEC_COLS, np.float64)
+    spec[0] = agent_id
+    names = PARAMS[agent_id]
+    unknown = set(params) - set(names)
+    if unknown:
+        raise ValueError(f"unknown parameter(s) {', '.join(sorted(unknown))}; this agent takes: {', '.join(names) or 'none'}")
+    for i, (name, default) in enumerate(names.items(), start=1):
+        spec[i] = float(params.get(name, default))
+    return spec
+
+
 @njit
-def _random_slots(hands, gmeta, rng, p, k, act):
-    """Choose ``k`` distinct tiles of seat ``p``'s hand at random into ``act[10:10+k]``."""
+def new_state():
+    """A fresh game state tuple ``gs`` and a move buffer (see the module doc)."""
+    board, cross, anchors, bmeta = new_board()
+    gs = (
+        board,
+        cross,
+        anchors,
+        bmeta,
+        np.full((MAX_PLAYERS, HAND), -1, np.int8),
+        np.zeros(NTILES, np.int8),
+        np.zeros(GMETA, np.int64),
+        np.zeros(2, np.uint64),
+        new_scratch_array(),
+        np.zeros(ACT_SIZE, np.int64),
+    )
+    return gs, np.zeros((1024, MOVE_COLS), np.int32)
+
+
+@njit
+def legal_moves(gs, moves):
+    """Generate the current player's placements into ``moves`` (grown if needed).
+
+    Returns ``(moves, n)``.
+    """
+    board, cross, anchors, bmeta, hands, gmeta, st = gs[0], gs[1], gs[2], gs[3], gs[4], gs[6], gs[8]
+    hand = hand_mask(hands, gmeta, gmeta[G_CURRENT])
+    olen = opening_len(gmeta)
+    n = generate(board, cross, anchors, bmeta, hand, olen, moves, st)
+    if n > moves.shape[0]:
+        moves = np.zeros((2 * n, MOVE_COLS), np.int32)
+        n = generate(board, cross, anchors, bmeta, hand, olen, moves, st)
+    return moves, n
+
+
+@njit
+def set_place(act, moves, i):
+    """Write placement ``i`` of ``moves`` into the action word."""
+    k = moves[i, M_N]
+    act[0] = PLACE
+    act[1] = k
+    act[2] = moves[i, M_SCORE]
+    act[3] = 0
+    for j in range(k):
+        act[4 + j] = moves[i, M_CELL + j]
+        act[10 + j] = moves[i, M_TILE + j]
+
+
+@njit
+def set_fallback(gs, exchange_all):
+    """Write the action of a player with no placement: exchange, or pass (empty bag).
+
+    Exchanges as many tiles as the bag allows, chosen at random, when
+    ``exchange_all``; else a uniformly random number 1..that many.
+    """
+    hands, gmeta, rng, act = gs[4], gs[6], gs[7], gs[9]
+    bag = gmeta[G_BAG]
+    act[2] = 0
+    act[3] = 0
+    if bag == 0:
+        act[0] = PASS
+        act[1] = 0
+        return
+    p = gmeta[G_CURRENT]
     n = gmeta[G_HAND + p]
+    most = min(n, bag)
+    k = most if exchange_all else 1 + below(rng, 1, most)
+    act[0] = EXCHANGE
+    act[1] = k
     for i in range(n):
         act[10 + i] = hands[p, i]
     for i in range(k):
@@ -42,77 +152,192 @@ def _random_slots(hands, gmeta, rng, p, k, act):
 
 
 @njit
-def choose(agent, moves, n, hands, gmeta, rng, act):
-    """Pick an action for the current player given the ``n`` legal placements in ``moves``.
-
-    Placement: returns its index. Otherwise fills ``act`` with an exchange or a pass
-    and returns -1.
-    """
-    p = gmeta[G_CURRENT]
-    if n > 0:
-        if agent == GREEDY:
-            best = 0
-            ties = 1
-            for i in range(1, n):
-                s = moves[i, M_SCORE]
-                if s > moves[best, M_SCORE]:
-                    best = i
-                    ties = 1
-                elif s == moves[best, M_SCORE]:
-                    ties += 1
-                    if below(rng, 1, ties) == 0:
-                        best = i
-            return best
-        return below(rng, 1, n)
-    bag = gmeta[G_BAG]
-    if bag == 0:
-        act[0] = PASS
-        act[1] = 0
-        return -1
-    most = min(gmeta[G_HAND + p], bag)
-    if agent == GREEDY:
-        k = most
-    else:
-        k = 1 + below(rng, 1, most)
-    act[0] = EXCHANGE
-    act[1] = k
-    _random_slots(hands, gmeta, rng, p, k, act)
-    return -1
-
-
-@njit
-def take_turn(agent, board, cross, anchors, bmeta, hands, bag, gmeta, rng, moves, st, act):
-    """Let ``agent`` play one turn for the current player; describe it in ``act``.
-
-    Returns the move buffer, which is replaced by a larger one if it overflowed.
-    """
-    hand = hand_mask(hands, gmeta, gmeta[G_CURRENT])
-    olen = opening_len(gmeta)
-    n = generate(board, cross, anchors, bmeta, hand, olen, moves, st)
-    if n > moves.shape[0]:
-        moves = np.zeros((2 * n, MOVE_COLS), np.int32)
-        n = generate(board, cross, anchors, bmeta, hand, olen, moves, st)
-    i = choose(agent, moves, n, hands, gmeta, rng, act)
-    if i >= 0:
-        k = moves[i, 0]
-        act[0] = PLACE
-        act[1] = k
-        act[2] = moves[i, M_SCORE]
-        for j in range(k):
-            act[4 + j] = moves[i, M_CELL + j]
-            act[10 + j] = moves[i, M_TILE + j]
+def apply_act(gs):
+    """Apply the action word ``gs``'s ``act`` for the current player (already legal)."""
+    board, cross, anchors, bmeta, hands, bag, gmeta, rng, act = gs[0], gs[1], gs[2], gs[3], gs[4], gs[5], gs[6], gs[7], gs[9]
+    if act[0] == PLACE:
+        k = act[1]
         cells = act[4 : 4 + k]
         tiles = act[10 : 10 + k]
         place_cells(board, cross, anchors, bmeta, cells, tiles, k)
         act[3] = qwirkles_made(board, cells, k)
         after_placement(hands, bag, gmeta, tiles, k, act[2], act[3])
     elif act[0] == EXCHANGE:
-        act[2] = 0
-        act[3] = 0
         exchange(hands, bag, gmeta, rng, act[10 : 10 + act[1]], act[1])
         end_if_dead(cross, anchors, bmeta, hands, bag, gmeta)
     else:
-        act[2] = 0
-        act[3] = 0
         pass_turn(gmeta)
-    return moves
+
+
+@njit
+def best_index(values, n, rng):
+    """Index of the largest of ``values[:n]``, ties broken uniformly (agents' stream)."""
+    best = 0
+    ties = 1
+    for i in range(1, n):
+        if values[i] > values[best]:
+            best = i
+            ties = 1
+        elif values[i] == values[best]:
+            ties += 1
+            if below(rng, 1, ties) == 0:
+                best = i
+    return best
+
+
+@njit
+def _line_through(board, cell, d):
+    """(length, accepted tiles, first empty cell before, first empty cell after) of a run."""
+    allowed = ALL
+    n = 1
+    t = board[cell]
+    allowed &= LX[t]
+    ends = np.empty(2, np.int64)
+    for side in range(2):
+        sign = -1 if side == 0 else 1
+        j = step(cell, d, sign)
+        while board[j] >= 0:
+            allowed &= LX[board[j]]
+            n += 1
+            j = step(j, d, sign)
+        ends[side] = j
+    return n, allowed, ends[0], ends[1]
+
+
+@njit
+def _fives(board, cross, cells, k, unseen, mine, p_other):
+    """Risk and promise of the lines of 5 through the placed ``cells[:k]``.
+
+    For each such line, its missing tile (the one that fits an open end) may be held by
+    the next player: ``p_other[t]`` is that probability for tile t. Returns (expected
+    Qwirkles handed to the next player, Qwirkles the mover can make next turn with its
+    leave ``mine`` and nobody takes first). An estimate: the end cells' masks are
+    those from before the placement.
+    """
+    d = 0 if k == 1 or (cells[0] >> 7) == (cells[1] >> 7) else 1
+    risk = 0.0
+    promise = 0.0
+    for i in range(k + 1):
+        if i == 0:
+            cell, dd = cells[0], d
+        else:
+            cell, dd = cells[i - 1], 1 - d
+        n, allowed, a, b = _line_through(board, cell, dd)
+        if n != 5:
+            continue
+        fits = (allowed & cross[a, 1 - dd]) | (allowed & cross[b, 1 - dd])
+        for t in range(36):
+            if (fits >> t) & 1:
+                risk += p_other[t]
+                if mine[t] > 0:
+                    promise += 1.0 - p_other[t]
+    return risk, promise
+
+
+@njit
+def unseen_counts(hands, bag, gmeta, viewer, out):
+    """``out[t]`` = copies of tile t that ``viewer`` cannot see (other hands and bag).
+
+    In a game that holds all 108 tiles this is public: 3 minus the copies on the
+    board and in the viewer's hand.
+    """
+    out[:] = 0
+    for i in range(gmeta[G_BAG]):
+        out[bag[i]] += 1
+    for p in range(gmeta[G_PLAYERS]):
+        if p != viewer:
+            for i in range(gmeta[G_HAND + p]):
+                out[hands[p, i]] += 1
+
+
+@njit
+def heuristic_values(gs, moves, n, spec, values):
+    """Heuristic value of each of the ``n`` placements, into ``values[:n]``.
+
+    value = points + group * (largest group in the leave) - dup * (duplicate tiles
+    in the leave) - danger * (expected Qwirkles handed to the next player) + setup *
+    (Qwirkles the mover could make next turn with its leave); see :func:`_fives`.
+    Leave terms count only while the bag has tiles; once it is empty, a move that
+    plays the whole hand (going out: +6 and the game ends) gets ``out`` more.
+    """
+    board, cross, hands, bag, gmeta = gs[0], gs[1], gs[4], gs[5], gs[6]
+    w_group, w_dup, w_danger, w_setup, w_out = spec[1], spec[2], spec[3], spec[4], spec[5]
+    p = gmeta[G_CURRENT]
+    unseen = np.zeros(36, np.int64)
+    unseen_counts(hands, bag, gmeta, p, unseen)
+    # Chance that the next player's h tiles, drawn from the U unseen ones, hold at least
+    # one of the u_t copies of tile t: 1 - C(U - u_t, h) / C(U, h) (exact, hypergeometric;
+    # 0 or 1 once the bag is empty and the unseen tiles are that hand).
+    total = unseen.sum()
+    h = gmeta[G_HAND + (p + 1) % gmeta[G_PLAYERS]]
+    p_other = np.empty(36, np.float64)
+    for t in range(36):
+        miss = 1.0
+        for i in range(h):
+            miss *= max(total - unseen[t] - i, 0) / max(total - i, 1)
+        p_other[t] = 1.0 - miss
+    held = np.zeros(36, np.int64)
+    for i in range(gmeta[G_HAND + p]):
+        held[hands[p, i]] += 1
+    cells = np.empty(6, np.int64)
+    for m in range(n):
+        k = moves[m, M_N]
+        for j in range(k):
+            t = moves[m, M_TILE + j]
+            held[t] -= 1
+            cells[j] = moves[m, M_CELL + j]
+            board[cells[j]] = t
+        v = float(moves[m, M_SCORE])
+        if gmeta[G_BAG] == 0 and k == gmeta[G_HAND + p]:
+            v += w_out
+        elif gmeta[G_BAG] > 0:
+            leave = 0
+            dups = 0
+            for t in range(36):
+                if held[t] > 0:
+                    leave |= 1 << t
+                    dups += held[t] - 1
+            v += w_group * largest_group(leave) - w_dup * dups
+        risk, promise = _fives(board, cross, cells, k, unseen, held, p_other)
+        v += w_setup * promise - w_danger * risk
+        values[m] = v
+        for j in range(k):
+            held[moves[m, M_TILE + j]] += 1
+            board[cells[j]] = EMPTY
+    return values
+
+
+@njit
+def choose(spec, gs, moves, n, values):
+    """Write the action of agent ``spec`` for the current player into ``gs``'s ``act``.
+
+    ``moves[:n]`` are the legal placements; ``values`` is a float64 scratch of length
+    >= n. Random: uniform over placements, else a random exchange. Greedy: the best
+    score, ties broken at random, else exchange as many tiles as the bag allows.
+    Heuristic: the best :func:`heuristic_values`, else like greedy.
+    """
+    agent = int(spec[0])
+    rng, act = gs[7], gs[9]
+    if n == 0:
+        set_fallback(gs, agent != RANDOM)
+        return
+    if agent == RANDOM:
+        set_place(act, moves, below(rng, 1, n))
+        return
+    if agent == HEURISTIC:
+        heuristic_values(gs, moves, n, spec, values)
+    else:
+        for i in range(n):
+            values[i] = moves[i, M_SCORE]
+    set_place(act, moves, best_index(values, n, rng))
+
+
+@njit
+def take_turn_simple(spec, gs, moves, values):
+    """One turn of a non-searching agent; returns ``(moves, values)`` (maybe grown)."""
+    moves, n = legal_moves(gs, moves)
+    if values.shape[0] < n:
+        values = np.zeros(moves.shape[0], np.float64)
+    choose(spec, gs, moves, n, values)
+    apply_act(gs)
+    return moves, values

@@ -4,25 +4,11 @@ import numpy as np
 from numba import prange
 
 from ._jit import njit
-from .agents import ACT_SIZE, take_turn
-from .board import clear_board, new_board
-from .movegen import MOVE_COLS, new_scratch_array
+from .board import clear_board
+from .mc import new_agent_scratch, take_turn
+from .agents import new_state
 from .rng import game_seed, seed_streams
-from .state import (
-    G_CURRENT,
-    G_OVER,
-    G_PLACED,
-    G_QWIRKLES,
-    G_SCORE,
-    G_STARTER,
-    G_TURNS,
-    G_WINNER,
-    HAND,
-    MAX_PLAYERS,
-    NTILES,
-    GMETA,
-    new_game,
-)
+from .state import G_CURRENT, G_OVER, G_PLACED, G_QWIRKLES, G_SCORE, G_STARTER, G_TURNS, G_WINNER, new_game
 
 MAX_TURNS = 5000  # a game still running after this many turns is stopped as blocked
 
@@ -41,38 +27,36 @@ def seeds_for(batch_seed, start, count):
 
 
 @njit
-def play_one(seed, agents, rule_opening, board, cross, anchors, bmeta, hands, bag, gmeta, rng, moves, st, act):
-    """Play one game from ``seed`` to the end with ``agents[seat]``; returns the move buffer."""
+def play_one(seed, specs, rule_opening, gs, moves, scratch):
+    """Play one game from ``seed`` to the end, seat p played by ``specs[p]``.
+
+    Returns the (maybe grown) buffers ``(moves, scratch)``.
+    """
+    board, cross, anchors, bmeta, hands, bag, gmeta, rng = gs[0], gs[1], gs[2], gs[3], gs[4], gs[5], gs[6], gs[7]
     clear_board(board, cross, anchors, bmeta)
     seed_streams(rng, seed)
-    new_game(hands, bag, gmeta, rng, agents.shape[0], rule_opening)
+    new_game(hands, bag, gmeta, rng, specs.shape[0], rule_opening)
     while gmeta[G_OVER] == 0 and gmeta[G_TURNS] < MAX_TURNS:
-        moves = take_turn(agents[gmeta[G_CURRENT]], board, cross, anchors, bmeta, hands, bag, gmeta, rng, moves, st, act)
-    return moves
+        moves, scratch = take_turn(specs[gmeta[G_CURRENT]], gs, moves, scratch)
+    return moves, scratch
 
 
 @njit(parallel=True)
-def run_games(seeds, agents, rule_opening, scores, qwirkles, stats, nchunks):
+def run_games(seeds, specs, rule_opening, scores, qwirkles, stats, nchunks):
     """Play ``len(seeds)`` games, ``nchunks`` chunks in parallel, each with its own state.
 
-    Outputs (one row per game): ``scores`` int32[G, P], ``qwirkles`` int16[G, P],
-    ``stats`` int32[G, STATS]. The result of a game depends only on its seed.
+    ``specs``: float64[players, SPEC_COLS], one agent spec per seat. Outputs (one row
+    per game): ``scores`` int32[G, P], ``qwirkles`` int16[G, P], ``stats``
+    int32[G, STATS]. The result of a game depends only on its seed.
     """
     ngames = seeds.shape[0]
-    players = agents.shape[0]
+    players = specs.shape[0]
     for ch in prange(nchunks):
-        lo = ch * ngames // nchunks
-        hi = (ch + 1) * ngames // nchunks
-        board, cross, anchors, bmeta = new_board()
-        hands = np.full((MAX_PLAYERS, HAND), -1, np.int8)
-        bag = np.zeros(NTILES, np.int8)
-        gmeta = np.zeros(GMETA, np.int64)
-        rng = np.zeros(2, np.uint64)
-        moves = np.zeros((1024, MOVE_COLS), np.int32)
-        st = new_scratch_array()
-        act = np.zeros(ACT_SIZE, np.int64)
-        for g in range(lo, hi):
-            moves = play_one(seeds[g], agents, rule_opening, board, cross, anchors, bmeta, hands, bag, gmeta, rng, moves, st, act)
+        gs, moves = new_state()
+        scratch = new_agent_scratch()
+        gmeta = gs[6]
+        for g in range(ch * ngames // nchunks, (ch + 1) * ngames // nchunks):
+            moves, scratch = play_one(seeds[g], specs, rule_opening, gs, moves, scratch)
             for p in range(players):
                 scores[g, p] = gmeta[G_SCORE + p]
                 qwirkles[g, p] = gmeta[G_QWIRKLES + p]

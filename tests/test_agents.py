@@ -1,0 +1,122 @@
+"""Observation, determinization, Monte Carlo evaluation and the stronger agents."""
+
+from collections import Counter
+
+import numpy as np
+import pytest
+
+import qwirkle_core as qc
+
+R = {name: qc.tile("red", name) for name in qc.SHAPES}
+
+
+def mid_game(seed=4, turns=14):
+    g = qc.Game(seed=seed)
+    for _ in range(turns):
+        g.play_agent("greedy")
+    return g
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2, 3])
+def test_determinize_resamples_only_hidden_tiles(seed):
+    g = mid_game(seed=seed)
+    viewer = g.current_player
+    obs = g.observation(viewer)
+    d = g.determinize(viewer, seed=seed)
+    # Public information and the viewer's own tiles are untouched.
+    assert d.board == g.board and d.hand(viewer) == g.hand(viewer)
+    assert d.scores == g.scores and d.bag_size == g.bag_size and d.current_player == g.current_player
+    assert [len(d.hand(p)) for p in range(d.players)] == [len(g.hand(p)) for p in range(g.players)]
+    # The other hands and the bag hold exactly the unseen tiles, so no visible tile.
+    hidden = Counter(d._bag[: d.bag_size].tolist())
+    for p in range(d.players):
+        if p != viewer:
+            hidden.update(d.hand(p))
+    assert [hidden[t] for t in range(36)] == list(obs.unseen)
+    # 108 tiles in all, each 3 times.
+    everything = Counter(d.board.values()) + hidden + Counter(d.hand(viewer))
+    assert sum(everything.values()) == 108 and set(everything.values()) == {3}
+    # It really resamples: another seed deals the other hands differently.
+    others = [d.hand(p) for p in range(d.players) if p != viewer]
+    assert others != [g.determinize(viewer, seed=seed + 100).hand(p) for p in range(d.players) if p != viewer]
+
+
+def test_determinized_game_plays_on():
+    g = mid_game().determinize(seed=9)
+    while not g.is_over:
+        g.play_agent("greedy")
+    assert max(g.scores) > 50
+
+
+def test_evaluate_moves_reproducible_and_thread_independent():
+    g = mid_game()
+    a = g.evaluate_moves(playouts=12, seed=5, top=5, threads=1)
+    b = g.evaluate_moves(playouts=12, seed=5, top=5, threads=2)
+    c = g.evaluate_moves(playouts=12, seed=6, top=5, threads=1)
+    assert [(e.move, e.margin, e.win_rate) for e in a] == [(e.move, e.margin, e.win_rate) for e in b]
+    assert [e.margin for e in a] != [e.margin for e in c]
+    assert len(a) == 6 and a[-1].margin <= a[0].margin  # 5 placements + the exchange, best first
+    assert all(0 <= e.win_rate <= 1 and e.playouts == 12 for e in a)
+    assert g.turn == 14  # the game itself is untouched
+
+
+def test_evaluate_moves_ranks_a_qwirkle_first():
+    # Red circle..cross on the board; both players hold a red star and the bag is empty,
+    # so whoever places it first scores the Qwirkle. The alternative scores 4.
+    board = {(0, c): R[s] for c, s in enumerate(qc.SHAPES[:5])}
+    board[(1, 0)] = qc.tile("blue", "circle")
+    mine = [R["star"], qc.tile("blue", "square"), qc.tile("green", "star")]
+    theirs = [R["star"], qc.tile("green", "clover"), qc.tile("yellow", "star")]
+    g = qc.Game.from_position(board=board, hands=[mine, theirs], bag=[], seed=1)
+    ranked = g.evaluate_moves(playouts=30, seed=2)
+    completes = [any(p in e.move.placements for p in ((0, 5, R["star"]), (0, -1, R["star"]))) for e in ranked]
+    assert completes[0] and ranked[0].win_rate > 0.9
+    best_other = max(e.margin for e, c in zip(ranked, completes) if not c)
+    assert ranked[0].margin > best_other + 10
+
+
+def test_evaluate_moves_rejects_bad_input():
+    g = mid_game()
+    with pytest.raises(ValueError):
+        g.evaluate_moves(playouts=1)
+    with pytest.raises(ValueError):
+        g.evaluate_moves(policy="mc")
+    with pytest.raises(qc.IllegalMoveError):
+        g.evaluate_moves(moves=[qc.Move([(50, 50, 0)])])
+
+
+@pytest.mark.parametrize("agents", [("heuristic", "greedy"), ("mc:playouts=3:candidates=3:depth=2", "random")])
+def test_agents_only_play_legal_moves(agents):
+    record = qc.play_game(agents, seed=21)
+    g = qc.Game(seed=21)
+    for action in record.actions:
+        if action.move.kind == "place":
+            legal = {m: m.score for m in g.legal_moves()}
+            assert legal.get(action.move) == action.points
+        else:
+            assert g.legal_moves() == [] or action.move.kind == "exchange"
+        g.play(action.move)
+    assert g.scores == tuple(record.final_scores)
+
+
+def test_heuristic_with_zero_weights_is_greedy():
+    plain = qc.simulate(60, agents=("greedy", "greedy"), seed=3, threads=1)
+    zero = qc.simulate(60, agents=("heuristic:group=0:dup=0:danger=0:setup=0", "greedy"), seed=3, threads=1)
+    np.testing.assert_array_equal(plain.scores, zero.scores)
+
+
+def test_agent_parameters_are_checked():
+    with pytest.raises(ValueError, match="unknown parameter"):
+        qc.simulate(2, agents=("heuristic:boldness=2", "greedy"))
+    with pytest.raises(ValueError, match="key=number"):
+        qc.simulate(2, agents=("mc:playouts", "greedy"))
+
+
+def test_tournament_swaps_seats_on_the_same_deals():
+    from qwirkle_core.tournament import tournament
+
+    t = tournament(["greedy", "random"], games=40, seed=1, timing_games=4)
+    (m,) = t.matches
+    assert m.games == 40 and m.wins > 35
+    assert m.margin.mean() == pytest.approx((m.scores_first - m.scores_second).mean())
+    assert set(t.seconds_per_move) == {"greedy", "random"} and all(s > 0 for s in t.seconds_per_move.values())
