@@ -1,14 +1,18 @@
 """Shared fixtures, hypothesis profiles and position generators.
 
-Positions are made *reachable*: a real ``qc.Game`` is played for a random
-number of turns with random (seeded) choices.  Variants:
+Hypothesis profiles: "ci" (default), "dev" (quick), "thorough" (slow); pick
+one with HYPOTHESIS_PROFILE.  Slower tests use ``examples(fraction)``.
 
-* ``reachable_games``  -- ordinary random play (optionally biased to wander
-  away from (0, 0), optionally many turns for crowded boards);
-* ``with_hand``        -- the same position rebuilt with ``Game.from_position``
-  and the current player's hand replaced (duplicates on purpose), keeping the
-  108-tile supply consistent (the rest goes into the bag);
-* ``translated``       -- the same position shifted far from (0, 0).
+Positions are made *reachable*: a real ``qc.Game`` is played for a random
+number of turns with random (seeded) choices.  Helpers:
+
+* ``advance`` / ``reachable_games`` -- random play, optionally biased to
+  wander away from (0, 0) in one direction, optionally many turns (crowded);
+* ``rebuild``        -- the same position via ``Game.from_position``, with the
+  current player's hand replaced and/or the board shifted, keeping the
+  108-tile supply exact (the rest goes into the bag);
+* ``duplicate_hand`` -- a substitute hand with repeated tiles, within supply;
+* ``snake_board``    -- a constructed valid board spanning up to 86 columns.
 """
 
 from __future__ import annotations
@@ -32,7 +36,7 @@ import qwirkle_core as qc  # noqa: E402
 settings.register_profile(
     "ci",
     deadline=None,
-    max_examples=25,
+    max_examples=40,
     print_blob=True,
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
 )
@@ -49,6 +53,12 @@ settings.register_profile(
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
 )
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
+
+
+def examples(fraction: float) -> settings:
+    """Settings for a slower test: a fraction of the active profile's
+    max_examples (so HYPOTHESIS_PROFILE=thorough scales every test)."""
+    return settings(max_examples=max(3, int(settings.default.max_examples * fraction)))
 
 
 ALL_TILES = tuple(range(36))
@@ -123,8 +133,17 @@ def engine_moves(g) -> dict:
     return out
 
 
-def far_metric(move) -> int:
-    return max(max(abs(r), abs(c)) for r, c, _ in move.placements)
+def far_metric(move, direction=None) -> int:
+    """How far the move reaches: along ``direction`` (a, b) -- max of
+    a*row + b*col -- or, without one, in any direction."""
+    if direction is None:
+        return max(max(abs(r), abs(c)) for r, c, _ in move.placements)
+    a, b = direction
+    return max(a * r + b * c for r, c, _ in move.placements)
+
+
+WANDER_DIRECTIONS = ((0, 1), (0, -1), (1, 0), (-1, 0), (1, 1), (-1, 1), (1, -1),
+                     (-1, -1), None)
 
 
 # --------------------------------------------------------------------------
@@ -134,30 +153,40 @@ def far_metric(move) -> int:
 def advance(g, turns: int, rng: random.Random, wander: bool = False,
             p_exchange: float = 0.05) -> None:
     """Play up to ``turns`` random turns on ``g`` in place, never ending the
-    game (stops just before an action that would end it)."""
+    game (stops just before an action that would end it).  Returns the number
+    of consecutive passes at the end (0 unless the bag ran empty)."""
+    passes = 0
+    direction = rng.choice(WANDER_DIRECTIONS) if wander else None
     for _ in range(turns):
         if g.is_over:
-            return
+            return passes
         moves = g.legal_moves()
         hand = g.hand()
-        if moves and (g.bag_size == 0 or rng.random() >= p_exchange):
+        # never exchange on an empty board (the opener must open)
+        if moves and (g.bag_size == 0 or not g.board or rng.random() >= p_exchange):
             if g.bag_size == 0:
                 moves = [m for m in moves if len(m.placements) < len(hand)]
                 if not moves:
-                    return  # every placement would go out
-            if wander and rng.random() < 0.85:
-                best = max(far_metric(m) for m in moves)
-                moves = [m for m in moves if far_metric(m) == best]
+                    return passes  # every placement would go out
+            if wander and rng.random() < 0.9:
+                best = max(far_metric(m, direction) for m in moves)
+                moves = [m for m in moves if far_metric(m, direction) == best]
             g.play(rng.choice(moves))
+            passes = 0
         elif g.bag_size > 0:
             k = rng.randint(1, min(6, g.bag_size, len(hand)))
+            if wander:
+                k = min(6, g.bag_size, len(hand))  # look for tiles that fit
             g.exchange(rng.sample(list(hand), k))
+            passes = 0
         else:
             trial = g.copy()
             trial.pass_turn()
             if trial.is_over:
-                return
+                return passes
             g.pass_turn()
+            passes += 1
+    return passes
 
 
 @st.composite
@@ -212,10 +241,10 @@ def rebuild(g, board=None, hand=None, shift=(0, 0), rng=None, rules=None):
 
 
 @st.composite
-def duplicate_hand(draw, g, size=None):
-    """A hand for g's current player with at least one repeated tile, drawn
-    from the tiles still available (supply of 3 per type), biased toward tiles
-    that fit next to the board."""
+def duplicate_hand(draw, g, size=None, force_duplicate=True):
+    """A hand for g's current player with at least one repeated tile (unless
+    ``force_duplicate`` is false), drawn from the tiles still available
+    (supply of 3 per type), biased toward tiles that fit next to the board."""
     rng = random.Random(draw(st.integers(0, 2**31 - 1)))
     size = size if size is not None else len(g.hand())
     size = max(size, 2)
@@ -230,7 +259,7 @@ def duplicate_hand(draw, g, size=None):
         fit = [t for t in frontier_tiles(g.board) if avail[t] >= 2]
         if fit and rng.random() < 0.8:
             doubles = fit
-    if doubles:
+    if doubles and force_duplicate:
         t = rng.choice(doubles)
         reps = 3 if avail[t] >= 3 and rng.random() < 0.3 else 2
         hand += [t] * reps
@@ -248,3 +277,33 @@ def duplicate_hand(draw, g, size=None):
         avail[t] -= 1
     rng.shuffle(hand)
     return hand
+
+
+# --------------------------------------------------------------------------
+# long snakes
+
+
+SYMMETRIES = (
+    lambda r, c: (r, c), lambda r, c: (r, -c), lambda r, c: (-r, c),
+    lambda r, c: (-r, -c), lambda r, c: (c, r), lambda r, c: (c, -r),
+    lambda r, c: (-c, r), lambda r, c: (-c, -r),
+)
+
+
+def snake_board(n_rows: int, rng: random.Random):
+    """A valid connected staircase of ``n_rows`` (<= 17) lines of 6 tiles:
+    line k is all colour k % 6, lies in row k at columns 5k .. 5k+5, starts
+    with shape k % 6 and ends with shape (k+1) % 6, so that it and line k+1
+    form a 2-tile shape line in column 5k+5.  It spans 5*n_rows + 1 columns
+    (86 for 17 lines).  Returns (board, tiles left over from the supply)."""
+    assert 1 <= n_rows <= 17
+    board = {}
+    for k in range(n_rows):
+        first, last = k % 6, (k + 1) % 6
+        middle = [s for s in range(6) if s not in (first, last)]
+        rng.shuffle(middle)
+        for i, shp in enumerate([first, *middle, last]):
+            board[(k, 5 * k + i)] = (k % 6) * 6 + shp
+    rest = list((FULL_SUPPLY - Counter(board.values())).elements())
+    rng.shuffle(rest)
+    return board, rest

@@ -212,19 +212,36 @@ def largest_group(hand) -> int:
     return best
 
 
-def _fillings(board: dict, cells: list, counts: Counter):
+def _fits_alone(board: dict, cell, t) -> bool:
+    """Whether every maximal run through ``cell`` is valid when ``t`` alone is
+    put there.  Necessary for ``t`` to be placed at ``cell`` in any placement:
+    with more tiles placed, the runs through ``cell`` only grow, and a piece of
+    a valid line is valid."""
+    trial = dict(board)
+    trial[cell] = t
+    return all(
+        naive_is_valid_line(trial[x] for x in run_through(trial, cell, d))
+        for d in DIRECTIONS
+    )
+
+
+def _fillings(board: dict, cells: list, counts: Counter, fits=None):
     """Yield every way (as a list of tiles, one per cell) to fill ``cells``
     from the tile multiset ``counts``.  Each distinct assignment is yielded
     once.  Pruning: after every assignment, every maximal run through the
     newly assigned cell on the partially filled board must be a valid line.
     This is sound because such a run is a contiguous piece of the final
-    maximal run, and any piece of a valid line is itself valid."""
+    maximal run, and any piece of a valid line is itself valid.  ``fits``
+    (optional) maps a cell to the tiles that fit it alone (see _fits_alone);
+    other tiles are skipped, which is sound for the same reason."""
     if not cells:
         yield []
         return
     cell, rest = cells[0], cells[1:]
     for t in sorted(counts):
         if counts[t] == 0:
+            continue
+        if fits is not None and t not in fits[cell]:
             continue
         board[cell] = t
         ok = all(
@@ -233,7 +250,7 @@ def _fillings(board: dict, cells: list, counts: Counter):
         )
         if ok:
             counts[t] -= 1
-            for tail in _fillings(board, rest, counts):
+            for tail in _fillings(board, rest, counts, fits):
                 yield [t] + tail
             counts[t] += 1
         del board[cell]
@@ -266,6 +283,13 @@ def naive_legal_placements(
 
     rows = [r for r, _ in board]
     cols = [c for _, c in board]
+    fits = {}  # empty cell -> the hand tiles that fit there alone
+
+    def fits_of(cell):
+        if cell not in fits:
+            fits[cell] = {t for t in counts if _fits_alone(board, cell, t)}
+        return fits[cell]
+
     # A window is a run of consecutive cells along one row/column; its empty
     # cells are exactly the placed cells, so the run is contiguous by
     # construction.  The window is part of one line, so it is at most
@@ -294,7 +318,9 @@ def naive_legal_placements(
                     (r + a, c + b) in board for r, c in empty for a, b in NEIGHBOURS
                 ):
                     continue
-                for tiles in _fillings(dict(board), empty, Counter(counts)):
+                if not all(fits_of(cell) for cell in empty):
+                    continue
+                for tiles in _fillings(dict(board), empty, Counter(counts), fits):
                     placement = frozenset(
                         (r, c, t) for (r, c), t in zip(empty, tiles)
                     )

@@ -11,19 +11,22 @@ from collections import Counter
 from itertools import combinations
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
 import naive
 import qwirkle_core as qc
 from conftest import (
     ALL_TILES,
+    SYMMETRIES,
     advance,
     duplicate_hand,
     engine_moves,
+    examples,
     opening_len_for,
     reachable_games,
     rebuild,
+    snake_board,
     snapshot,
 )
 
@@ -100,13 +103,13 @@ def test_reachable_positions_match_reference(g):
     check_against_reference(g)
 
 
-@settings(max_examples=12)
+@examples(0.5)
 @given(reachable_games(min_turns=40, max_turns=90))
 def test_crowded_positions_match_reference(g):
     check_against_reference(g)
 
 
-@settings(max_examples=12)
+@examples(0.5)
 @given(reachable_games(min_turns=15, max_turns=70, wander=True))
 def test_wandering_positions_match_reference(g):
     check_against_reference(g)
@@ -121,7 +124,37 @@ def test_wandering_games_do_get_far():
         advance(g, 70, random.Random(seed), wander=True)
         best = max(best, max_distance(g.board))
         check_against_reference(g)
-    assert best >= 15, best
+    assert best >= 40, best
+
+
+@examples(0.25)
+@given(st.integers(11, 17), st.integers(0, 7), st.integers(2, 3), st.data())
+def test_long_snake_boards_match_reference(n_rows, sym, players, data):
+    """Boards spanning 56..86 cells in one direction (a 128-wide internal
+    grid must not alias), in all 8 orientations, anywhere within +-107."""
+    rng = random.Random(data.draw(st.integers(0, 2**31 - 1)))
+    board, rest = snake_board(n_rows, rng)
+    board = {SYMMETRIES[sym](r, c): t for (r, c), t in board.items()}
+    rows = [r for r, _ in board]
+    cols = [c for _, c in board]
+    dr = data.draw(st.integers(-107 - min(rows), 107 - max(rows)), label="dr")
+    dc = data.draw(st.integers(-107 - min(cols), 107 - max(cols)), label="dc")
+    board = {(r + dr, c + dc): t for (r, c), t in board.items()}
+    assert naive.board_is_valid(board)
+    if len(rest) >= 6 * players:
+        hands, bag = [rest[6 * p: 6 * p + 6] for p in range(players)], rest[6 * players:]
+    else:  # an endgame: the bag is empty, the rest is shared out
+        hands, bag = [rest[p::players] for p in range(players)], []
+    g = qc.Game.from_position(board=board, hands=hands, bag=bag,
+                              scores=[0] * players,
+                              current_player=data.draw(st.integers(0, players - 1)))
+    assert g.board == board
+    got, want = check_against_reference(g)
+    assert want, "the snake should leave room to play"
+    # play one move and compare again (incremental board updates far out)
+    m = qc.Move(rng.choice(sorted(want, key=sorted)))
+    assert g.play(m) == want[frozenset(m.placements)]
+    check_against_reference(g)
 
 
 @given(reachable_games(min_turns=1, max_turns=40), st.data())
@@ -159,6 +192,15 @@ def test_duplicate_tiles_in_hand_match_reference(g, data):
     check_against_reference(g2)
 
 
+@given(reachable_games(min_turns=0, max_turns=50), st.data())
+def test_substituted_hands_match_reference(g, data):
+    """Any 6 tiles still available (not on the board or in other hands)."""
+    hand = data.draw(duplicate_hand(g, force_duplicate=False))
+    g2 = rebuild(g, hand=hand, rng=random.Random(data.draw(st.integers(0, 99))))
+    assert sorted(g2.hand()) == sorted(hand)
+    check_against_reference(g2)
+
+
 @given(st.data())
 def test_empty_board_from_position_matches_reference(data):
     """An empty board via from_position: the current player opens with
@@ -168,9 +210,8 @@ def test_empty_board_from_position_matches_reference(data):
     rng = random.Random(data.draw(st.integers(0, 2**31 - 1)))
     rng.shuffle(supply)
     if data.draw(st.booleans()):  # force a duplicate into the first hand
-        t = supply[0]
-        supply.remove(t)
-        supply.insert(1, t)
+        j = supply.index(supply[0], 1)
+        supply.insert(1, supply.pop(j))
     hands = [supply[6 * p: 6 * p + 6] for p in range(players)]
     bag = supply[6 * players:]
     cur = data.draw(st.integers(0, players - 1))
@@ -207,54 +248,56 @@ def T(color, shape):
     return naive.N_SHAPES * qc.COLORS.index(color) + qc.SHAPES.index(shape)
 
 
-def test_plays_on_both_ends_and_through_existing_tiles():
-    #  row 0:  . RC RS . RD .      (RD connected to RS via (1,3)/(1,4))
+def test_plays_through_existing_tiles_and_into_gaps():
+    #       col:  0    1    2    3    4    5
+    #  row 0:     .    RC   RS   .    RD   .
+    #  row 1:     .    .    OS   OX   OD   .
     board = {
         (0, 1): T("red", "circle"),
         (0, 2): T("red", "square"),
-        (1, 2): T("orange", "square"),
-        (1, 3): T("orange", "diamond"),
         (0, 4): T("red", "diamond"),
-        (1, 4): T("orange", "star"),
+        (1, 2): T("orange", "square"),
+        (1, 3): T("orange", "cross"),
+        (1, 4): T("orange", "diamond"),
     }
-    # (0,4) red diamond over (1,4) orange star is invalid -> fix column 4
-    board[(1, 4)] = T("orange", "diamond")
-    board[(1, 3)] = T("orange", "cross")
-    # col 3: (1,3) alone; row 1: orange square, cross, diamond -> valid
     assert naive.board_is_valid(board)
     hand = [T("red", "clover"), T("red", "cross"), T("red", "star"),
-            T("red", "clover"), T("blue", "circle"), T("yellow", "square")]
+            T("red", "clover"), T("blue", "circle"), T("yellow", "cross")]
     g = qc.Game.from_position(board=board, hands=[hand, [T("green", "star")] * 2],
                               bag=[], scores=[0, 0], current_player=0)
     got, want = check_against_reference(g)
-    # both ends of the line (0,1)-(0,2): one tile left, fill the gap, ...
-    both_ends = frozenset({(0, 0, T("red", "clover")), (0, 3, T("red", "cross"))})
-    assert both_ends in want
-    assert got[both_ends] == 5  # RCl RC RS RX RD
-    # through existing tiles: (0,0) and (0,3), (0,5) around the old tiles
-    through = frozenset({(0, 0, T("red", "clover")), (0, 3, T("red", "cross")),
+    # the gap alone: row RC RS RX RD (4) + column RX/OX (2)
+    assert got[frozenset({(0, 3, T("red", "cross"))})] == 6
+    # placed tiles with old tiles between them: row of 5 + column of 2
+    through = frozenset({(0, 0, T("red", "clover")), (0, 3, T("red", "cross"))})
+    assert got[through] == 7
+    # three placed tiles around four old ones complete a Qwirkle: 12 + 2
+    qwirkle = frozenset({(0, 0, T("red", "clover")), (0, 3, T("red", "cross")),
                          (0, 5, T("red", "star"))})
-    assert got[through] == 12  # a Qwirkle: 6 + 6
-    # the gap alone
-    assert got[frozenset({(0, 3, T("red", "cross"))})] == 4 + 2
-    # leaving the gap empty is illegal
+    assert got[qwirkle] == 14
+    # leaving the gap at (0,3) empty is illegal
     gap = frozenset({(0, 0, T("red", "clover")), (0, 5, T("red", "star"))})
     assert gap not in got
+    # both ends of the column holding OX: (0,3) above and (2,3) below;
+    # column RX OX YX (3) + row RC RS RX RD (4)
+    both = frozenset({(0, 3, T("red", "cross")), (2, 3, T("yellow", "cross"))})
+    assert got[both] == 7
+    bad = frozenset({(0, 3, T("red", "cross")), (2, 3, T("blue", "circle"))})
+    assert bad not in got
 
 
 # --------------------------------------------------------------------------
 # playing every legal move
 
 
-@settings(max_examples=15)
+@examples(0.4)
 @given(reachable_games(min_turns=0, max_turns=60), st.data())
 def test_play_returns_move_score_and_updates_state(g, data):
     before = snapshot(g)
     p = g.current_player
     moves = g.legal_moves()
     rng = random.Random(data.draw(st.integers(0, 2**31 - 1)))
-    sample = moves if len(moves) <= 40 else rng.sample(moves, 40)
-    for m in sample:
+    for m in moves:  # every legal move, each on its own copy
         assert isinstance(m.score, int)
         assert m.score == naive.naive_score(g.board, m.placements)
         c = g.copy()
@@ -344,7 +387,7 @@ def candidate_placements(g, want, rng, n=60):
     return cands
 
 
-@settings(max_examples=20)
+@examples(0.5)
 @given(reachable_games(min_turns=0, max_turns=50), st.data())
 def test_illegal_placements_are_refused_without_change(g, data):
     opening_len = opening_len_for(g)
@@ -375,7 +418,7 @@ def test_illegal_move_error_is_value_error():
 # the reference itself: the window enumeration misses nothing
 
 
-@settings(max_examples=10)
+@examples(0.25)
 @given(reachable_games(min_turns=1, max_turns=6), st.data())
 def test_reference_enumeration_is_complete_for_small_placements(g, data):
     """All 1- and 2-tile placements found by checking every candidate cell
