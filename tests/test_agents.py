@@ -101,7 +101,7 @@ def test_agents_only_play_legal_moves(agents):
 
 def test_heuristic_with_zero_weights_is_greedy():
     plain = qc.simulate(60, agents=("greedy", "greedy"), seed=3, threads=1)
-    zero = qc.simulate(60, agents=("heuristic:group=0:dup=0:danger=0:setup=0", "greedy"), seed=3, threads=1)
+    zero = qc.simulate(60, agents=("heuristic:group=0:dup=0:danger=0:setup=0:reply=0", "greedy"), seed=3, threads=1)
     np.testing.assert_array_equal(plain.scores, zero.scores)
 
 
@@ -120,3 +120,26 @@ def test_tournament_swaps_seats_on_the_same_deals():
     assert m.games == 40 and m.wins > 35
     assert m.margin.mean() == pytest.approx((m.scores_first - m.scores_second).mean())
     assert set(t.seconds_per_move) == {"greedy", "random"} and all(s > 0 for s in t.seconds_per_move.values())
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_undoable_placement_is_taken_back_exactly(seed):
+    from qwirkle_core._kernels import board as bd
+
+    g = mid_game(seed=seed, turns=10 + 7 * seed)
+    def state():  # anchor slots past the count are scratch
+        return [g._board.copy(), g._cross.copy(), g._anchors[: g._bmeta[bd.B_ANCHORS]].copy(), g._bmeta.copy()]
+
+    before = state()
+    undo = bd.new_undo()
+    moves = g.legal_moves()
+    assert moves
+    for m in moves[:25]:
+        cells = np.array([bd.cell_of(r, c) for r, c, _ in m.placements], np.int64)
+        tiles = np.array(m.tiles, np.int64)
+        bd.place_cells_undoable(g._board, g._cross, g._anchors, g._bmeta, cells, tiles, len(tiles), undo)
+        assert all(g._board[c] == t for c, t in zip(cells, tiles))
+        bd.take_back(g._board, g._cross, g._anchors, g._bmeta, cells, len(tiles), undo)
+        for a, b in zip(before, state()):
+            np.testing.assert_array_equal(a, b)
+    assert set(g.legal_moves()) == set(moves)

@@ -17,7 +17,7 @@ cells, ``act[10:16]`` tiles.
 import numpy as np
 
 from ._jit import njit
-from .board import ALL, EMPTY, LX, new_board, place_cells, step
+from .board import EMPTY, LX, new_board, place_cells, popcount, step
 from .movegen import M_CELL, M_N, M_SCORE, M_TILE, MOVE_COLS, generate, new_scratch_array
 from .rng import below
 from .scoring import qwirkles_made
@@ -44,14 +44,15 @@ GREEDY = 1
 HEURISTIC = 2
 MONTE_CARLO = 3
 AGENTS = {"random": RANDOM, "greedy": GREEDY, "heuristic": HEURISTIC, "mc": MONTE_CARLO}
-SPEC_COLS = 8
+SPEC_COLS = 12
 # Parameter names and defaults per agent (spec columns 1, 2, ...).
-HEURISTIC_WEIGHTS = np.array([0.0, 0.25, 6.0, 6.0, 0.0])  # group, dup, danger, setup, out
+# group, dup, danger, setup, reply, breadth, horizon, samples (see heuristic_values, mc.reply_choose)
+HEURISTIC_WEIGHTS = np.array([0.0, 0.25, 6.0, 6.0, 0.5, 4.0, 12.0, 1.0])
 PARAMS = {
     RANDOM: {},
     GREEDY: {},
-    HEURISTIC: dict(zip(("group", "dup", "danger", "setup", "out"), HEURISTIC_WEIGHTS.tolist())),
-    MONTE_CARLO: {"playouts": 16.0, "candidates": 8.0, "depth": 4.0, "policy": float(GREEDY)},
+    HEURISTIC: dict(zip(("group", "dup", "danger", "setup", "reply", "breadth", "horizon", "samples"), HEURISTIC_WEIGHTS.tolist())),
+    MONTE_CARLO: {"playouts": 24.0, "candidates": 8.0, "depth": 4.0, "policy": float(HEURISTIC)},
 }
 
 PLACE = 0
@@ -188,20 +189,19 @@ def best_index(values, n, rng):
 @njit
 def _line_through(board, cell, d):
     """(length, accepted tiles, first empty cell before, first empty cell after) of a run."""
-    allowed = ALL
+    allowed = LX[board[cell]]
     n = 1
-    t = board[cell]
-    allowed &= LX[t]
-    ends = np.empty(2, np.int64)
-    for side in range(2):
-        sign = -1 if side == 0 else 1
-        j = step(cell, d, sign)
-        while board[j] >= 0:
-            allowed &= LX[board[j]]
-            n += 1
-            j = step(j, d, sign)
-        ends[side] = j
-    return n, allowed, ends[0], ends[1]
+    before = step(cell, d, -1)
+    while board[before] >= 0:
+        allowed &= LX[board[before]]
+        n += 1
+        before = step(before, d, -1)
+    after = step(cell, d, 1)
+    while board[after] >= 0:
+        allowed &= LX[board[after]]
+        n += 1
+        after = step(after, d, 1)
+    return n, allowed, before, after
 
 
 @njit
@@ -257,11 +257,11 @@ def heuristic_values(gs, moves, n, spec, values):
     value = points + group * (largest group in the leave) - dup * (duplicate tiles
     in the leave) - danger * (expected Qwirkles handed to the next player) + setup *
     (Qwirkles the mover could make next turn with its leave); see :func:`_fives`.
-    Leave terms count only while the bag has tiles; once it is empty, a move that
-    plays the whole hand (going out: +6 and the game ends) gets ``out`` more.
+    Leave terms count only while the bag has tiles. (``reply``, ``breadth`` and
+    ``horizon``, spec[5:8], are used by :func:`.mc.reply_choose` late in the game.)
     """
     board, cross, hands, bag, gmeta = gs[0], gs[1], gs[4], gs[5], gs[6]
-    w_group, w_dup, w_danger, w_setup, w_out = spec[1], spec[2], spec[3], spec[4], spec[5]
+    w_group, w_dup, w_danger, w_setup = spec[1], spec[2], spec[3], spec[4]
     p = gmeta[G_CURRENT]
     unseen = np.zeros(36, np.int64)
     unseen_counts(hands, bag, gmeta, p, unseen)
@@ -277,27 +277,27 @@ def heuristic_values(gs, moves, n, spec, values):
             miss *= max(total - unseen[t] - i, 0) / max(total - i, 1)
         p_other[t] = 1.0 - miss
     held = np.zeros(36, np.int64)
-    for i in range(gmeta[G_HAND + p]):
+    size = gmeta[G_HAND + p]
+    for i in range(size):
         held[hands[p, i]] += 1
+    hand = hand_mask(hands, gmeta, p)
     cells = np.empty(6, np.int64)
     for m in range(n):
         k = moves[m, M_N]
+        leave = hand
         for j in range(k):
             t = moves[m, M_TILE + j]
             held[t] -= 1
+            if held[t] == 0:
+                leave ^= 1 << t
             cells[j] = moves[m, M_CELL + j]
             board[cells[j]] = t
         v = float(moves[m, M_SCORE])
-        if gmeta[G_BAG] == 0 and k == gmeta[G_HAND + p]:
-            v += w_out
-        elif gmeta[G_BAG] > 0:
-            leave = 0
-            dups = 0
-            for t in range(36):
-                if held[t] > 0:
-                    leave |= 1 << t
-                    dups += held[t] - 1
-            v += w_group * largest_group(leave) - w_dup * dups
+        if gmeta[G_BAG] > 0:
+            # Identical tiles never share a line: each extra copy in the leave is dead weight.
+            v -= w_dup * (size - k - popcount(leave))
+            if w_group != 0.0:
+                v += w_group * largest_group(leave)
         risk, promise = _fives(board, cross, cells, k, unseen, held, p_other)
         v += w_setup * promise - w_danger * risk
         values[m] = v

@@ -152,7 +152,11 @@ def _grow_bbox(bmeta, r, c):
 
 
 @njit
-def _put(board, cross, anchors, bmeta, cells, tiles, n):
+def _put(board, cross, anchors, bmeta, cells, tiles, n, log):
+    """Put the tiles down and update the masks and anchors. When ``log`` (int64[k, 3])
+    is not empty, every cross word changed is first written to it as (cell, word 0,
+    word 1); returns the number of entries written."""
+    logged = 0
     for i in range(n):
         board[cells[i]] = tiles[i]
     for i in range(n):
@@ -161,6 +165,11 @@ def _put(board, cross, anchors, bmeta, cells, tiles, n):
                 j = step(cells[i], d, sign)
                 while board[j] >= 0:
                     j = step(j, d, sign)
+                if log.shape[0] > 0:
+                    log[logged, 0] = j
+                    log[logged, 1] = cross[j, 0]
+                    log[logged, 2] = cross[j, 1]
+                    logged += 1
                 was_anchor = ((cross[j, 0] | cross[j, 1]) >> NSHIFT) != 0
                 cross[j, d] = segment_cross(board, j, d)
                 if not was_anchor:
@@ -175,17 +184,23 @@ def _put(board, cross, anchors, bmeta, cells, tiles, n):
             anchors[k] = a
             k += 1
     bmeta[B_ANCHORS] = k
+    return logged
 
 
 @njit
-def place_cells(board, cross, anchors, bmeta, cells, tiles, n):
-    """Put ``tiles[:n]`` on wrapped ``cells[:n]`` (already checked legal) and update masks."""
+def _place(board, cross, anchors, bmeta, cells, tiles, n, log):
     for i in range(n):
         r = unwrap(cells[i] >> GRID_BITS, bmeta[B_MINR])
         c = unwrap(cells[i] & GMASK, bmeta[B_MINC])
         _grow_bbox(bmeta, r, c)
         bmeta[B_TILES] += 1
-    _put(board, cross, anchors, bmeta, cells, tiles, n)
+    return _put(board, cross, anchors, bmeta, cells, tiles, n, log)
+
+
+@njit
+def place_cells(board, cross, anchors, bmeta, cells, tiles, n):
+    """Put ``tiles[:n]`` on wrapped ``cells[:n]`` (already checked legal) and update masks."""
+    _place(board, cross, anchors, bmeta, cells, tiles, n, np.empty((0, 3), np.int64))
 
 
 @njit
@@ -195,7 +210,36 @@ def place_at(board, cross, anchors, bmeta, rows, cols, tiles, n, cells_scratch):
         _grow_bbox(bmeta, rows[i], cols[i])
         bmeta[B_TILES] += 1
         cells_scratch[i] = cell_of(rows[i], cols[i])
-    _put(board, cross, anchors, bmeta, cells_scratch, tiles, n)
+    _put(board, cross, anchors, bmeta, cells_scratch, tiles, n, np.empty((0, 3), np.int64))
+
+
+@njit
+def new_undo():
+    """Scratch to take back one placement: (changed cross words int64[24, 3], anchors
+    copy, bmeta copy, count int64[1])."""
+    return np.zeros((24, 3), np.int64), np.zeros(MAX_ANCHORS, np.int32), np.zeros(8, np.int64), np.zeros(1, np.int64)
+
+
+@njit
+def place_cells_undoable(board, cross, anchors, bmeta, cells, tiles, n, undo):
+    """:func:`place_cells`, remembering in ``undo`` (:func:`new_undo`) what it changed."""
+    log, anchors_copy, bmeta_copy, count = undo
+    anchors_copy[: bmeta[B_ANCHORS]] = anchors[: bmeta[B_ANCHORS]]
+    bmeta_copy[:] = bmeta
+    count[0] = _place(board, cross, anchors, bmeta, cells, tiles, n, log)
+
+
+@njit
+def take_back(board, cross, anchors, bmeta, cells, n, undo):
+    """Undo the last :func:`place_cells_undoable` of ``cells[:n]``."""
+    log, anchors_copy, bmeta_copy, count = undo
+    for i in range(count[0] - 1, -1, -1):
+        cross[log[i, 0], 0] = log[i, 1]
+        cross[log[i, 0], 1] = log[i, 2]
+    for i in range(n):
+        board[cells[i]] = EMPTY
+    bmeta[:] = bmeta_copy
+    anchors[: bmeta[B_ANCHORS]] = anchors_copy[: bmeta[B_ANCHORS]]
 
 
 @njit

@@ -35,11 +35,13 @@ from .agents import (
     legal_moves,
     new_state,
     set_fallback,
+    set_place,
     take_turn_simple,
 )
-from .board import B_MAXC, B_MAXR, B_MINC, B_MINR, B_TILES, GMASK, GRID_BITS, clear_board, place_at
+from .board import B_MAXC, B_MAXR, B_MINC, B_MINR, B_TILES, GMASK, GRID_BITS, clear_board, new_undo, place_at, place_cells_undoable, take_back
+from .movegen import generate
 from .rng import below, mix64, next_u64
-from .state import G_BAG, G_CURRENT, G_HAND, G_OVER, G_PLAYERS, G_SCORE, G_TURNS, _insert_sorted
+from .state import G_BAG, G_CURRENT, G_HAND, G_OVER, G_PLAYERS, G_SCORE, G_TURNS, _insert_sorted, hand_mask
 
 # Candidate rows: [kind, n, points, 0, cells x6, tiles x6] like an action word.
 CAND_COLS = 16
@@ -147,6 +149,13 @@ def candidates(gs, moves, n, values, spec, limit, out):
             values[i] = moves[i, M_SCORE]
     else:
         heuristic_values(gs, moves, n, spec, values)
+    return candidates_from_values(moves, n, values, limit, out)
+
+
+@njit
+def candidates_from_values(moves, n, values, limit, out):
+    """The ``limit`` placements with the largest ``values`` (all if limit <= 0) as
+    action rows of ``out``, best first. Returns their number."""
     order = np.argsort(-values[:n], kind="mergesort")
     k = n if limit <= 0 else min(n, limit)
     for c in range(k):
@@ -197,7 +206,7 @@ def mc_choose(spec, gs, moves, n, values, sim, smoves, svalues, root):
     playouts = int(spec[1])
     limit = int(spec[2])
     depth = int(spec[3])
-    rows, cols, tiles, cells, cands, policy = root
+    rows, cols, tiles, cells, cands, policy = root[0], root[1], root[2], root[3], root[4], root[5]
     policy[:] = 0
     policy[0] = spec[4]
     if int(spec[4]) == HEURISTIC:
@@ -222,6 +231,82 @@ def mc_choose(spec, gs, moves, n, values, sim, smoves, svalues, root):
 
 
 @njit
+def _best_reply(gs, hand, size, exact, moves):
+    """The best points the next player could score with the tile set ``hand`` (of
+    ``size`` tiles), +6 for going out when ``exact`` (the bag is empty). Returns
+    ``(points, moves)``."""
+    board, cross, anchors, bmeta, st = gs[0], gs[1], gs[2], gs[3], gs[8]
+    n = generate(board, cross, anchors, bmeta, hand, 0, moves, st)
+    if n > moves.shape[0]:
+        moves = np.zeros((2 * n, moves.shape[1]), np.int32)
+        n = generate(board, cross, anchors, bmeta, hand, 0, moves, st)
+    best = 0
+    for i in range(n):
+        best = max(best, moves[i, M_SCORE] + (6 if exact and moves[i, M_N] == size else 0))
+    return best, moves
+
+
+@njit
+def reply_choose(spec, gs, moves, n, values, smoves, undo):
+    """The heuristic agent late in the game (bag size <= ``horizon``, spec[7]): its
+    ``breadth`` (spec[6]) best placements are also charged ``reply`` (spec[5]) times
+    the next player's best reply (its points, +6 if it goes out). Once the bag is empty
+    the next hand is known exactly; before that the reply is averaged over ``samples``
+    (spec[8]) hands dealt from the unseen tiles, the same ones for every candidate.
+    Each candidate is put on the board and taken back (no copy of the position).
+    Returns the (maybe grown) reply move buffer."""
+    board, cross, anchors, bmeta, hands, bag, gmeta, rng, act = gs[0], gs[1], gs[2], gs[3], gs[4], gs[5], gs[6], gs[7], gs[9]
+    if n == 0:
+        set_fallback(gs, True)
+        return smoves
+    heuristic_values(gs, moves, n, spec, values)
+    order = np.argsort(-values[:n], kind="mergesort")[: max(int(spec[6]), 1)]
+    player = gmeta[G_CURRENT]
+    nxt = (player + 1) % gmeta[G_PLAYERS]
+    size = gmeta[G_HAND + nxt]
+    exact = gmeta[G_BAG] == 0
+    samples = 1 if exact else max(int(spec[8]), 1)
+    # The hands to try: the real one when exact, else deals from the unseen tiles.
+    pool = np.empty(bag.shape[0], np.int64)
+    npool = 0
+    for i in range(gmeta[G_BAG]):
+        pool[npool] = bag[i]
+        npool += 1
+    for q in range(gmeta[G_PLAYERS]):
+        if q != player:
+            for i in range(gmeta[G_HAND + q]):
+                pool[npool] = hands[q, i]
+                npool += 1
+    trial = np.zeros(samples, np.int64)
+    for j in range(samples):
+        if exact:
+            trial[j] = hand_mask(hands, gmeta, nxt)
+        else:
+            for i in range(min(size, npool)):
+                k = i + below(rng, 1, npool - i)
+                pool[i], pool[k] = pool[k], pool[i]
+                trial[j] |= 1 << pool[i]
+    cells = np.empty(6, np.int64)
+    tiles = np.empty(6, np.int64)
+    adjusted = np.empty(order.shape[0], np.float64)
+    for c in range(order.shape[0]):
+        m = moves[order[c], M_N]
+        for i in range(m):
+            cells[i] = moves[order[c], M_CELL + i]
+            tiles[i] = moves[order[c], M_TILE + i]
+        place_cells_undoable(board, cross, anchors, bmeta, cells, tiles, m, undo)
+        total = 0.0
+        if not (exact and m == gmeta[G_HAND + player]):  # going out ends the game
+            for j in range(samples):
+                best, smoves = _best_reply(gs, trial[j], size, exact, smoves)
+                total += best
+        take_back(board, cross, anchors, bmeta, cells, m, undo)
+        adjusted[c] = values[order[c]] - spec[5] * total / samples
+    set_place(act, moves, order[best_index(adjusted, order.shape[0], rng)])
+    return smoves
+
+
+@njit
 def new_agent_scratch():
     """Everything an agent may need beyond the game: values, a sim and root scratch."""
     sim, smoves = new_state()
@@ -232,6 +317,7 @@ def new_agent_scratch():
         np.zeros(128 * 128, np.int64),
         np.zeros((64, CAND_COLS), np.int64),
         np.zeros(SPEC_COLS, np.float64),
+        new_undo(),
     )
     return np.zeros(1024, np.float64), sim, smoves, np.zeros(1024, np.float64), root
 
@@ -244,12 +330,16 @@ def take_turn(spec, gs, moves, scratch):
     buffers may have grown).
     """
     values, sim, smoves, svalues, root = scratch
-    if int(spec[0]) != MONTE_CARLO:
+    agent = int(spec[0])
+    if agent != MONTE_CARLO and not (agent == HEURISTIC and spec[5] > 0 and gs[6][G_BAG] <= spec[7]):
         moves, values = take_turn_simple(spec, gs, moves, values)
         return moves, (values, sim, smoves, svalues, root)
     moves, n = legal_moves(gs, moves)
     if values.shape[0] < n:
         values = np.zeros(moves.shape[0], np.float64)
-    smoves, svalues = mc_choose(spec, gs, moves, n, values, sim, smoves, svalues, root)
+    if agent == MONTE_CARLO:
+        smoves, svalues = mc_choose(spec, gs, moves, n, values, sim, smoves, svalues, root)
+    else:
+        smoves = reply_choose(spec, gs, moves, n, values, smoves, root[6])
     apply_act(gs)
     return moves, (values, sim, smoves, svalues, root)

@@ -76,12 +76,12 @@ def _insert_sorted(row, n, tile):
 
 
 @njit
-def draw(hands, bag, gmeta, p):
-    """Fill seat ``p``'s hand up to 6 from the bag, as far as the bag allows.
+def draw(hands, bag, gmeta, p, size=HAND):
+    """Fill seat ``p``'s hand up to ``size`` tiles from the bag, as far as it allows.
 
     Hands are kept sorted, so a hand's slot order depends only on its tiles.
     """
-    while gmeta[G_HAND + p] < HAND and gmeta[G_BAG] > 0:
+    while gmeta[G_HAND + p] < size and gmeta[G_BAG] > 0:
         gmeta[G_BAG] -= 1
         _insert_sorted(hands[p], gmeta[G_HAND + p], bag[gmeta[G_BAG]])
         gmeta[G_HAND + p] += 1
@@ -207,9 +207,10 @@ def exchange(hands, bag, gmeta, rng, tiles, n):
     depends only on which tiles were exchanged.
     """
     p = gmeta[G_CURRENT]
+    size = gmeta[G_HAND + p]
     for i in range(n):
         remove_from_hand(hands, gmeta, p, tiles[i])
-    draw(hands, bag, gmeta, p)
+    draw(hands, bag, gmeta, p, size)
     for i in range(1, n):
         _insert_sorted(tiles, i, tiles[i])
     for i in range(n):
