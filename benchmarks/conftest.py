@@ -4,19 +4,17 @@ import numpy as np
 import pytest
 
 import qwirkle_core as qc
-from qwirkle_core._kernels import agents as ag
 
 
 def mid_game_positions(games=50, turns=range(10, 41, 5)):
     """Greedy self-play positions at the given turns of games seeded 0..games-1."""
     out = []
-    act = np.zeros(ag.ACT_SIZE, np.int64)
     for seed in range(games):
         g = qc.Game(seed=seed)
         while not g.is_over and g.turn <= max(turns):
             if g.turn in turns:
                 out.append(g.copy())
-            g._moves = ag.take_turn(ag.GREEDY, g._board, g._cross, g._anchors, g._bmeta, g._hands, g._bag, g._gmeta, g._rng, g._moves, g._scratch, act)
+            g.play_agent("greedy")
     return out
 
 

@@ -1,14 +1,15 @@
 """Legal-move enumeration and move application on fixed mid-game positions.
 
-Run: ``pytest benchmarks/ --benchmark-only``. Each round enumerates every legal move
-(with its score) of all the positions; ``extra_info`` holds moves per second.
+Run: ``pytest benchmarks/ --benchmark-only``. One round of the enumeration benchmark
+lists every legal move (with its score) of all the positions; one round of the apply
+benchmark also puts each of those moves on the board and takes it back.
+``extra_info`` holds the rates.
 """
 
-import numpy as np
 from numba import njit
 
 from qwirkle_core._kernels import movegen as mg
-from qwirkle_core._kernels.board import place_cells
+from qwirkle_core._kernels.board import new_undo, place_cells_undoable, take_back
 
 
 @njit(cache=True)
@@ -20,18 +21,18 @@ def enumerate_all(board, cross, anchors, bmeta, hand, moves, st):
 
 
 @njit(cache=True)
-def apply_best(board, cross, anchors, bmeta, hand, moves, st):
-    """Copy each position, generate, and apply its best move (generation included)."""
+def apply_all(board, cross, anchors, bmeta, hand, moves, st, undo):
+    """Put every legal move of every position on its board (masks and anchors
+    updated) and take it back again; returns the number of moves applied."""
     applied = 0
     for i in range(board.shape[0]):
-        b, c, a, m = board[i].copy(), cross[i].copy(), anchors[i].copy(), bmeta[i].copy()
-        n = mg.generate(b, c, a, m, hand[i], 0, moves, st)
-        if n == 0:
-            continue
-        best = np.argmax(moves[:n, mg.M_SCORE])
-        k = moves[best, mg.M_N]
-        place_cells(b, c, a, m, moves[best, mg.M_CELL : mg.M_CELL + k], moves[best, mg.M_TILE : mg.M_TILE + k], k)
-        applied += 1
+        n = mg.generate(board[i], cross[i], anchors[i], bmeta[i], hand[i], 0, moves, st)
+        for j in range(n):
+            k = moves[j, mg.M_N]
+            cells = moves[j, mg.M_CELL : mg.M_CELL + k]
+            place_cells_undoable(board[i], cross[i], anchors[i], bmeta[i], cells, moves[j, mg.M_TILE : mg.M_TILE + k], k, undo)
+            take_back(board[i], cross[i], anchors[i], bmeta[i], cells, k, undo)
+        applied += n
     return applied
 
 
@@ -51,10 +52,11 @@ def test_enumerate_legal_moves(benchmark, positions):
 
 
 def test_apply_moves(benchmark, positions):
+    """Apply-and-take-back of every legal move (minus the enumeration time of the round)."""
     p = positions
     moves = mg.new_move_buffer(100_000)
     st = mg.new_scratch_array()
-    args = (p["board"], p["cross"], p["anchors"], p["bmeta"], p["hand"], moves, st)
-    applied = apply_best(*args)
-    benchmark.pedantic(apply_best, args=args, rounds=20, iterations=2, warmup_rounds=1)
-    benchmark.extra_info["moves_applied_per_second"] = applied / benchmark.stats.stats.median
+    args = (p["board"], p["cross"], p["anchors"], p["bmeta"], p["hand"], moves, st, new_undo())
+    applied = apply_all(*args)
+    benchmark.pedantic(apply_all, args=args, rounds=20, iterations=2, warmup_rounds=1)
+    benchmark.extra_info["moves_applied_and_undone_per_second"] = applied / benchmark.stats.stats.median

@@ -64,7 +64,7 @@ def agent_turn(game, spec, scratch=None):
     if scratch is None:
         scratch = _mc.new_agent_scratch()
     gs = game._kernel_state()
-    game._moves, scratch = _mc.take_turn(spec, gs, game._moves, scratch)
+    game._moves = _mc.take_turn(spec, gs, game._moves, scratch)
     return gs[9], scratch
 
 

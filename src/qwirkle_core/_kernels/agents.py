@@ -334,10 +334,9 @@ def choose(spec, gs, moves, n, values):
 
 @njit
 def take_turn_simple(spec, gs, moves, values):
-    """One turn of a non-searching agent; returns ``(moves, values)`` (maybe grown)."""
+    """One turn of a non-searching agent. ``values`` is a float64 scratch (a larger one
+    is made for this turn if it is too short). Returns the (maybe grown) move buffer."""
     moves, n = legal_moves(gs, moves)
-    if values.shape[0] < n:
-        values = np.zeros(moves.shape[0], np.float64)
-    choose(spec, gs, moves, n, values)
+    choose(spec, gs, moves, n, values if values.shape[0] >= n else np.zeros(n, np.float64))
     apply_act(gs)
-    return moves, values
+    return moves

@@ -30,15 +30,15 @@ def seeds_for(batch_seed, start, count):
 def play_one(seed, specs, rule_opening, gs, moves, scratch):
     """Play one game from ``seed`` to the end, seat p played by ``specs[p]``.
 
-    Returns the (maybe grown) buffers ``(moves, scratch)``.
+    Returns the (maybe grown) move buffer.
     """
     board, cross, anchors, bmeta, hands, bag, gmeta, rng = gs[0], gs[1], gs[2], gs[3], gs[4], gs[5], gs[6], gs[7]
     clear_board(board, cross, anchors, bmeta)
     seed_streams(rng, seed)
     new_game(hands, bag, gmeta, rng, specs.shape[0], rule_opening)
     while gmeta[G_OVER] == 0 and gmeta[G_TURNS] < MAX_TURNS:
-        moves, scratch = take_turn(specs[gmeta[G_CURRENT]], gs, moves, scratch)
-    return moves, scratch
+        moves = take_turn(specs[gmeta[G_CURRENT]], gs, moves, scratch)
+    return moves
 
 
 @njit(parallel=True)
@@ -56,7 +56,7 @@ def run_games(seeds, specs, rule_opening, scores, qwirkles, stats, nchunks):
         scratch = new_agent_scratch()
         gmeta = gs[6]
         for g in range(ch * ngames // nchunks, (ch + 1) * ngames // nchunks):
-            moves, scratch = play_one(seeds[g], specs, rule_opening, gs, moves, scratch)
+            moves = play_one(seeds[g], specs, rule_opening, gs, moves, scratch)
             for p in range(players):
                 scores[g, p] = gmeta[G_SCORE + p]
                 qwirkles[g, p] = gmeta[G_QWIRKLES + p]

@@ -121,7 +121,7 @@ def margin(gmeta, player):
 def playout(sim, moves, values, cand, policy, depth, seed):
     """One determinized playout of candidate ``cand`` from the (reset) ``sim``.
 
-    Returns ``(margin, moves, values)``; the buffers may have grown.
+    Returns ``(margin, moves)``; the move buffer may have grown.
     """
     gmeta, rng, act = sim[6], sim[7], sim[9]
     player = gmeta[G_CURRENT]
@@ -132,8 +132,8 @@ def playout(sim, moves, values, cand, policy, depth, seed):
     apply_act(sim)
     start = gmeta[G_TURNS]
     while gmeta[G_OVER] == 0 and (depth == 0 or gmeta[G_TURNS] - start < depth) and gmeta[G_TURNS] < 5000:
-        moves, values = take_turn_simple(policy, sim, moves, values)
-    return margin(gmeta, player), moves, values
+        moves = take_turn_simple(policy, sim, moves, values)
+    return margin(gmeta, player), moves
 
 
 @njit
@@ -189,7 +189,7 @@ def evaluate(rows, cols, tiles, ntiles, hands, bag, gmeta, cands, ncand, policy,
             j = w % playouts
             reset_sim(sim, rows, cols, tiles, ntiles, hands, bag, gmeta, cells)
             s = mix64(np.uint64(seed) ^ mix64(np.uint64(j) + _PLAYOUT_SALT))
-            m, moves, values = playout(sim, moves, values, cands[c], policy, depth, s)
+            m, moves = playout(sim, moves, values, cands[c], policy, depth, s)
             out[c, j] = m
     return out
 
@@ -215,7 +215,7 @@ def mc_choose(spec, gs, moves, n, values, sim, smoves, svalues, root):
     act, rng = gs[9], gs[7]
     if k == 1 or playouts <= 0:
         act[:] = cands[0]
-        return smoves, svalues
+        return smoves
     board, bmeta, hands, bag, gmeta = gs[0], gs[3], gs[4], gs[5], gs[6]
     ntiles = board_tiles(board, bmeta, rows, cols, tiles)
     means = np.zeros(k, np.float64)
@@ -224,10 +224,10 @@ def mc_choose(spec, gs, moves, n, values, sim, smoves, svalues, root):
         s = mix64(base ^ mix64(np.uint64(j) + _PLAYOUT_SALT))
         for c in range(k):
             reset_sim(sim, rows, cols, tiles, ntiles, hands, bag, gmeta, cells)
-            m, smoves, svalues = playout(sim, smoves, svalues, cands[c], policy, depth, s)
+            m, smoves = playout(sim, smoves, svalues, cands[c], policy, depth, s)
             means[c] += m
     act[:] = cands[best_index(means, k, rng)]
-    return smoves, svalues
+    return smoves
 
 
 @njit
@@ -326,20 +326,19 @@ def new_agent_scratch():
 def take_turn(spec, gs, moves, scratch):
     """One turn of agent ``spec`` for the current player of ``gs``.
 
-    ``scratch`` is :func:`new_agent_scratch`'s tuple. Returns ``(moves, scratch)`` (the
-    buffers may have grown).
+    ``scratch`` is :func:`new_agent_scratch`'s tuple (used in place). Returns the
+    (maybe grown) move buffer.
     """
     values, sim, smoves, svalues, root = scratch
     agent = int(spec[0])
     if agent != MONTE_CARLO and not (agent == HEURISTIC and spec[5] > 0 and gs[6][G_BAG] <= spec[7]):
-        moves, values = take_turn_simple(spec, gs, moves, values)
-        return moves, (values, sim, smoves, svalues, root)
+        return take_turn_simple(spec, gs, moves, values)
     moves, n = legal_moves(gs, moves)
     if values.shape[0] < n:
-        values = np.zeros(moves.shape[0], np.float64)
+        values = np.zeros(n, np.float64)
     if agent == MONTE_CARLO:
-        smoves, svalues = mc_choose(spec, gs, moves, n, values, sim, smoves, svalues, root)
+        mc_choose(spec, gs, moves, n, values, sim, smoves, svalues, root)
     else:
-        smoves = reply_choose(spec, gs, moves, n, values, smoves, root[6])
+        reply_choose(spec, gs, moves, n, values, smoves, root[6])
     apply_act(gs)
-    return moves, (values, sim, smoves, svalues, root)
+    return moves

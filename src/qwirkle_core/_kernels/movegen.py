@@ -39,7 +39,10 @@ def _extend(board, cross, hand, s, d, k, need, allowed0, len0, min_n, exact_n, m
     """Depth-first search of the lines that start by placing on cell ``s``.
 
     The first ``k`` cells are empty cells before the anchor, which must take one of
-    the tiles in ``need``: a prefix whose line accepts none of them is cut off.
+    the tiles in ``need``: prefix tiles must share a colour or a shape with one of
+    them, and a prefix whose line accepts none of them is cut off. A cell's candidates
+    are the hand tiles the line accepts and both of its cross-check sets allow (the
+    one along the line covers the tiles already next to it).
 
     ``st`` rows: 0 cell, 1 accepted set, 2 line length, 3 cross points, 4 candidate
     tiles left to try, 5 tile placed, each indexed by depth (tiles placed so far).
@@ -50,7 +53,16 @@ def _extend(board, cross, hand, s, d, k, need, allowed0, len0, min_n, exact_n, m
     st[1, 0] = allowed0
     st[2, 0] = len0
     st[3, 0] = 0
-    st[4, 0] = hand & allowed0 & cross[s, perp]
+    prefix = 0
+    if k > 0:
+        rest = need
+        while rest:
+            low = rest & -rest
+            prefix |= LX[lowest_bit_index(low)]
+            rest ^= low
+    st[4, 0] = hand & allowed0 & cross[s, perp] & cross[s, d]
+    if k > 0:
+        st[4, 0] &= prefix
     depth = 0
     while depth >= 0:
         cand = st[4, depth]
@@ -93,7 +105,9 @@ def _extend(board, cross, hand, s, d, k, need, allowed0, len0, min_n, exact_n, m
                     moves[count, M_TILE + i] = st[5, i]
             count += 1
         if nd < 6 and (exact_n == 0 or nd < exact_n):
-            nxt = hand & allowed & cross[q, perp]
+            nxt = hand & allowed & cross[q, perp] & cross[q, d]
+            if nd < k:
+                nxt &= prefix
             if nxt != 0:
                 st[0, nd] = q
                 st[1, nd] = allowed
