@@ -325,11 +325,9 @@ def choose(spec, gs, moves, n, values):
         set_place(act, moves, below(rng, 1, n))
         return
     if agent == HEURISTIC:
-        heuristic_values(gs, moves, n, spec, values)
+        set_place(act, moves, best_index(heuristic_values(gs, moves, n, spec, values), n, rng))
     else:
-        for i in range(n):
-            values[i] = moves[i, M_SCORE]
-    set_place(act, moves, best_index(values, n, rng))
+        set_place(act, moves, best_index(moves[:, M_SCORE], n, rng))
 
 
 @njit

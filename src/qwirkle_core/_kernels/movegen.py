@@ -30,8 +30,9 @@ def new_move_buffer(capacity=1024):
 
 @njit
 def new_scratch_array():
-    """The depth-first search's scratch: int64[6, 8]."""
-    return np.zeros((6, 8), np.int64)
+    """The move generator's scratch: int64[8, 8] (rows 0-5 the search, 6-7 the hand's
+    tile counts per colour and per shape)."""
+    return np.zeros((8, 8), np.int64)
 
 
 @njit
@@ -130,6 +131,9 @@ def generate(board, cross, anchors, bmeta, hand, opening_len, moves, st):
         return 0
     if bmeta[B_TILES] == 0:
         return _extend(board, cross, hand, 0, 0, 0, ALL, ALL, 0, 1, opening_len, moves, 0, st)
+    for g in range(6):
+        st[6, g] = popcount(hand & COLOR_MASK[g])
+        st[7, g] = popcount(hand & SHAPE_MASK[g])
     count = 0
     for i in range(bmeta[B_ANCHORS]):
         a = anchors[i]
@@ -140,9 +144,9 @@ def generate(board, cross, anchors, bmeta, hand, opening_len, moves, st):
         longest = 0
         for g in range(6):
             if need & COLOR_MASK[g]:
-                longest = max(longest, popcount(hand & COLOR_MASK[g]))
+                longest = max(longest, st[6, g])
             if need & SHAPE_MASK[g]:
-                longest = max(longest, popcount(hand & SHAPE_MASK[g]))
+                longest = max(longest, st[7, g])
         for d in range(2):
             min_n = 1 if d == 0 else 2
             allowed = ALL
