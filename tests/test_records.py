@@ -7,7 +7,6 @@ import json
 import random
 from pathlib import Path
 
-import numpy as np
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st

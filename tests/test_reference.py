@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import random
 from collections import Counter
-from itertools import combinations
 
 import pytest
 from hypothesis import given

@@ -26,7 +26,8 @@ def _positive_int(text):
     return value
 
 
-def _seed(text):
+def seed_type(text):
+    """argparse type of a seed: an int 0 .. 2**64-1 (decimal, or 0x.. hex)."""
     try:
         value = int(text, 0)
     except ValueError:
@@ -72,7 +73,7 @@ def _add_simulate(sub):
     )
     p.add_argument("--games", type=_positive_int, default=10_000, help="number of games (default: 10000)")
     p.add_argument("--agents", type=_agent_list, default=["greedy", "greedy"], help="comma-separated agents, one per seat, 2 to 6 (default: greedy,greedy); available: random, greedy, heuristic, mc; parameters as name:key=value, e.g. mc:playouts=32:depth=0")
-    p.add_argument("--seed", type=_seed, default=0, help="batch seed; game i plays from a hash of (seed, i) (default: 0)")
+    p.add_argument("--seed", type=seed_type, default=0, help="batch seed; game i plays from a hash of (seed, i) (default: 0)")
     p.add_argument("--threads", type=_positive_int, default=None, help="worker threads (default: all cores); results do not depend on it")
     p.add_argument("--opening", choices=sorted(OPENING_RULES), default="largest_group", help="opening rule (default: largest_group, the official one)")
     p.add_argument("--out", type=_output_path, default=None, help="write the per-game rows to this .parquet or .csv file")
@@ -146,7 +147,7 @@ def _add_tournament(sub):
     )
     p.add_argument("--agents", type=_agent_list, default=["greedy", "heuristic", "mc"], help="comma-separated agents, at least 2 (default: greedy,heuristic,mc); parameters as name:key=value, e.g. mc:playouts=32")
     p.add_argument("--games", type=_positive_int, default=1000, help="games per pairing (default: 1000)")
-    p.add_argument("--seed", type=_seed, default=0, help="seed (default: 0)")
+    p.add_argument("--seed", type=seed_type, default=0, help="seed (default: 0)")
     p.add_argument("--threads", type=_positive_int, default=None, help="worker threads (default: all cores)")
     p.add_argument("--plot", type=_plot_path, default=None, help="save the score distributions to this .png file (needs matplotlib)")
     p.set_defaults(run=_run_tournament)

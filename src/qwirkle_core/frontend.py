@@ -247,16 +247,6 @@ def _isatty(stream):
     return bool(isatty and isatty())
 
 
-def _seed(text):
-    try:
-        value = int(text, 0)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected an integer seed, got {text!r}") from None
-    if not 0 <= value < 2**64:
-        raise argparse.ArgumentTypeError(f"the seed must be 0 .. 2**64-1, got {value}")
-    return value
-
-
 def _agent(text):
     try:
         parse_agents([text])
@@ -267,10 +257,12 @@ def _agent(text):
 
 def add_play_arguments(parser):
     """Add the options of ``qwirkle play`` to an ``argparse`` parser."""
+    from .cli import seed_type
+
     parser.add_argument("--players", type=int, choices=range(2, 7), default=2, metavar="N", help="number of seats, 2 to 6 (default: 2)")
     parser.add_argument("--opponent", type=_agent, default="greedy", help=f"the agent in the other seats: {', '.join(AGENTS)} (default: greedy)")
     parser.add_argument("--seat", type=int, default=0, help="your seat, from 0 (default: 0); the rules decide who opens")
-    parser.add_argument("--seed", type=_seed, default=None, help="the game's seed (default: random; printed at the start)")
+    parser.add_argument("--seed", type=seed_type, default=None, help="the game's seed (default: random; printed at the start)")
     parser.add_argument("--opening", choices=sorted(OPENING_RULES), default="largest_group", help="opening rule (default: largest_group, the official one)")
     parser.add_argument("--no-color", action="store_true", help="no colours even on a terminal")
 

@@ -330,13 +330,10 @@ def play_game(agents=("greedy", "greedy"), seed=0, rules=None):
     ``play_game(agents, seed=result.seeds[i])`` reproduces game ``i`` of a batch.
     """
     from .game import Game
-    from .records import GameRecord
 
     names, specs = parse_agents(agents)
     rules = resolve_rules(len(names), rules)
     g = Game(seed=_check_seed(seed), rules=rules)
     while not g.is_over and g.turn < _bt.MAX_TURNS:
         g.play_agent(specs[g.current_player])
-    record = g.record()
-    record.agents = list(names)
-    return record
+    return g.record(agents=list(names))

@@ -205,7 +205,7 @@ def _line_through(board, cell, d):
 
 
 @njit
-def _fives(board, cross, cells, k, unseen, mine, p_other):
+def _fives(board, cross, cells, k, mine, p_other):
     """Risk and promise of the lines of 5 through the placed ``cells[:k]``.
 
     For each such line, its missing tile (the one that fits an open end) may be held by
@@ -235,19 +235,20 @@ def _fives(board, cross, cells, k, unseen, mine, p_other):
 
 
 @njit
-def unseen_counts(hands, bag, gmeta, viewer, out):
-    """``out[t]`` = copies of tile t that ``viewer`` cannot see (other hands and bag).
-
-    In a game that holds all 108 tiles this is public: 3 minus the copies on the
-    board and in the viewer's hand.
-    """
-    out[:] = 0
+def hidden_tiles(hands, bag, gmeta, viewer, pool):
+    """Write the tiles ``viewer`` cannot see (the bag, then the other hands) to
+    ``pool``; returns their number. In a game that holds all 108 tiles their multiset
+    is public: 3 copies of each tile minus the board and the viewer's hand."""
+    n = 0
     for i in range(gmeta[G_BAG]):
-        out[bag[i]] += 1
+        pool[n] = bag[i]
+        n += 1
     for p in range(gmeta[G_PLAYERS]):
         if p != viewer:
             for i in range(gmeta[G_HAND + p]):
-                out[hands[p, i]] += 1
+                pool[n] = hands[p, i]
+                n += 1
+    return n
 
 
 @njit
@@ -263,8 +264,8 @@ def heuristic_values(gs, moves, n, spec, values):
     board, cross, hands, bag, gmeta = gs[0], gs[1], gs[4], gs[5], gs[6]
     w_group, w_dup, w_danger, w_setup = spec[1], spec[2], spec[3], spec[4]
     p = gmeta[G_CURRENT]
-    unseen = np.zeros(36, np.int64)
-    unseen_counts(hands, bag, gmeta, p, unseen)
+    pool = np.empty(bag.shape[0], np.int64)
+    unseen = np.bincount(pool[: hidden_tiles(hands, bag, gmeta, p, pool)], minlength=36)
     # Chance that the next player's h tiles, drawn from the U unseen ones, hold at least
     # one of the u_t copies of tile t: 1 - C(U - u_t, h) / C(U, h) (exact, hypergeometric;
     # 0 or 1 once the bag is empty and the unseen tiles are that hand).
@@ -298,7 +299,7 @@ def heuristic_values(gs, moves, n, spec, values):
             v -= w_dup * (size - k - popcount(leave))
             if w_group != 0.0:
                 v += w_group * largest_group(leave)
-        risk, promise = _fives(board, cross, cells, k, unseen, held, p_other)
+        risk, promise = _fives(board, cross, cells, k, held, p_other)
         v += w_setup * promise - w_danger * risk
         values[m] = v
         for j in range(k):

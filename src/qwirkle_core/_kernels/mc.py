@@ -32,6 +32,7 @@ from .agents import (
     apply_act,
     best_index,
     heuristic_values,
+    hidden_tiles,
     legal_moves,
     new_state,
     set_fallback,
@@ -82,15 +83,7 @@ def determinize(hands, bag, gmeta, viewer, rng, stream):
     """Re-deal everything ``viewer`` cannot see (other hands + bag), in place."""
     players = gmeta[G_PLAYERS]
     pool = np.empty(bag.shape[0], np.int8)
-    n = 0
-    for i in range(gmeta[G_BAG]):
-        pool[n] = bag[i]
-        n += 1
-    for p in range(players):
-        if p != viewer:
-            for i in range(gmeta[G_HAND + p]):
-                pool[n] = hands[p, i]
-                n += 1
+    n = hidden_tiles(hands, bag, gmeta, viewer, pool)
     for i in range(n - 1, 0, -1):
         j = below(rng, stream, i + 1)
         tmp = pool[i]
@@ -268,15 +261,7 @@ def reply_choose(spec, gs, moves, n, values, smoves, undo):
     samples = 1 if exact else max(int(spec[8]), 1)
     # The hands to try: the real one when exact, else deals from the unseen tiles.
     pool = np.empty(bag.shape[0], np.int64)
-    npool = 0
-    for i in range(gmeta[G_BAG]):
-        pool[npool] = bag[i]
-        npool += 1
-    for q in range(gmeta[G_PLAYERS]):
-        if q != player:
-            for i in range(gmeta[G_HAND + q]):
-                pool[npool] = hands[q, i]
-                npool += 1
+    npool = hidden_tiles(hands, bag, gmeta, player, pool)
     trial = np.zeros(samples, np.int64)
     for j in range(samples):
         if exact:
