@@ -148,6 +148,8 @@ def generate(board, cross, anchors, bmeta, hand, opening_len, moves, st):
             if need & SHAPE_MASK[g]:
                 longest = max(longest, st[7, g])
         for d in range(2):
+            if d == 1 and longest < 2:
+                break  # no line of 2+ through ``a``; its single tiles were counted in d = 0
             min_n = 1 if d == 0 else 2
             allowed = ALL
             length = 0
@@ -156,7 +158,12 @@ def generate(board, cross, anchors, bmeta, hand, opening_len, moves, st):
                 allowed &= LX[board[j]]
                 length += 1
                 j = step(j, d, -1)
-            count = _extend(board, cross, hand, a, d, 0, need, allowed, length, min_n, 0, moves, count, st)
+            # Starting at ``a``, a column placement needs a second cell past the run below.
+            q = step(a, d, 1)
+            while d == 1 and board[q] >= 0:
+                q = step(q, d, 1)
+            if d == 0 or hand & cross[q, 0] & cross[q, 1] != 0:
+                count = _extend(board, cross, hand, a, d, 0, need, allowed, length, min_n, 0, moves, count, st)
             if length > 0:
                 continue
             s = a
