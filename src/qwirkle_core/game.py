@@ -774,5 +774,3 @@ def _valid_line(line):
         return False
     return len({t // 6 for t in line}) == 1 or len({t % 6 for t in line}) == 1
 
-
-assert NUM_TILE_TYPES == 36

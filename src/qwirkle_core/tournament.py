@@ -59,12 +59,14 @@ def _half(a, b, games, seed, threads):
     return simulate(games, agents=(a, b), seed=seed, threads=threads)
 
 
-def tournament(agents, games=1000, seed=0, threads=None, timing_games=20):
+def tournament(agents, games=1000, seed=0, threads=None, timing_games=8, timing_seconds=0.5):
     """Play every pair of ``agents`` (names as in :func:`simulate`) for ``games`` games.
 
     Each pair plays ``games // 2`` deals twice, once from each seat. Time per move is
-    measured separately: each agent plays ``timing_games`` games against itself and the
-    wall time is divided by the number of turns (exchanges and passes included).
+    measured separately on one thread: each agent plays games against itself,
+    ``timing_games`` first and twice as many each time until a run lasts
+    ``timing_seconds`` (at most 4,096 games); the wall time of the last run is divided
+    by its number of turns (exchanges and passes included).
     """
     names, _ = parse_agents(agents)
     if len(set(names)) != len(names):
@@ -93,9 +95,15 @@ def tournament(agents, games=1000, seed=0, threads=None, timing_games=20):
         )
     timing = {}
     for a in names:
-        start = time.perf_counter()
-        r = simulate(timing_games, agents=(a, a), seed=seed ^ 0x5EED, threads=1)
-        timing[a] = (time.perf_counter() - start) / max(int(r.turns.sum()), 1)
+        n = timing_games
+        while True:
+            start = time.perf_counter()
+            r = simulate(n, agents=(a, a), seed=seed ^ 0x5EED, threads=1)
+            elapsed = time.perf_counter() - start
+            if elapsed >= timing_seconds or n >= 4096:
+                break
+            n *= 2
+        timing[a] = elapsed / max(int(r.turns.sum()), 1)
     return TournamentResult(agents=names, matches=matches, seconds_per_move=timing, seed=seed)
 
 
