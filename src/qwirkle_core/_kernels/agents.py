@@ -26,15 +26,12 @@ from .state import (
     G_CURRENT,
     G_HAND,
     G_PLAYERS,
-    GMETA,
-    HAND,
-    MAX_PLAYERS,
-    NTILES,
     after_placement,
     end_if_dead,
     exchange,
     hand_mask,
     largest_group,
+    new_game_arrays,
     opening_len,
     pass_turn,
 )
@@ -78,18 +75,8 @@ def make_spec(agent_id, **params):
 def new_state():
     """A fresh game state tuple ``gs`` and a move buffer (see the module doc)."""
     board, cross, anchors, bmeta = new_board()
-    gs = (
-        board,
-        cross,
-        anchors,
-        bmeta,
-        np.full((MAX_PLAYERS, HAND), -1, np.int8),
-        np.zeros(NTILES, np.int8),
-        np.zeros(GMETA, np.int64),
-        np.zeros(2, np.uint64),
-        new_scratch_array(),
-        np.zeros(ACT_SIZE, np.int64),
-    )
+    hands, bag, gmeta, rng = new_game_arrays()
+    gs = (board, cross, anchors, bmeta, hands, bag, gmeta, rng, new_scratch_array(), np.zeros(ACT_SIZE, np.int64))
     return gs, np.zeros((1024, MOVE_COLS), np.int32)
 
 

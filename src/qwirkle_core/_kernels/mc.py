@@ -39,10 +39,10 @@ from .agents import (
     set_place,
     take_turn_simple,
 )
-from .board import B_MAXC, B_MAXR, B_MINC, B_MINR, B_TILES, GMASK, GRID_BITS, clear_board, new_undo, place_at, place_cells_undoable, take_back
+from .board import B_MAXC, B_MAXR, B_MINC, B_MINR, B_TILES, cell_of, clear_board, new_undo, place_at, place_cells_undoable, take_back
 from .movegen import generate
 from .rng import below, mix64, next_u64
-from .state import G_BAG, G_CURRENT, G_HAND, G_OVER, G_PLAYERS, G_SCORE, G_TURNS, _insert_sorted, hand_mask
+from .state import G_BAG, G_CURRENT, G_HAND, G_OVER, G_PLAYERS, G_SCORE, G_TURNS, NTILES, _insert_sorted, hand_mask
 
 # Candidate rows: [kind, n, points, 0, cells x6, tiles x6] like an action word.
 CAND_COLS = 16
@@ -57,7 +57,7 @@ def board_tiles(board, bmeta, rows, cols, tiles):
         return 0
     for r in range(bmeta[B_MINR], bmeta[B_MAXR] + 1):
         for c in range(bmeta[B_MINC], bmeta[B_MAXC] + 1):
-            t = board[((r & GMASK) << GRID_BITS) | (c & GMASK)]
+            t = board[cell_of(r, c)]
             if t >= 0:
                 rows[n] = r
                 cols[n] = c
@@ -296,10 +296,10 @@ def new_agent_scratch():
     """Everything an agent may need beyond the game: values, a sim and root scratch."""
     sim, smoves = new_state()
     root = (
-        np.zeros(128 * 128, np.int64),
-        np.zeros(128 * 128, np.int64),
-        np.zeros(128 * 128, np.int8),
-        np.zeros(128 * 128, np.int64),
+        np.zeros(NTILES, np.int64),
+        np.zeros(NTILES, np.int64),
+        np.zeros(NTILES, np.int8),
+        np.zeros(NTILES, np.int64),
         np.zeros((64, CAND_COLS), np.int64),
         np.zeros(SPEC_COLS, np.float64),
         new_undo(),

@@ -39,7 +39,9 @@ OPENING_LARGEST_GROUP = 0
 OPENING_ANY_LINE = 1
 
 
+@njit
 def new_game_arrays():
+    """Fresh ``(hands, bag, gmeta, rng)`` arrays of one game."""
     return (
         np.full((MAX_PLAYERS, HAND), -1, np.int8),
         np.zeros(NTILES, np.int8),
