@@ -17,8 +17,8 @@ cells, ``act[10:16]`` tiles.
 import numpy as np
 
 from ._jit import njit
-from .board import EMPTY, LX, new_board, place_cells, popcount, step
-from .movegen import M_CELL, M_N, M_SCORE, M_TILE, MOVE_COLS, generate, new_scratch_array
+from .board import EMPTY, LX, new_board, place_cells, popcount, scan_run
+from .movegen import M_CELL, M_N, M_SCORE, M_TILE, MOVE_COLS, generate_all, new_scratch_array
 from .rng import below
 from .scoring import qwirkles_made
 from .state import (
@@ -86,14 +86,9 @@ def legal_moves(gs, moves):
 
     Returns ``(moves, n)``.
     """
-    board, cross, anchors, bmeta, hands, gmeta, st = gs[0], gs[1], gs[2], gs[3], gs[4], gs[6], gs[8]
-    hand = hand_mask(hands, gmeta, gmeta[G_CURRENT])
-    olen = opening_len(gmeta)
-    n = generate(board, cross, anchors, bmeta, hand, olen, moves, st)
-    if n > moves.shape[0]:
-        moves = np.zeros((2 * n, MOVE_COLS), np.int32)
-        n = generate(board, cross, anchors, bmeta, hand, olen, moves, st)
-    return moves, n
+    gmeta = gs[6]
+    hand = hand_mask(gs[4], gmeta, gmeta[G_CURRENT])
+    return generate_all(gs[0], gs[1], gs[2], gs[3], hand, opening_len(gmeta), moves, gs[8])
 
 
 @njit
@@ -176,19 +171,9 @@ def best_index(values, n, rng):
 @njit
 def _line_through(board, cell, d):
     """(length, accepted tiles, first empty cell before, first empty cell after) of a run."""
-    allowed = LX[board[cell]]
-    n = 1
-    before = step(cell, d, -1)
-    while board[before] >= 0:
-        allowed &= LX[board[before]]
-        n += 1
-        before = step(before, d, -1)
-    after = step(cell, d, 1)
-    while board[after] >= 0:
-        allowed &= LX[board[after]]
-        n += 1
-        after = step(after, d, 1)
-    return n, allowed, before, after
+    left, n_left, before = scan_run(board, cell, d, -1)
+    right, n_right, after = scan_run(board, cell, d, 1)
+    return 1 + n_left + n_right, LX[board[cell]] & left & right, before, after
 
 
 @njit

@@ -8,9 +8,7 @@ from .board import clear_board
 from .mc import new_agent_scratch, take_turn
 from .agents import new_state
 from .rng import game_seed, seed_streams
-from .state import G_CURRENT, G_OVER, G_PLACED, G_QWIRKLES, G_SCORE, G_STARTER, G_TURNS, G_WINNER, new_game
-
-MAX_TURNS = 5000  # a game still running after this many turns is stopped as blocked
+from .state import MAX_TURNS, G_CURRENT, G_OVER, G_PLACED, G_QWIRKLES, G_SCORE, G_STARTER, G_TURNS, G_WINNER, new_game
 
 # Columns of the per-game int32 stats array.
 S_WINNER, S_TURNS, S_PLACED, S_STARTER, S_TRUNCATED = 0, 1, 2, 3, 4

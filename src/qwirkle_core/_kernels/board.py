@@ -120,6 +120,20 @@ def clear_board(board, cross, anchors, bmeta):
 
 
 @njit
+def scan_run(board, cell, d, sign):
+    """The run of tiles next to ``cell`` going ``sign`` along ``d``: (the AND of their
+    ``LX`` masks, their number, the first empty cell past them)."""
+    accepted = ALL
+    n = 0
+    j = step(cell, d, sign)
+    while board[j] >= 0:
+        accepted &= LX[board[j]]
+        n += 1
+        j = step(j, d, sign)
+    return accepted, n, j
+
+
+@njit
 def segment_cross(board, idx, d):
     """Cross-check word of empty cell ``idx`` for direction ``d`` (see module doc)."""
     allowed = ALL
@@ -155,7 +169,8 @@ def _grow_bbox(bmeta, r, c):
 def _put(board, cross, anchors, bmeta, cells, tiles, n, log):
     """Put the tiles down and update the masks and anchors. When ``log`` (int64[k, 3])
     is not empty, every cross word changed is first written to it as (cell, word 0,
-    word 1); returns the number of entries written."""
+    word 1); returns the number of entries written. Callers that keep no log pass
+    ``cross[:0]``, an empty int64 2-D view, so no array is allocated per placement."""
     logged = 0
     for i in range(n):
         board[cells[i]] = tiles[i]
@@ -200,7 +215,7 @@ def _place(board, cross, anchors, bmeta, cells, tiles, n, log):
 @njit
 def place_cells(board, cross, anchors, bmeta, cells, tiles, n):
     """Put ``tiles[:n]`` on wrapped ``cells[:n]`` (already checked legal) and update masks."""
-    _place(board, cross, anchors, bmeta, cells, tiles, n, np.empty((0, 3), np.int64))
+    _place(board, cross, anchors, bmeta, cells, tiles, n, cross[:0])  # empty log: no copy kept
 
 
 @njit
@@ -210,7 +225,7 @@ def place_at(board, cross, anchors, bmeta, rows, cols, tiles, n, cells_scratch):
         _grow_bbox(bmeta, rows[i], cols[i])
         bmeta[B_TILES] += 1
         cells_scratch[i] = cell_of(rows[i], cols[i])
-    _put(board, cross, anchors, bmeta, cells_scratch, tiles, n, np.empty((0, 3), np.int64))
+    _put(board, cross, anchors, bmeta, cells_scratch, tiles, n, cross[:0])
 
 
 @njit

@@ -40,9 +40,9 @@ from .agents import (
     take_turn_simple,
 )
 from .board import B_MAXC, B_MAXR, B_MINC, B_MINR, B_TILES, cell_of, clear_board, new_undo, place_at, place_cells_undoable, take_back
-from .movegen import generate
+from .movegen import generate_all
 from .rng import below, mix64, next_u64
-from .state import G_BAG, G_CURRENT, G_HAND, G_OVER, G_PLAYERS, G_SCORE, G_TURNS, NTILES, _insert_sorted, hand_mask
+from .state import G_BAG, G_CURRENT, G_HAND, G_OVER, G_PLAYERS, G_SCORE, G_TURNS, MAX_TURNS, NTILES, _insert_sorted, hand_mask
 
 # Candidate rows: [kind, n, points, 0, cells x6, tiles x6] like an action word.
 CAND_COLS = 16
@@ -101,6 +101,12 @@ def determinize(hands, bag, gmeta, viewer, rng, stream):
 
 
 @njit
+def playout_seed(base, j):
+    """The seed of playout ``j`` of an evaluation seeded ``base`` (uint64)."""
+    return mix64(np.uint64(base) ^ mix64(np.uint64(j) + _PLAYOUT_SALT))
+
+
+@njit
 def margin(gmeta, player):
     """``player``'s score minus the best other score."""
     best = -(1 << 30)
@@ -124,7 +130,7 @@ def playout(sim, moves, values, cand, policy, depth, seed):
     act[:] = cand
     apply_act(sim)
     start = gmeta[G_TURNS]
-    while gmeta[G_OVER] == 0 and (depth == 0 or gmeta[G_TURNS] - start < depth) and gmeta[G_TURNS] < 5000:
+    while gmeta[G_OVER] == 0 and (depth == 0 or gmeta[G_TURNS] - start < depth) and gmeta[G_TURNS] < MAX_TURNS:
         moves = take_turn_simple(policy, sim, moves, values)
     return margin(gmeta, player), moves
 
@@ -181,8 +187,7 @@ def evaluate(rows, cols, tiles, ntiles, hands, bag, gmeta, cands, ncand, policy,
             c = w // playouts
             j = w % playouts
             reset_sim(sim, rows, cols, tiles, ntiles, hands, bag, gmeta, cells)
-            s = mix64(np.uint64(seed) ^ mix64(np.uint64(j) + _PLAYOUT_SALT))
-            m, moves = playout(sim, moves, values, cands[c], policy, depth, s)
+            m, moves = playout(sim, moves, values, cands[c], policy, depth, playout_seed(seed, j))
             out[c, j] = m
     return out
 
@@ -208,19 +213,18 @@ def mc_choose(spec, gs, moves, n, values, sim, smoves, svalues, root):
     act, rng = gs[9], gs[7]
     if k == 1 or playouts <= 0:
         act[:] = cands[0]
-        return smoves
+        return
     board, bmeta, hands, bag, gmeta = gs[0], gs[3], gs[4], gs[5], gs[6]
     ntiles = board_tiles(board, bmeta, rows, cols, tiles)
     means = np.zeros(k, np.float64)
     base = next_u64(rng, 1)
     for j in range(playouts):
-        s = mix64(base ^ mix64(np.uint64(j) + _PLAYOUT_SALT))
+        s = playout_seed(base, j)
         for c in range(k):
             reset_sim(sim, rows, cols, tiles, ntiles, hands, bag, gmeta, cells)
             m, smoves = playout(sim, smoves, svalues, cands[c], policy, depth, s)
             means[c] += m
     act[:] = cands[best_index(means, k, rng)]
-    return smoves
 
 
 @njit
@@ -228,11 +232,7 @@ def _best_reply(gs, hand, size, exact, moves):
     """The best points the next player could score with the tile set ``hand`` (of
     ``size`` tiles), +6 for going out when ``exact`` (the bag is empty). Returns
     ``(points, moves)``."""
-    board, cross, anchors, bmeta, st = gs[0], gs[1], gs[2], gs[3], gs[8]
-    n = generate(board, cross, anchors, bmeta, hand, 0, moves, st)
-    if n > moves.shape[0]:
-        moves = np.zeros((2 * n, moves.shape[1]), np.int32)
-        n = generate(board, cross, anchors, bmeta, hand, 0, moves, st)
+    moves, n = generate_all(gs[0], gs[1], gs[2], gs[3], hand, 0, moves, gs[8])
     best = 0
     for i in range(n):
         best = max(best, moves[i, M_SCORE] + (6 if exact and moves[i, M_N] == size else 0))
@@ -246,12 +246,11 @@ def reply_choose(spec, gs, moves, n, values, smoves, undo):
     the next player's best reply (its points, +6 if it goes out). Once the bag is empty
     the next hand is known exactly; before that the reply is averaged over ``samples``
     (spec[8]) hands dealt from the unseen tiles, the same ones for every candidate.
-    Each candidate is put on the board and taken back (no copy of the position).
-    Returns the (maybe grown) reply move buffer."""
+    Each candidate is put on the board and taken back (no copy of the position)."""
     board, cross, anchors, bmeta, hands, bag, gmeta, rng, act = gs[0], gs[1], gs[2], gs[3], gs[4], gs[5], gs[6], gs[7], gs[9]
     if n == 0:
         set_fallback(gs, True)
-        return smoves
+        return
     heuristic_values(gs, moves, n, spec, values)
     order = np.argsort(-values[:n], kind="mergesort")[: max(int(spec[6]), 1)]
     player = gmeta[G_CURRENT]
@@ -288,7 +287,6 @@ def reply_choose(spec, gs, moves, n, values, smoves, undo):
         take_back(board, cross, anchors, bmeta, cells, m, undo)
         adjusted[c] = values[order[c]] - spec[5] * total / samples
     set_place(act, moves, order[best_index(adjusted, order.shape[0], rng)])
-    return smoves
 
 
 @njit

@@ -18,7 +18,7 @@ only the first ``capacity`` moves are written and the caller retries with more r
 import numpy as np
 
 from ._jit import njit
-from .board import ALL, B_ANCHORS, B_TILES, COLOR_MASK, LX, SHAPE_MASK, NSHIFT, line_points, lowest_bit_index, popcount, step
+from .board import ALL, B_ANCHORS, B_TILES, COLOR_MASK, LX, SHAPE_MASK, scan_run, NSHIFT, line_points, lowest_bit_index, popcount, step
 
 MOVE_COLS = 14
 M_N, M_SCORE, M_CELL, M_TILE = 0, 1, 2, 8
@@ -151,17 +151,9 @@ def generate(board, cross, anchors, bmeta, hand, opening_len, moves, st):
             if d == 1 and longest < 2:
                 break  # no line of 2+ through ``a``; its single tiles were counted in d = 0
             min_n = 1 if d == 0 else 2
-            allowed = ALL
-            length = 0
-            j = step(a, d, -1)
-            while board[j] >= 0:
-                allowed &= LX[board[j]]
-                length += 1
-                j = step(j, d, -1)
+            allowed, length, _ = scan_run(board, a, d, -1)
             # Starting at ``a``, a column placement needs a second cell past the run below.
-            q = step(a, d, 1)
-            while d == 1 and board[q] >= 0:
-                q = step(q, d, 1)
+            q = scan_run(board, a, d, 1)[2] if d == 1 else a
             if d == 0 or hand & cross[q, 0] & cross[q, 1] != 0:
                 count = _extend(board, cross, hand, a, d, 0, need, allowed, length, min_n, 0, moves, count, st)
             if length > 0:
@@ -173,3 +165,13 @@ def generate(board, cross, anchors, bmeta, hand, opening_len, moves, st):
                     break
                 count = _extend(board, cross, hand, s, d, k, need, ALL, 0, min_n, 0, moves, count, st)
     return count
+
+
+@njit
+def generate_all(board, cross, anchors, bmeta, hand, opening_len, moves, st):
+    """:func:`generate` into a buffer grown until every move fits: ``(moves, n)``."""
+    n = generate(board, cross, anchors, bmeta, hand, opening_len, moves, st)
+    if n > moves.shape[0]:
+        moves = np.zeros((2 * n, MOVE_COLS), np.int32)
+        n = generate(board, cross, anchors, bmeta, hand, opening_len, moves, st)
+    return moves, n

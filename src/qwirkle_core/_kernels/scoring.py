@@ -1,7 +1,7 @@
 """Checking one placement against the rules and scoring it."""
 
 from ._jit import njit
-from .board import ALL, B_TILES, LX, NSHIFT, cell_of, line_points, step
+from .board import ALL, B_TILES, LX, NSHIFT, cell_of, line_points, scan_run, step
 
 OK = 0
 NOT_IN_LINE = 1
@@ -109,13 +109,7 @@ def check_placement(board, cross, bmeta, rows, cols, tiles, n, opening_len, cell
 
 @njit
 def _run_length(board, idx, d):
-    n = 1
-    for sign in (-1, 1):
-        j = step(idx, d, sign)
-        while board[j] >= 0:
-            n += 1
-            j = step(j, d, sign)
-    return n
+    return 1 + scan_run(board, idx, d, -1)[1] + scan_run(board, idx, d, 1)[1]
 
 
 @njit

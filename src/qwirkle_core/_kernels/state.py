@@ -35,6 +35,8 @@ G_HAND = 24
 G_QWIRKLES = 32
 GMETA = 40
 
+MAX_TURNS = 5000  # a game still running after this many turns is stopped as blocked
+
 OPENING_LARGEST_GROUP = 0
 OPENING_ANY_LINE = 1
 
