@@ -134,9 +134,7 @@ class Game:
         self._rules = resolve_rules(players, rules)
         if seed is None:
             seed = secrets.randbits(64)
-        if isinstance(seed, bool) or not hasattr(seed, "__index__"):
-            raise TypeError(f"seed must be an int, not {seed!r}")
-        self._seed = seed.__index__() & 0xFFFFFFFFFFFFFFFF
+        self._seed = _coord(seed, "seed") & 0xFFFFFFFFFFFFFFFF
         self._board, self._cross, self._anchors, self._bmeta = _bd.new_board()
         self._hands, self._bag, self._gmeta, self._rng = _st.new_game_arrays()
         seed_streams(self._rng, np.uint64(self._seed))

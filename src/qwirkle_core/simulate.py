@@ -45,7 +45,7 @@ def _parse_one(agent):
 def parse_agents(agents):
     """Agents (a sequence, or one comma-separated str) -> (names, float64[P, SPEC_COLS] specs)."""
     if isinstance(agents, str):
-        agents = [a for a in agents.split(",")]
+        agents = agents.split(",")
     parsed = [_parse_one(a) for a in agents]
     if not parsed:
         raise ValueError("no agents given")
@@ -69,9 +69,9 @@ def agent_turn(game, spec, scratch=None):
 
 
 def _check_seed(seed):
-    if isinstance(seed, bool) or not hasattr(seed, "__index__"):
-        raise TypeError(f"seed must be an int, not {seed!r}")
-    return seed.__index__() & 0xFFFFFFFFFFFFFFFF
+    from .game import _coord
+
+    return _coord(seed, "seed") & 0xFFFFFFFFFFFFFFFF
 
 
 def wilson_interval(successes, n, z=_Z95):
