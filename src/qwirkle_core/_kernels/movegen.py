@@ -1,13 +1,15 @@
 """Legal-move generation: every distinct placement of a hand, with its score.
 
-For each anchor cell ``a`` and direction ``d``, placements are enumerated by their
-first placed anchor (scanning along ``d``) and the number ``k`` of placed cells
-before it, which must be empty cells with no neighbour. Every placement touches the
-board, so it has exactly one such ``(a, k)``; a single tile is counted in direction 0
-only. The line grows cell by cell in a depth-first search whose state is the set of
-tiles the line still accepts (the AND of ``LX`` over its tiles); the perpendicular
-constraint of each cell is its cross-check word. A line never holds a tile twice, so
-the hand is a 36-bit set and duplicate tiles in a hand yield no duplicate moves.
+Every placement touches the board, so along its direction ``d`` it has a first
+*anchor* (an empty cell next to a tile); the cells before that anchor are empty cells
+with no neighbour at all. For each anchor ``a`` and direction ``d`` the placements
+whose first anchor is ``a`` are grown from ``a`` in a depth-first search: first
+leftwards (``-d``) over neighbourless cells, then rightwards (``+d``), taking in the
+tiles already on the board. Each placement is so found exactly once; a single tile is
+counted in direction 0 only. The search state is the set of tiles the line still
+accepts (the AND of ``LX`` over its tiles); the perpendicular constraint of each cell
+is its cross-check word. A line never holds a tile twice, so the hand is a 36-bit set
+and duplicate tiles in a hand yield no duplicate moves.
 
 Moves are written to an int32 array ``moves`` of shape (capacity, 14): column 0 the
 number of tiles n, column 1 the score, columns 2..7 the wrapped cells, columns 8..13
@@ -18,10 +20,13 @@ only the first ``capacity`` moves are written and the caller retries with more r
 import numpy as np
 
 from ._jit import njit
-from .board import ALL, B_ANCHORS, B_TILES, COLOR_MASK, LX, SHAPE_MASK, scan_run, NSHIFT, line_points, lowest_bit_index, popcount, step
+from .board import ALL, B_ANCHORS, B_TILES, LX, NSHIFT, line_points, lowest_bit_index, scan_run, step
 
 MOVE_COLS = 14
 M_N, M_SCORE, M_CELL, M_TILE = 0, 1, 2, 8
+
+# Rows of the search scratch, one column per depth (tiles placed so far).
+_CELL, _TILE, _ALLOWED, _LEN, _XPTS, _RIGHT, _LEFT, _CAND_LEFT, _CAND_RIGHT = range(9)
 
 
 def new_move_buffer(capacity=1024):
@@ -30,91 +35,109 @@ def new_move_buffer(capacity=1024):
 
 @njit
 def new_scratch_array():
-    """The move generator's scratch: int64[8, 8] (rows 0-5 the search, 6-7 the hand's
-    tile counts per colour and per shape)."""
-    return np.zeros((8, 8), np.int64)
+    """The move generator's scratch: int64[9, 8] (see ``_grow``)."""
+    return np.zeros((9, 8), np.int64)
 
 
 @njit
-def _extend(board, cross, hand, s, d, k, need, allowed0, len0, min_n, exact_n, moves, count, st):
-    """Depth-first search of the lines that start by placing on cell ``s``.
+def _free(board, cross, c):
+    """Whether ``c`` is an empty cell with no neighbour (a line may extend into it
+    before its first anchor)."""
+    return board[c] < 0 and ((cross[c, 0] | cross[c, 1]) >> NSHIFT) == 0
 
-    The first ``k`` cells are empty cells before the anchor, which must take one of
-    the tiles in ``need``: prefix tiles must share a colour or a shape with one of
-    them, and a prefix whose line accepts none of them is cut off. A cell's candidates
-    are the hand tiles the line accepts and both of its cross-check sets allow (the
-    one along the line covers the tiles already next to it).
 
-    ``st`` rows: 0 cell, 1 accepted set, 2 line length, 3 cross points, 4 candidate
-    tiles left to try, 5 tile placed, each indexed by depth (tiles placed so far).
+@njit
+def _grow(board, cross, hand, d, s, first, left, allowed0, len0, min_n, exact_n, moves, count, st):
+    """Depth-first search of the lines along ``d`` whose first tile (one of ``first``)
+    goes on cell ``s``.
+
+    The line already holds the ``len0`` tiles before ``s`` (accepting ``allowed0``).
+    After the first tile it grows leftwards into ``left`` and the free cells before it
+    (``left`` = -1: it may not), and then rightwards past any tiles on the board. A
+    cell's candidates are the hand tiles the line accepts and, on the right, both of
+    the cell's cross-check sets allow (the one along the line covers the tiles already
+    next to it); free cells on the left have no neighbour to check.
+
+    ``st`` columns are depths; rows: the cell and tile placed at that depth, and the
+    line before it: accepted set, length, cross points, right and left cells, and the
+    candidate tiles left to try there.
     """
     cap = moves.shape[0]
     perp = 1 - d
-    st[0, 0] = s
-    st[1, 0] = allowed0
-    st[2, 0] = len0
-    st[3, 0] = 0
-    prefix = 0
-    if k > 0:
-        rest = need
-        while rest:
-            low = rest & -rest
-            prefix |= LX[lowest_bit_index(low)]
-            rest ^= low
-    st[4, 0] = hand & allowed0 & cross[s, perp] & cross[s, d]
-    if k > 0:
-        st[4, 0] &= prefix
+    st[_ALLOWED, 0] = allowed0
+    st[_LEN, 0] = len0
+    st[_XPTS, 0] = 0
+    st[_RIGHT, 0] = s
+    st[_LEFT, 0] = -1
+    st[_CAND_LEFT, 0] = 0
+    st[_CAND_RIGHT, 0] = first
     depth = 0
     while depth >= 0:
-        cand = st[4, depth]
-        if cand == 0:
-            depth -= 1
-            continue
-        low = cand & -cand
-        st[4, depth] = cand ^ low
-        t = lowest_bit_index(low)
-        st[5, depth] = t
-        p = st[0, depth]
-        allowed = st[1, depth] & LX[t]
-        length = st[2, depth] + 1
-        xpts = st[3, depth]
-        kx = cross[p, perp] >> NSHIFT
-        if kx > 0:
-            xpts += line_points(kx + 1)
-        q = step(p, d, 1)
-        ok = True
-        while board[q] >= 0:
-            u = board[q]
-            if (allowed >> u) & 1 == 0:
-                ok = False
-                break
-            allowed &= LX[u]
-            length += 1
-            q = step(q, d, 1)
-        if not ok:
-            continue
+        cand = st[_CAND_LEFT, depth]
+        if cand != 0:
+            low = cand & -cand
+            st[_CAND_LEFT, depth] = cand ^ low
+            t = lowest_bit_index(low)
+            p = st[_LEFT, depth]
+            allowed = st[_ALLOWED, depth] & LX[t]
+            length = st[_LEN, depth] + 1
+            xpts = st[_XPTS, depth]
+            right = st[_RIGHT, depth]
+            nl = step(p, d, -1)
+            if not _free(board, cross, nl):
+                nl = -1
+        else:
+            cand = st[_CAND_RIGHT, depth]
+            if cand == 0:
+                depth -= 1
+                continue
+            low = cand & -cand
+            st[_CAND_RIGHT, depth] = cand ^ low
+            t = lowest_bit_index(low)
+            p = st[_RIGHT, depth]
+            allowed = st[_ALLOWED, depth] & LX[t]
+            length = st[_LEN, depth] + 1
+            xpts = st[_XPTS, depth]
+            kx = cross[p, perp] >> NSHIFT
+            if kx > 0:
+                xpts += line_points(kx + 1)
+            right = step(p, d, 1)
+            ok = True
+            while board[right] >= 0:
+                u = board[right]
+                if (allowed >> u) & 1 == 0:
+                    ok = False
+                    break
+                allowed &= LX[u]
+                length += 1
+                right = step(right, d, 1)
+            if not ok:
+                continue
+            nl = left if depth == 0 else -1
+        st[_CELL, depth] = p
+        st[_TILE, depth] = t
         nd = depth + 1
-        if nd <= k and allowed & need == 0:
-            continue
-        if nd > k and nd >= min_n and (exact_n == 0 or nd == exact_n):
+        if nd >= min_n and (exact_n == 0 or nd == exact_n):
             if count < cap:
                 score = xpts + line_points(length)
-                moves[count, 0] = nd
-                moves[count, 1] = score if score > 0 else 1
+                moves[count, M_N] = nd
+                moves[count, M_SCORE] = score if score > 0 else 1
                 for i in range(nd):
-                    moves[count, M_CELL + i] = st[0, i]
-                    moves[count, M_TILE + i] = st[5, i]
+                    moves[count, M_CELL + i] = st[_CELL, i]
+                    moves[count, M_TILE + i] = st[_TILE, i]
             count += 1
         if nd < 6 and (exact_n == 0 or nd < exact_n):
-            nxt = hand & allowed & cross[q, perp] & cross[q, d]
-            if nd < k:
-                nxt &= prefix
-            if nxt != 0:
-                st[0, nd] = q
-                st[1, nd] = allowed
-                st[2, nd] = length
-                st[3, nd] = xpts
-                st[4, nd] = nxt
+            fits = hand & allowed
+            cand_right = fits & cross[right, perp] & cross[right, d]
+            cand_left = fits if nl >= 0 else 0
+            if cand_right | cand_left:
+                st[_ALLOWED, nd] = allowed
+                st[_LEN, nd] = length
+                st[_XPTS, nd] = xpts
+                st[_RIGHT, nd] = right
+                st[_LEFT, nd] = nl
+                st[_CAND_LEFT, nd] = cand_left
+                st[_CAND_RIGHT, nd] = cand_right
                 depth = nd
     return count
 
@@ -130,40 +153,37 @@ def generate(board, cross, anchors, bmeta, hand, opening_len, moves, st):
     if hand == 0:
         return 0
     if bmeta[B_TILES] == 0:
-        return _extend(board, cross, hand, 0, 0, 0, ALL, ALL, 0, 1, opening_len, moves, 0, st)
-    for g in range(6):
-        st[6, g] = popcount(hand & COLOR_MASK[g])
-        st[7, g] = popcount(hand & SHAPE_MASK[g])
+        return _grow(board, cross, hand, 0, 0, hand, -1, ALL, 0, 1, opening_len, moves, 0, st)
+    # Tiles of the hand that share a line with another of its tiles: only they can
+    # start a line of two or more.
+    paired = 0
+    rest = hand
+    while rest:
+        low = rest & -rest
+        if LX[lowest_bit_index(low)] & hand:
+            paired |= low
+        rest ^= low
     count = 0
     for i in range(bmeta[B_ANCHORS]):
         a = anchors[i]
         need = hand & cross[a, 0] & cross[a, 1]
         if need == 0:
             continue
-        # The longest line through ``a`` the hand could make bounds the cells before it.
-        longest = 0
-        for g in range(6):
-            if need & COLOR_MASK[g]:
-                longest = max(longest, st[6, g])
-            if need & SHAPE_MASK[g]:
-                longest = max(longest, st[7, g])
         for d in range(2):
-            if d == 1 and longest < 2:
-                break  # no line of 2+ through ``a``; its single tiles were counted in d = 0
-            min_n = 1 if d == 0 else 2
-            allowed, length, _ = scan_run(board, a, d, -1)
-            # Starting at ``a``, a column placement needs a second cell past the run below.
-            q = scan_run(board, a, d, 1)[2] if d == 1 else a
-            if d == 0 or hand & cross[q, 0] & cross[q, 1] != 0:
-                count = _extend(board, cross, hand, a, d, 0, need, allowed, length, min_n, 0, moves, count, st)
-            if length > 0:
+            allowed, n_before, before = scan_run(board, a, d, -1)
+            left = before if n_before == 0 and _free(board, cross, before) else -1
+            if d == 0:
+                count = _grow(board, cross, hand, 0, a, need, left, allowed, n_before, 1, 0, moves, count, st)
                 continue
-            s = a
-            for k in range(1, longest):
-                s = step(s, d, -1)
-                if board[s] >= 0 or ((cross[s, 0] | cross[s, 1]) >> NSHIFT) != 0:
+            first = need & paired
+            if first == 0:
+                break
+            # A column of two or more needs a cell above it or one below its run.
+            if left < 0:
+                below = scan_run(board, a, 1, 1)[2]
+                if hand & cross[below, 0] & cross[below, 1] == 0:
                     break
-                count = _extend(board, cross, hand, s, d, k, need, ALL, 0, min_n, 0, moves, count, st)
+            count = _grow(board, cross, hand, 1, a, first, left, allowed, n_before, 2, 0, moves, count, st)
     return count
 
 
