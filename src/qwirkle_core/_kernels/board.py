@@ -166,16 +166,24 @@ def _grow_bbox(bmeta, r, c):
 
 
 @njit
-def _put(board, cross, anchors, bmeta, cells, tiles, n, log):
-    """Put the tiles down and update the masks and anchors. When ``log`` (int64[k, 3])
-    is not empty, every cross word changed is first written to it as (cell, word 0,
-    word 1); returns the number of entries written. Callers that keep no log pass
-    ``cross[:0]``, an empty int64 2-D view, so no array is allocated per placement."""
+def _put(board, cross, anchors, bmeta, cells, tiles, n, one_line, log):
+    """Put the tiles down and update the masks and anchors. ``one_line``: the tiles
+    are one placement (one line), whose two ends need updating only once. When
+    ``log`` (int64[k, 3]) is not empty, every cross word changed is first written to
+    it as (cell, word 0, word 1); returns the number of entries written. Callers that
+    keep no log pass ``cross[:0]``, an empty int64 2-D view, so no array is allocated
+    per placement."""
     logged = 0
     for i in range(n):
         board[cells[i]] = tiles[i]
+    # The ends of a placement's own line are the same from each of its tiles.
+    line = -1
+    if one_line:
+        line = 0 if n == 1 or (cells[0] >> GRID_BITS) == (cells[1] >> GRID_BITS) else 1
     for i in range(n):
         for d in range(2):
+            if d == line and i > 0:
+                continue
             for sign in (-1, 1):
                 j = step(cells[i], d, sign)
                 while board[j] >= 0:
@@ -209,7 +217,7 @@ def _place(board, cross, anchors, bmeta, cells, tiles, n, log):
         c = unwrap(cells[i] & GMASK, bmeta[B_MINC])
         _grow_bbox(bmeta, r, c)
         bmeta[B_TILES] += 1
-    return _put(board, cross, anchors, bmeta, cells, tiles, n, log)
+    return _put(board, cross, anchors, bmeta, cells, tiles, n, True, log)
 
 
 @njit
@@ -225,7 +233,7 @@ def place_at(board, cross, anchors, bmeta, rows, cols, tiles, n, cells_scratch):
         _grow_bbox(bmeta, rows[i], cols[i])
         bmeta[B_TILES] += 1
         cells_scratch[i] = cell_of(rows[i], cols[i])
-    _put(board, cross, anchors, bmeta, cells_scratch, tiles, n, cross[:0])
+    _put(board, cross, anchors, bmeta, cells_scratch, tiles, n, False, cross[:0])
 
 
 @njit
