@@ -154,7 +154,8 @@ def apply_act(gs):
 
 @njit
 def best_index(values, n, rng):
-    """Index of the largest of ``values[:n]``, ties broken uniformly (agents' stream)."""
+    """Index of the largest of ``values[:n]``, ties broken uniformly with one draw
+    from the agents' stream (only when there is a tie)."""
     best = 0
     ties = 1
     for i in range(1, n):
@@ -163,8 +164,14 @@ def best_index(values, n, rng):
             ties = 1
         elif values[i] == values[best]:
             ties += 1
-            if below(rng, 1, ties) == 0:
-                best = i
+    if ties > 1:
+        r = below(rng, 1, ties)
+        top = values[best]
+        for i in range(best, n):
+            if values[i] == top:
+                if r == 0:
+                    return i
+                r -= 1
     return best
 
 
