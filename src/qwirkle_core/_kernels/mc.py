@@ -312,10 +312,10 @@ def take_turn(spec, gs, moves, scratch):
     ``scratch`` is :func:`new_agent_scratch`'s tuple (used in place). Returns the
     (maybe grown) move buffer.
     """
-    values, sim, smoves, svalues, root = scratch
     agent = int(spec[0])
     if agent != MONTE_CARLO and not (agent == HEURISTIC and spec[5] > 0 and gs[6][G_BAG] <= spec[7]):
-        return take_turn_simple(spec, gs, moves, values)
+        return take_turn_simple(spec, gs, moves, scratch[0])  # before unpacking: faster
+    values, sim, smoves, svalues, root = scratch
     moves, n = legal_moves(gs, moves)
     if values.shape[0] < n:
         values = np.zeros(n, np.float64)
