@@ -1,11 +1,14 @@
 """Observation, determinization, Monte Carlo evaluation and the stronger agents."""
 
 from collections import Counter
+from math import comb
 
 import numpy as np
 import pytest
 
+import naive
 import qwirkle_core as qc
+from qwirkle_core._kernels import agents as _ag
 
 R = {name: qc.tile("red", name) for name in qc.SHAPES}
 
@@ -101,7 +104,7 @@ def test_agents_only_play_legal_moves(agents):
 
 def test_heuristic_with_zero_weights_is_greedy():
     plain = qc.simulate(60, agents=("greedy", "greedy"), seed=3, threads=1)
-    zero = qc.simulate(60, agents=("heuristic:group=0:dup=0:danger=0:setup=0:reply=0", "greedy"), seed=3, threads=1)
+    zero = qc.simulate(60, agents=("heuristic:group=0:dup=0:danger=0:setup=0:reply=0:follow=0", "greedy"), seed=3, threads=1)
     np.testing.assert_array_equal(plain.scores, zero.scores)
 
 
@@ -143,3 +146,57 @@ def test_undoable_placement_is_taken_back_exactly(seed):
         for a, b in zip(before, state()):
             np.testing.assert_array_equal(a, b)
     assert set(g.legal_moves()) == set(moves)
+
+
+def reference_heuristic(g, move, w):
+    """The heuristic value of ``move`` from the rule text and docs/agents.md (two players)."""
+    board, player = g.board, g.current_player
+    leave = Counter(g.hand()) - Counter(move.tiles)
+    unseen = Counter({t: 3 for t in range(36)}) - Counter(board.values()) - Counter(g.hand())
+    total, other_hand = sum(unseen.values()), len(g.hand(1 - player))
+
+    def p_other(t):  # the next player holds at least one copy of t
+        return 1 - comb(total - unseen[t], other_hand) / comb(total, other_hand)
+
+    after = dict(board)
+    after.update({(r, c): t for r, c, t in move.placements})
+    lines = {tuple(naive.run_through(after, (r, c), d)) for r, c, _ in move.placements for d in naive.DIRECTIONS}
+    risk = promise = 0.0
+    for line in lines:
+        if len(line) not in (4, 5):
+            continue
+        tiles = [after[x] for x in line]
+        missing = [t for t in range(36) if naive.naive_is_valid_line(tiles + [t])]
+        dr, dc = line[1][0] - line[0][0], line[1][1] - line[0][1]
+        ends = [(line[0][0] - dr, line[0][1] - dc), (line[-1][0] + dr, line[-1][1] + dc)]
+
+        def fits_an_end(t):  # across the line, on the board as it is
+            return any(naive.naive_is_valid_line([{**after, e: t}[x] for x in naive.run_through({**after, e: t}, e, (dc, dr))]) for e in ends)
+
+        fitting = [t for t in missing if fits_an_end(t)]
+        if fitting and len(fitting) == len(missing):
+            r = float(np.prod([p_other(t) for t in missing]))
+            risk += r
+            promise += (1 - r) if all(leave[t] for t in missing) else 0.0
+    # the best single-tile score of a leave tile on the board before the move
+    follow = max((max(naive.naive_legal_placements(board, [t]).values(), default=0) for t in +leave), default=0)
+    value = move.score - w["danger"] * risk + w["setup"] * promise + w["follow"] * follow
+    if g.bag_size > 0:
+        value -= w["dup"] * (sum(leave.values()) - len(+leave))
+        value += w["group"] * naive.largest_group(+leave)
+    return value
+
+
+@pytest.mark.parametrize("seed,turns", [(1, 10), (2, 24), (5, 33), (8, 40), (9, 47)])
+def test_heuristic_values_match_the_reference(seed, turns):
+    g = qc.Game(seed=seed)
+    while g.turn < turns and not g.is_over:
+        g.play_agent("greedy")
+    weights = dict(_ag.PARAMS[_ag.HEURISTIC], group=0.5)
+    moves = g.legal_moves()
+    values = np.zeros(len(moves))
+    spec = _ag.make_spec(_ag.HEURISTIC, **weights)
+    _ag.heuristic_values(g._kernel_state(), g._moves, len(moves), spec, values)
+    expected = [reference_heuristic(g, m, weights) for m in moves]
+    assert len(moves) > 5
+    np.testing.assert_allclose(values, expected, rtol=0, atol=1e-9)

@@ -17,7 +17,7 @@ cells, ``act[10:16]`` tiles.
 import numpy as np
 
 from ._jit import njit
-from .board import EMPTY, LX, new_board, place_cells, popcount, scan_run
+from .board import B_ANCHORS, EMPTY, LX, NSHIFT, line_points, lowest_bit_index, new_board, place_cells, popcount, scan_run
 from .movegen import M_CELL, M_N, M_SCORE, M_TILE, MOVE_COLS, generate_all, new_scratch_array
 from .rng import below
 from .scoring import qwirkles_made
@@ -43,12 +43,12 @@ MONTE_CARLO = 3
 AGENTS = {"random": RANDOM, "greedy": GREEDY, "heuristic": HEURISTIC, "mc": MONTE_CARLO}
 SPEC_COLS = 12
 # Parameter names and defaults per agent (spec columns 1, 2, ...).
-# group, dup, danger, setup, reply, breadth, horizon, samples (see heuristic_values, mc.reply_choose)
-HEURISTIC_WEIGHTS = np.array([0.0, 0.25, 6.0, 6.0, 0.5, 4.0, 12.0, 1.0])
+# group, dup, danger, setup, reply, breadth, horizon, samples, follow (see heuristic_values, mc.reply_choose)
+HEURISTIC_WEIGHTS = np.array([0.0, 0.5, 6.0, 6.0, 0.5, 4.0, 12.0, 1.0, 0.3])
 PARAMS = {
     RANDOM: {},
     GREEDY: {},
-    HEURISTIC: dict(zip(("group", "dup", "danger", "setup", "reply", "breadth", "horizon", "samples"), HEURISTIC_WEIGHTS.tolist())),
+    HEURISTIC: dict(zip(("group", "dup", "danger", "setup", "reply", "breadth", "horizon", "samples", "follow"), HEURISTIC_WEIGHTS.tolist())),
     MONTE_CARLO: {"playouts": 24.0, "candidates": 8.0, "depth": 4.0, "policy": float(HEURISTIC)},
 }
 
@@ -156,60 +156,76 @@ def apply_act(gs):
 def best_index(values, n, rng):
     """Index of the largest of ``values[:n]``, ties broken uniformly with one draw
     from the agents' stream (only when there is a tie)."""
-    best = 0
-    ties = 1
+    top = values[0]
     for i in range(1, n):
-        if values[i] > values[best]:
-            best = i
-            ties = 1
-        elif values[i] == values[best]:
-            ties += 1
-    if ties > 1:
-        r = below(rng, 1, ties)
-        top = values[best]
-        for i in range(best, n):
-            if values[i] == top:
-                if r == 0:
-                    return i
-                r -= 1
-    return best
+        top = max(top, values[i])
+    ties = 0
+    for i in range(n):
+        ties += values[i] == top
+    r = below(rng, 1, ties) if ties > 1 else 0
+    for i in range(n):
+        if values[i] == top:
+            if r == 0:
+                return i
+            r -= 1
+    return 0
 
 
 @njit
-def _line_through(board, cell, d):
-    """(length, accepted tiles, first empty cell before, first empty cell after) of a run."""
-    left, n_left, before = scan_run(board, cell, d, -1)
-    right, n_right, after = scan_run(board, cell, d, 1)
-    return 1 + n_left + n_right, LX[board[cell]] & left & right, before, after
+def _line_chances(p_other, leave, allowed, fits):
+    """Risk and promise of one line of 4 or 5 whose missing tiles are ``allowed`` and
+    of which ``fits`` fit an open end (see :func:`_open_lines`)."""
+    if popcount(allowed) == 1:  # a line of 5: its one missing tile, if it fits an end
+        if fits == 0:
+            return 0.0, 0.0
+        risk = p_other[lowest_bit_index(fits)]
+    elif fits == allowed:  # a line of 4: both missing tiles, each fitting an end
+        risk = 1.0
+        rest = allowed
+        while rest:
+            low = rest & -rest
+            risk *= p_other[lowest_bit_index(low)]
+            rest ^= low
+    else:
+        return 0.0, 0.0
+    return risk, (1.0 - risk if allowed & leave == allowed else 0.0)
 
 
 @njit
-def _fives(board, cross, cells, k, mine, p_other):
-    """Risk and promise of the lines of 5 through the placed ``cells[:k]``.
+def _open_lines(board, cross, move, leave, p_other):
+    """Risk and promise of the lines of 4 and 5 through a placement (a row of a move
+    buffer; for two tiles or more they are on ``board``, ``cross`` is still from
+    before the placement).
 
-    For each such line, its missing tile (the one that fits an open end) may be held by
-    the next player: ``p_other[t]`` is that probability for tile t. Returns (expected
-    Qwirkles handed to the next player, Qwirkles the mover can make next turn with its
-    leave ``mine`` and nobody takes first). An estimate: the end cells' masks are
-    those from before the placement.
+    Such a line becomes a Qwirkle once its missing tiles (1 or 2) are added at its
+    open ends. The next player holds a tile t with probability ``p_other[t]``
+    (independently, as an estimate). Returns (expected Qwirkles the next player can
+    complete, Qwirkles the mover can complete next turn with its ``leave`` (tile
+    set) if the next player does not first). The end cells' masks are those from
+    before the placement (an estimate). Lines across the placement are measured from
+    the cross words and walked only when they have 4 or 5 tiles.
     """
-    d = 0 if k == 1 or (cells[0] >> 7) == (cells[1] >> 7) else 1
+    k = move[M_N]
+    d = 0 if k == 1 or (move[M_CELL] >> 7) == (move[M_CELL + 1] >> 7) else 1
     risk = 0.0
     promise = 0.0
     for i in range(k + 1):
-        if i == 0:
-            cell, dd = cells[0], d
-        else:
-            cell, dd = cells[i - 1], 1 - d
-        n, allowed, a, b = _line_through(board, cell, dd)
-        if n != 5:
+        j = max(i - 1, 0)
+        cell = move[M_CELL + j]
+        dd = d if i == 0 else 1 - d
+        if i > 0 or k == 1:
+            n = 1 + (cross[cell, dd] >> NSHIFT)
+            if n < 4 or n > 5:
+                continue
+        left, n_left, a = scan_run(board, cell, dd, -1)
+        right, n_right, b = scan_run(board, cell, dd, 1)
+        n = 1 + n_left + n_right
+        if n < 4 or n > 5:
             continue
-        fits = (allowed & cross[a, 1 - dd]) | (allowed & cross[b, 1 - dd])
-        for t in range(36):
-            if (fits >> t) & 1:
-                risk += p_other[t]
-                if mine[t] > 0:
-                    promise += 1.0 - p_other[t]
+        allowed = LX[move[M_TILE + j]] & left & right
+        r, pr = _line_chances(p_other, leave, allowed, allowed & (cross[a, 1 - dd] | cross[b, 1 - dd]))
+        risk += r
+        promise += pr
     return risk, promise
 
 
@@ -231,59 +247,100 @@ def hidden_tiles(hands, bag, gmeta, viewer, pool):
 
 
 @njit
+def _insert_by(order, n, t, key):
+    """Insert ``t`` into ``order[:n]``, kept in decreasing order of ``key``."""
+    i = n
+    while i > 0 and key[order[i - 1]] < key[t]:
+        order[i] = order[i - 1]
+        i -= 1
+    order[i] = t
+
+
+@njit
 def heuristic_values(gs, moves, n, spec, values):
     """Heuristic value of each of the ``n`` placements, into ``values[:n]``.
 
     value = points + group * (largest group in the leave) - dup * (duplicate tiles
     in the leave) - danger * (expected Qwirkles handed to the next player) + setup *
-    (Qwirkles the mover could make next turn with its leave); see :func:`_fives`.
-    Leave terms count only while the bag has tiles. (``reply``, ``breadth`` and
-    ``horizon``, spec[5:8], are used by :func:`.mc.reply_choose` late in the game.)
+    (Qwirkles the mover could make next turn with its leave) + follow * (the best
+    single-tile score a leave tile has on the board now); see :func:`_open_lines`.
+    The group and dup terms count only while the bag has tiles. (``reply``,
+    ``breadth``, ``horizon`` and ``samples``, spec[5:9], are used by
+    :func:`.mc.reply_choose` late in the game; ``follow`` is spec[9].)
     """
     board, cross, hands, bag, gmeta = gs[0], gs[1], gs[4], gs[5], gs[6]
-    w_group, w_dup, w_danger, w_setup = spec[1], spec[2], spec[3], spec[4]
+    w_group, w_dup, w_danger, w_setup, w_follow = spec[1], spec[2], spec[3], spec[4], spec[9]
     p = gmeta[G_CURRENT]
     pool = np.empty(bag.shape[0], np.int64)
-    unseen = np.bincount(pool[: hidden_tiles(hands, bag, gmeta, p, pool)], minlength=36)
+    total = hidden_tiles(hands, bag, gmeta, p, pool)
+    unseen = np.zeros(36, np.int64)
+    for i in range(total):
+        unseen[pool[i]] += 1
     # Chance that the next player's h tiles, drawn from the U unseen ones, hold at least
-    # one of the u_t copies of tile t: 1 - C(U - u_t, h) / C(U, h) (exact, hypergeometric;
-    # 0 or 1 once the bag is empty and the unseen tiles are that hand).
-    total = unseen.sum()
+    # one of the u copies of a tile: 1 - C(U - u, h) / C(U, h) (exact, hypergeometric;
+    # 0 or 1 once the bag is empty and the unseen tiles are that hand); u is 0..3.
     h = gmeta[G_HAND + (p + 1) % gmeta[G_PLAYERS]]
-    p_other = np.empty(36, np.float64)
-    for t in range(36):
+    p_copies = np.empty(4, np.float64)
+    for u in range(4):
         miss = 1.0
         for i in range(h):
-            miss *= max(total - unseen[t] - i, 0) / max(total - i, 1)
-        p_other[t] = 1.0 - miss
+            miss *= max(total - u - i, 0) / max(total - i, 1)
+        p_copies[u] = 1.0 - miss
+    p_other = np.empty(36, np.float64)
+    for t in range(36):
+        p_other[t] = p_copies[unseen[t]]
     held = np.zeros(36, np.int64)
     size = gmeta[G_HAND + p]
     for i in range(size):
         held[hands[p, i]] += 1
     hand = hand_mask(hands, gmeta, p)
-    cells = np.empty(6, np.int64)
+    # The best single-tile score each hand tile has on the board now, and the hand's
+    # tiles from the best to the worst by it: a leave's follow-up is its first one.
+    follow = np.zeros(36, np.float64)
+    anchors, bmeta = gs[2], gs[3]
+    for i in range(bmeta[B_ANCHORS]):
+        a = anchors[i]
+        fits = cross[a, 0] & cross[a, 1] & hand
+        if fits:
+            points = float(line_points(1 + (cross[a, 0] >> NSHIFT)) + line_points(1 + (cross[a, 1] >> NSHIFT)))
+            while fits:
+                low = fits & -fits
+                t = lowest_bit_index(low)
+                follow[t] = max(follow[t], points)
+                fits ^= low
+    order = np.empty(6, np.int64)
+    distinct = 0
+    rest = hand
+    while rest:
+        low = rest & -rest
+        _insert_by(order, distinct, lowest_bit_index(low), follow)
+        distinct += 1
+        rest ^= low
     for m in range(n):
         k = moves[m, M_N]
         leave = hand
         for j in range(k):
             t = moves[m, M_TILE + j]
-            held[t] -= 1
-            if held[t] == 0:
+            if held[t] == 1:
                 leave ^= 1 << t
-            cells[j] = moves[m, M_CELL + j]
-            board[cells[j]] = t
+            if k > 1:  # the placement's own line is walked on the board
+                board[moves[m, M_CELL + j]] = t
         v = float(moves[m, M_SCORE])
         if gmeta[G_BAG] > 0:
             # Identical tiles never share a line: each extra copy in the leave is dead weight.
             v -= w_dup * (size - k - popcount(leave))
             if w_group != 0.0:
                 v += w_group * largest_group(leave)
-        risk, promise = _fives(board, cross, cells, k, held, p_other)
+        for i in range(distinct):
+            if (leave >> order[i]) & 1:
+                v += w_follow * follow[order[i]]
+                break
+        risk, promise = _open_lines(board, cross, moves[m], leave, p_other)
         v += w_setup * promise - w_danger * risk
         values[m] = v
-        for j in range(k):
-            held[moves[m, M_TILE + j]] += 1
-            board[cells[j]] = EMPTY
+        if k > 1:
+            for j in range(k):
+                board[moves[m, M_CELL + j]] = EMPTY
     return values
 
 
