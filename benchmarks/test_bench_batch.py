@@ -1,7 +1,8 @@
-"""Complete games per second: greedy and random self-play, one and two threads.
+"""Complete games per second: greedy, random and heuristic self-play, one and two threads.
 
-Run: ``pytest benchmarks/ --benchmark-only``. ``extra_info["games_per_second"]`` is the
-figure the README quotes (median round).
+Run: ``pytest benchmarks/ --benchmark-only``. ``extra_info["games_per_second"]`` and
+``extra_info["us_per_move"]`` (turns of all kinds) are the figures the README quotes
+(median round).
 """
 
 import numba
@@ -13,7 +14,7 @@ GAMES = 2000
 
 
 @pytest.mark.parametrize("threads", [1, 2])
-@pytest.mark.parametrize("agents", [("greedy", "greedy"), ("random", "random")], ids=["greedy", "random"])
+@pytest.mark.parametrize("agents", [("greedy", "greedy"), ("random", "random"), ("heuristic", "heuristic")], ids=["greedy", "random", "heuristic"])
 def test_games_per_second(benchmark, agents, threads):
     if threads > numba.config.NUMBA_NUM_THREADS:
         pytest.skip("not enough cores")
@@ -21,3 +22,4 @@ def test_games_per_second(benchmark, agents, threads):
     result = benchmark.pedantic(qc.simulate, args=(GAMES,), kwargs={"agents": agents, "seed": 1, "threads": threads}, rounds=5, iterations=1)
     assert result.games == GAMES
     benchmark.extra_info["games_per_second"] = GAMES / benchmark.stats.stats.median
+    benchmark.extra_info["us_per_move"] = 1e6 * benchmark.stats.stats.median / int(result.turns.sum())

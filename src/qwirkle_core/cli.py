@@ -183,7 +183,7 @@ def _run_tournament(args, console):
     timing.add_column("ms per move", justify="right")
     timing.add_column("mean score", justify="right")
     for a in result.agents:
-        timing.add_row(a, f"{1000 * result.seconds_per_move[a]:.3f}", f"{result.scores(a).mean():.1f}")
+        timing.add_row(a, f"{1000 * result.seconds_per_move[a]:.3g}", f"{result.scores(a).mean():.1f}")
     console.print(timing)
     if args.plot:
         plot_scores(result, args.plot)
