@@ -81,14 +81,13 @@ def new_state():
 
 
 @njit
-def legal_moves(gs, moves):
-    """Generate the current player's placements into ``moves`` (grown if needed).
-
-    Returns ``(moves, n)``.
+def legal_moves(gs, moves, best_only=False):
+    """Generate the current player's placements (``best_only``: those of the highest
+    score) into ``moves`` (grown if needed). Returns ``(moves, n)``.
     """
     gmeta = gs[6]
     hand = hand_mask(gs[4], gmeta, gmeta[G_CURRENT])
-    return generate_all(gs[0], gs[1], gs[2], gs[3], hand, opening_len(gmeta), moves, gs[8])
+    return generate_all(gs[0], gs[1], gs[2], gs[3], hand, opening_len(gmeta), moves, gs[8], best_only)
 
 
 @njit
@@ -370,8 +369,9 @@ def choose(spec, gs, moves, n, values):
 @njit
 def take_turn_simple(spec, gs, moves, values):
     """One turn of a non-searching agent. ``values`` is a float64 scratch (a larger one
-    is made for this turn if it is too short). Returns the (maybe grown) move buffer."""
-    moves, n = legal_moves(gs, moves)
+    is made for this turn if it is too short). Returns the (maybe grown) move buffer.
+    Greedy sees only the best-scoring placements: the same choice, cheaper."""
+    moves, n = legal_moves(gs, moves, int(spec[0]) == GREEDY)
     choose(spec, gs, moves, n, values if values.shape[0] >= n else np.zeros(n, np.float64))
     apply_act(gs)
     return moves

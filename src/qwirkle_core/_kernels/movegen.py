@@ -27,6 +27,7 @@ M_N, M_SCORE, M_CELL, M_TILE = 0, 1, 2, 8
 
 # Rows of the search scratch, one column per depth (tiles placed so far).
 _CELL, _TILE, _ALLOWED, _LEN, _XPTS, _RIGHT, _LEFT, _CAND_LEFT, _CAND_RIGHT, _NLEFT = range(10)
+_BEST = 10  # st[_BEST, 0]: the best score so far, when only the best moves are kept
 
 
 def new_move_buffer(capacity=1024):
@@ -35,8 +36,8 @@ def new_move_buffer(capacity=1024):
 
 @njit
 def new_scratch_array():
-    """The move generator's scratch: int64[10, 8] (see ``_grow``)."""
-    return np.zeros((10, 8), np.int64)
+    """The move generator's scratch: int64[11, 8] (see ``_grow``)."""
+    return np.zeros((11, 8), np.int64)
 
 
 @njit
@@ -47,7 +48,7 @@ def _free(board, cross, c):
 
 
 @njit(inline="always")  # inlined at its two call sites: about 7% faster
-def _grow(board, cross, hand, d, s, first, left, allowed0, len0, min_n, exact_n, moves, count, st):
+def _grow(board, cross, hand, d, s, first, left, allowed0, len0, min_n, exact_n, moves, count, st, best_only):
     """Depth-first search of the lines along ``d`` whose first tile (one of ``first``)
     goes on cell ``s``.
 
@@ -61,10 +62,12 @@ def _grow(board, cross, hand, d, s, first, left, allowed0, len0, min_n, exact_n,
     ``st`` columns are depths; rows: the cell and tile placed at that depth, and the
     line before it: accepted set, length, cross points, right and left cells, the
     candidate tiles left to try there and the number of tiles placed on the left.
-    Moves list their cells in order along the line.
+    Moves list their cells in order along the line. With ``best_only`` only the moves
+    of the best score so far are kept (``count`` restarts at 0 when it improves).
     """
     cap = moves.shape[0]
     perp = 1 - d
+    best = st[_BEST, 0]
     st[_ALLOWED, 0] = allowed0
     st[_LEN, 0] = len0
     st[_XPTS, 0] = 0
@@ -122,16 +125,23 @@ def _grow(board, cross, hand, d, s, first, left, allowed0, len0, min_n, exact_n,
         st[_TILE, depth] = t
         nd = depth + 1
         if nd >= min_n and (exact_n == 0 or nd == exact_n):
-            if count < cap:
-                score = xpts + line_points(length)
-                moves[count, M_N] = nd
-                moves[count, M_SCORE] = score if score > 0 else 1
-                for i in range(nd):
-                    # depth 0 is the anchor, 1..nleft the cells before it (going left)
-                    j = nleft - i if i < nleft else (0 if i == nleft else i)
-                    moves[count, M_CELL + i] = st[_CELL, j]
-                    moves[count, M_TILE + i] = st[_TILE, j]
-            count += 1
+            score = max(xpts + line_points(length), 1)
+            keep = True
+            if best_only:
+                if score > best:
+                    best = score
+                    count = 0
+                keep = score == best
+            if keep:
+                if count < cap:
+                    moves[count, M_N] = nd
+                    moves[count, M_SCORE] = score
+                    for i in range(nd):
+                        # depth 0 is the anchor, 1..nleft the cells before it (going left)
+                        j = nleft - i if i < nleft else (0 if i == nleft else i)
+                        moves[count, M_CELL + i] = st[_CELL, j]
+                        moves[count, M_TILE + i] = st[_TILE, j]
+                count += 1
         if nd < 6 and (exact_n == 0 or nd < exact_n):
             fits = hand & allowed
             cand_right = fits & cross[right, perp] & cross[right, d]
@@ -146,12 +156,14 @@ def _grow(board, cross, hand, d, s, first, left, allowed0, len0, min_n, exact_n,
                 st[_CAND_RIGHT, nd] = cand_right
                 st[_NLEFT, nd] = nleft
                 depth = nd
+    st[_BEST, 0] = best
     return count
 
 
 @njit
-def generate(board, cross, anchors, bmeta, hand, opening_len, moves, st):
-    """Write every legal placement of the tile set ``hand`` (36-bit int) to ``moves``.
+def generate(board, cross, anchors, bmeta, hand, opening_len, moves, st, best_only=False):
+    """Write every legal placement of the tile set ``hand`` (36-bit int) to ``moves``,
+    or with ``best_only`` just those of the highest score (in the same order).
 
     On an empty board the openings are the horizontal lines starting at (0, 0) and
     running right, of exactly ``opening_len`` tiles (any length when 0).
@@ -159,8 +171,9 @@ def generate(board, cross, anchors, bmeta, hand, opening_len, moves, st):
     """
     if hand == 0:
         return 0
+    st[_BEST, 0] = 0
     if bmeta[B_TILES] == 0:
-        return _grow(board, cross, hand, 0, 0, hand, -1, ALL, 0, 1, opening_len, moves, 0, st)
+        return _grow(board, cross, hand, 0, 0, hand, -1, ALL, 0, 1, opening_len, moves, 0, st, best_only)
     # Tiles of the hand that share a line with another of its tiles: only they can
     # start a line of two or more.
     paired = 0
@@ -189,15 +202,15 @@ def generate(board, cross, anchors, bmeta, hand, opening_len, moves, st):
                     below = scan_run(board, a, 1, 1)[2]
                     if hand & cross[below, 0] & cross[below, 1] == 0:
                         break
-            count = _grow(board, cross, hand, d, a, first, left, allowed, n_before, 1 + d, 0, moves, count, st)
+            count = _grow(board, cross, hand, d, a, first, left, allowed, n_before, 1 + d, 0, moves, count, st, best_only)
     return count
 
 
 @njit
-def generate_all(board, cross, anchors, bmeta, hand, opening_len, moves, st):
+def generate_all(board, cross, anchors, bmeta, hand, opening_len, moves, st, best_only=False):
     """:func:`generate` into a buffer grown until every move fits: ``(moves, n)``."""
-    n = generate(board, cross, anchors, bmeta, hand, opening_len, moves, st)
+    n = generate(board, cross, anchors, bmeta, hand, opening_len, moves, st, best_only)
     if n > moves.shape[0]:
         moves = np.zeros((2 * n, MOVE_COLS), np.int32)
-        n = generate(board, cross, anchors, bmeta, hand, opening_len, moves, st)
+        n = generate(board, cross, anchors, bmeta, hand, opening_len, moves, st, best_only)
     return moves, n
