@@ -3,7 +3,8 @@
 Run: ``pytest benchmarks/ --benchmark-only``. One round of the enumeration benchmark
 lists every legal move (with its score) of all the positions; one round of the apply
 benchmark also puts each of those moves on the board and takes it back.
-``extra_info`` holds the rates.
+``extra_info`` holds the rates. The two driver kernels here are not cached on disk:
+numba's cache would not notice a change in the engine kernels they compile in.
 """
 
 import pytest
@@ -13,7 +14,7 @@ from qwirkle_core._kernels import movegen as mg
 from qwirkle_core._kernels.board import new_undo, place_cells_undoable, take_back
 
 
-@njit(cache=True)
+@njit
 def enumerate_all(board, cross, anchors, bmeta, hand, moves, st, reps):
     """Enumerate every position's moves ``reps`` times in a row; returns the count."""
     total = 0
@@ -23,7 +24,7 @@ def enumerate_all(board, cross, anchors, bmeta, hand, moves, st, reps):
     return total
 
 
-@njit(cache=True)
+@njit
 def apply_all(board, cross, anchors, bmeta, hand, moves, st, undo):
     """Put every legal move of every position on its board (masks and anchors
     updated) and take it back again; returns the number of moves applied."""
