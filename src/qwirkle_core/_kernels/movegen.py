@@ -78,32 +78,27 @@ def _grow(board, cross, hand, d, s, first, left, allowed0, len0, min_n, exact_n,
     st[_NLEFT, 0] = 0
     depth = 0
     while depth >= 0:
-        cand = st[_CAND_LEFT, depth]
-        if cand != 0:
-            low = cand & -cand
-            st[_CAND_LEFT, depth] = cand ^ low
-            t = lowest_bit_index(low)
-            p = st[_LEFT, depth]
-            allowed = st[_ALLOWED, depth] & LX[t]
-            length = st[_LEN, depth] + 1
-            xpts = st[_XPTS, depth]
+        on_left = st[_CAND_LEFT, depth] != 0
+        row = _CAND_LEFT if on_left else _CAND_RIGHT
+        cand = st[row, depth]
+        if cand == 0:
+            depth -= 1
+            continue
+        low = cand & -cand
+        st[row, depth] = cand ^ low
+        t = lowest_bit_index(low)
+        p = st[_LEFT if on_left else _RIGHT, depth]
+        allowed = st[_ALLOWED, depth] & LX[t]
+        length = st[_LEN, depth] + 1
+        xpts = st[_XPTS, depth]
+        nleft = st[_NLEFT, depth]
+        if on_left:  # a free cell: no neighbour, nothing to check across or beyond
             right = st[_RIGHT, depth]
-            nleft = st[_NLEFT, depth] + 1
+            nleft += 1
             nl = step(p, d, -1)
             if not _free(board, cross, nl):
                 nl = -1
         else:
-            cand = st[_CAND_RIGHT, depth]
-            if cand == 0:
-                depth -= 1
-                continue
-            low = cand & -cand
-            st[_CAND_RIGHT, depth] = cand ^ low
-            t = lowest_bit_index(low)
-            p = st[_RIGHT, depth]
-            allowed = st[_ALLOWED, depth] & LX[t]
-            length = st[_LEN, depth] + 1
-            xpts = st[_XPTS, depth]
             kx = cross[p, perp] >> NSHIFT
             if kx > 0:
                 xpts += line_points(kx + 1)
@@ -120,7 +115,6 @@ def _grow(board, cross, hand, d, s, first, left, allowed0, len0, min_n, exact_n,
             if not ok:
                 continue
             nl = left if depth == 0 else -1
-            nleft = st[_NLEFT, depth]
         st[_CELL, depth] = p
         st[_TILE, depth] = t
         nd = depth + 1
