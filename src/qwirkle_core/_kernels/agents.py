@@ -44,7 +44,7 @@ AGENTS = {"random": RANDOM, "greedy": GREEDY, "heuristic": HEURISTIC, "mc": MONT
 SPEC_COLS = 12
 # Parameter names and defaults per agent (spec columns 1, 2, ...).
 # group, dup, danger, setup, reply, breadth, horizon, samples, follow (see heuristic_values, mc.reply_choose)
-HEURISTIC_WEIGHTS = np.array([0.0, 0.5, 6.0, 6.0, 0.5, 4.0, 12.0, 1.0, 0.3])
+HEURISTIC_WEIGHTS = np.array([0.0, 0.5, 6.0, 6.0, 0.5, 4.0, 0.0, 1.0, 0.3])
 PARAMS = {
     RANDOM: {},
     GREEDY: {},
