@@ -17,7 +17,7 @@ cells, ``act[10:16]`` tiles.
 import numpy as np
 
 from ._jit import njit
-from .board import B_ANCHORS, EMPTY, LX, NSHIFT, line_points, lowest_bit_index, new_board, place_cells, popcount, scan_run
+from .board import B_ANCHORS, EMPTY, LX, NSHIFT, line_direction, line_points, lowest_bit_index, new_board, place_cells, popcount, scan_run
 from .movegen import M_CELL, M_N, M_SCORE, M_TILE, MOVE_COLS, generate_all, new_scratch_array
 from .rng import below
 from .scoring import qwirkles_made
@@ -205,7 +205,7 @@ def _open_lines(board, cross, move, leave, p_other):
     the cross words and walked only when they have 4 or 5 tiles.
     """
     k = move[M_N]
-    d = 0 if k == 1 or (move[M_CELL] >> 7) == (move[M_CELL + 1] >> 7) else 1
+    d = line_direction(k, move[M_CELL], move[M_CELL + min(k - 1, 1)])
     risk = 0.0
     promise = 0.0
     for i in range(k + 1):

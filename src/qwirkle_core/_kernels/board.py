@@ -120,6 +120,13 @@ def clear_board(board, cross, anchors, bmeta):
 
 
 @njit
+def line_direction(n, first, second):
+    """The direction of a placement of ``n`` tiles whose first two cells are ``first``
+    and ``second``: 0 (a row) for a single tile or a row, 1 for a column."""
+    return 0 if n == 1 or (first >> GRID_BITS) == (second >> GRID_BITS) else 1
+
+
+@njit
 def scan_run(board, cell, d, sign):
     """The run of tiles next to ``cell`` going ``sign`` along ``d``: (the AND of their
     ``LX`` masks, their number, the first empty cell past them)."""
@@ -177,9 +184,7 @@ def _put(board, cross, anchors, bmeta, cells, tiles, n, one_line, log):
     for i in range(n):
         board[cells[i]] = tiles[i]
     # The ends of a placement's own line are the same from each of its tiles.
-    line = -1
-    if one_line:
-        line = 0 if n == 1 or (cells[0] >> GRID_BITS) == (cells[1] >> GRID_BITS) else 1
+    line = line_direction(n, cells[0], cells[min(n - 1, 1)]) if one_line else -1
     for i in range(n):
         for d in range(2):
             if d == line and i > 0:

@@ -199,7 +199,7 @@ def mc_choose(spec, gs, moves, n, values, sim, smoves, svalues, root):
     ``spec``: [MONTE_CARLO, playouts, candidates, depth, policy id]. Candidates are
     the policy's best placements; a lone candidate (or a forced exchange/pass) is
     played without playouts. ``root`` is the scratch ``(rows, cols, tiles, cells,
-    cands, policy_spec)``. Returns the (maybe grown) sim buffers.
+    cands, policy_spec)``. Writes the chosen action into ``gs``'s ``act``.
     """
     playouts = int(spec[1])
     limit = int(spec[2])

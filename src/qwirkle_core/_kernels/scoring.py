@@ -1,7 +1,7 @@
 """Checking one placement against the rules and scoring it."""
 
 from ._jit import njit
-from .board import ALL, B_TILES, LX, NSHIFT, cell_of, line_points, scan_run, step
+from .board import ALL, B_TILES, LX, NSHIFT, cell_of, line_direction, line_points, scan_run, step
 
 OK = 0
 NOT_IN_LINE = 1
@@ -115,10 +115,7 @@ def _run_length(board, idx, d):
 @njit
 def qwirkles_made(board, cells, n):
     """Lines of 6 through the just-placed ``cells[:n]`` (each line counted once)."""
-    if n == 1:
-        d = 0
-    else:
-        d = 0 if (cells[0] >> 7) == (cells[1] >> 7) else 1
+    d = line_direction(n, cells[0], cells[min(n - 1, 1)])
     q = 1 if _run_length(board, cells[0], d) == 6 else 0
     for i in range(n):
         if _run_length(board, cells[i], 1 - d) == 6:
