@@ -5,42 +5,80 @@
 >>> best = max(g.legal_moves(), key=lambda m: m.score)
 >>> g.play(best)
 3
+
+The names below are loaded on first use (PEP 562), so ``import qwirkle_core`` is quick
+and the command line can catch Ctrl-C while the engine loads.
 """
 
-from .evaluate import MoveEvaluation
-from .game import Game, Move
-from .observation import Observation
-from .records import Action, FormatError, GameRecord, RecordError, replay
-from .rules import IllegalMoveError, Rules
-from .simulate import AGENTS, SimulationResult, play_game, simulate
-from .tiles import COLORS, SHAPES, color_of, parse_tile, shape_of, tile, tile_code, tile_name
-from .tournament import TournamentResult, tournament
+from __future__ import annotations
 
-__all__ = [
-    "AGENTS",
-    "COLORS",
-    "SHAPES",
-    "Action",
-    "FormatError",
-    "Game",
-    "GameRecord",
-    "IllegalMoveError",
-    "Move",
-    "MoveEvaluation",
-    "Observation",
-    "RecordError",
-    "Rules",
-    "SimulationResult",
-    "TournamentResult",
-    "color_of",
-    "parse_tile",
-    "play_game",
-    "replay",
-    "shape_of",
-    "simulate",
-    "tile",
-    "tile_code",
-    "tile_name",
-    "tournament",
-]
-__version__ = "0.1.0"
+import importlib
+from typing import TYPE_CHECKING, Any
+
+from ._version import __version__
+
+if TYPE_CHECKING:
+    from .agents import AGENTS, AgentSpec, parse_agent, parse_agents
+    from .errors import AgentError, FormatError, IllegalMoveError, RecordError
+    from .evaluate import MoveEvaluation, evaluate_moves
+    from .game import Game
+    from .move import Action, Move, MoveKind
+    from .observation import Observation
+    from .records import GameRecord, replay
+    from .rows import GameRows
+    from .rules import Rules
+    from .simulate import SimulationResult, play_game, simulate
+    from .stats import BatchStats
+    from .tiles import COLORS, SHAPES, color_of, parse_tile, shape_of, tile, tile_code, tile_name
+    from .tournament import TournamentResult, tournament
+
+_EXPORTS = {
+    "AGENTS": "agents",
+    "AgentSpec": "agents",
+    "parse_agent": "agents",
+    "parse_agents": "agents",
+    "AgentError": "errors",
+    "FormatError": "errors",
+    "IllegalMoveError": "errors",
+    "RecordError": "errors",
+    "MoveEvaluation": "evaluate",
+    "evaluate_moves": "evaluate",
+    "Game": "game",
+    "Action": "move",
+    "Move": "move",
+    "MoveKind": "move",
+    "Observation": "observation",
+    "GameRecord": "records",
+    "replay": "records",
+    "GameRows": "rows",
+    "Rules": "rules",
+    "SimulationResult": "simulate",
+    "play_game": "simulate",
+    "simulate": "simulate",
+    "BatchStats": "stats",
+    "COLORS": "tiles",
+    "SHAPES": "tiles",
+    "color_of": "tiles",
+    "parse_tile": "tiles",
+    "shape_of": "tiles",
+    "tile": "tiles",
+    "tile_code": "tiles",
+    "tile_name": "tiles",
+    "TournamentResult": "tournament",
+    "tournament": "tournament",
+}
+
+__all__ = sorted(_EXPORTS) + ["__version__"]
+
+
+def __getattr__(name: str) -> Any:
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module 'qwirkle_core' has no attribute {name!r}")
+    value = getattr(importlib.import_module(f".{module}", __name__), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_EXPORTS))

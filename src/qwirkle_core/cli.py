@@ -1,10 +1,29 @@
-"""The ``qwirkle`` command line: ``qwirkle simulate``, ``qwirkle play``, ``qwirkle tournament``."""
+"""The ``qwirkle`` command line: ``simulate``, ``tournament``, ``play``.
+
+All argument parsing, tables, progress displays and interruption handling live here;
+the library underneath takes plain values and a progress callable. A mistake in the
+arguments is one line on stderr and exit status 2; Ctrl-C stops within about a second,
+keeps what finished and exits with status 130.
+"""
+
+from __future__ import annotations
 
 import argparse
+import datetime
 import os
 import sys
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
-from .rules import MAX_PLAYERS, MIN_PLAYERS, OPENING_RULES
+if TYPE_CHECKING:  # the heavy imports happen inside main(), where Ctrl-C is handled
+    from rich.console import Console
+
+    from .simulate import SimulationResult
+    from .tournament import TournamentResult
+
+EXIT_USAGE = 2
+EXIT_INTERRUPTED = 130
 
 
 class UsageError(Exception):
@@ -12,11 +31,14 @@ class UsageError(Exception):
 
 
 class _Parser(argparse.ArgumentParser):
-    def error(self, message):
+    def error(self, message: str) -> Any:
         raise UsageError(f"{message} (see '{self.prog} --help')")
 
 
-def _positive_int(text):
+# -- argument types --------------------------------------------------------------------
+
+
+def _positive_int(text: str) -> int:
     try:
         value = int(text)
     except ValueError:
@@ -26,7 +48,17 @@ def _positive_int(text):
     return value
 
 
-def seed_type(text):
+def _nonnegative_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
+    if not 0 <= value < 2**62:
+        raise argparse.ArgumentTypeError(f"must be 0 to 2**62-1, got {value}")
+    return value
+
+
+def seed_type(text: str) -> int:
     """argparse type of a seed: an int 0 .. 2**64-1 (decimal, or 0x.. hex)."""
     try:
         value = int(text, 0)
@@ -37,65 +69,147 @@ def seed_type(text):
     return value
 
 
-def _agent_list(text):
-    from .simulate import parse_agents
+def _agent_list(text: str) -> list[Any]:
+    from .agents import parse_agents
+    from .rules import MAX_PLAYERS, MIN_PLAYERS
 
-    names = [a.strip() for a in text.split(",") if a.strip()]
     try:
-        parse_agents(names)
+        specs = parse_agents([a for a in text.split(",") if a.strip()])
     except ValueError as e:
         raise argparse.ArgumentTypeError(str(e)) from None
-    if not MIN_PLAYERS <= len(names) <= MAX_PLAYERS:
-        raise argparse.ArgumentTypeError(f"give {MIN_PLAYERS} to {MAX_PLAYERS} agents (one per seat), got {len(names)}")
-    return names
+    if not MIN_PLAYERS <= len(specs) <= MAX_PLAYERS:
+        raise argparse.ArgumentTypeError(f"give {MIN_PLAYERS} to {MAX_PLAYERS} agents, got {len(specs)}")
+    return list(specs)
 
 
-def _output_path(text):
-    ext = os.path.splitext(text)[1].lower()
-    if ext not in (".parquet", ".csv"):
-        raise argparse.ArgumentTypeError(f"{text!r}: the output must end in .parquet or .csv")
-    folder = os.path.dirname(os.path.abspath(text))
-    if not os.path.isdir(folder):
-        raise argparse.ArgumentTypeError(f"{text!r}: folder {folder} does not exist")
-    if not os.access(folder, os.W_OK) or (os.path.exists(text) and not os.access(text, os.W_OK)):
-        raise argparse.ArgumentTypeError(f"{text!r}: cannot write there")
-    return text
+def _agent(text: str) -> Any:
+    from .agents import parse_agent
+
+    try:
+        return parse_agent(text)
+    except ValueError as e:
+        raise argparse.ArgumentTypeError(str(e)) from None
 
 
-def _add_simulate(sub):
+def _output_path(text: str) -> Path:
+    from .rows import check_output_path
+
+    try:
+        return check_output_path(text)
+    except (OSError, ValueError) as e:
+        raise argparse.ArgumentTypeError(f"cannot write {text!r}: {_reason(e)}") from None
+
+
+def _plot_path(text: str) -> Path:
+    path = Path(text)
+    if path.suffix.lower() != ".png":
+        raise argparse.ArgumentTypeError(f"{text!r}: the plot must be a .png file")
+    try:
+        _probe(path)
+    except OSError as e:
+        raise argparse.ArgumentTypeError(f"cannot write {text!r}: {_reason(e)}") from None
+    return path
+
+
+def _probe(path: Path) -> None:
+    """Create and remove a file beside ``path`` (OSError if that folder is not writable)."""
+    import tempfile
+
+    if path.is_dir():
+        raise IsADirectoryError(f"{path} is a folder")
+    fd, probe = tempfile.mkstemp(dir=path.resolve().parent, prefix=f".{path.name}.", suffix=".probe")
+    os.close(fd)
+    os.unlink(probe)
+
+
+def _reason(e: BaseException) -> str:
+    return e.strerror if isinstance(e, OSError) and e.strerror and not e.args[1:2] == (None,) else str(e)
+
+
+def _fallback(path: Path) -> Path:
+    """Where to save an output that could not be written to ``path``: the working folder."""
+    stamp = datetime.datetime.now().strftime("%Y%m%d-%H%M%S")
+    return Path.cwd() / f"qwirkle-{path.stem}-{stamp}{path.suffix}"
+
+
+# -- progress ---------------------------------------------------------------------------
+
+
+class _ProgressBar:
+    """A rich progress display for a library call taking ``progress=f(done, total)``.
+
+    Until the first call it shows that the kernels are being prepared (compiled on a
+    first run, loaded from the cache after), so the rate clock starts with the games.
+    """
+
+    def __init__(self, console: Console, what: str, enabled: bool) -> None:
+        self.console, self.what, self.enabled = console, what, enabled
+        self.progress: Any = None
+        self.status: Any = None
+        if enabled:
+            self.status = console.status("preparing the kernels (compiled on the first run only, about a minute; cached after)")
+            self.status.start()
+
+    def __call__(self, done: int, total: int) -> None:
+        if not self.enabled:
+            return
+        if self.progress is None:
+            from rich.progress import BarColumn, MofNCompleteColumn, Progress, TaskProgressColumn, TextColumn, TimeElapsedColumn, TimeRemainingColumn
+
+            self.status.stop()
+            self.progress = Progress(
+                TextColumn(self.what),
+                BarColumn(),
+                MofNCompleteColumn(),
+                TaskProgressColumn(),
+                TimeElapsedColumn(),
+                TextColumn("left"),
+                TimeRemainingColumn(),
+                console=self.console,
+            )
+            self.task = self.progress.add_task(self.what, total=total)
+            self.progress.start()
+        self.progress.update(self.task, completed=done)
+
+    def close(self) -> None:
+        if self.status is not None:
+            self.status.stop()
+        if self.progress is not None:
+            self.progress.stop()
+
+
+# -- simulate ---------------------------------------------------------------------------
+
+
+def _add_simulate(sub: Any) -> None:
+    from .rules import OPENING_RULES
+
     p = sub.add_parser(
         "simulate",
         help="play a batch of games between agents and summarise them",
         description="Play GAMES complete games between AGENTS (one per seat) in parallel, print a summary "
-        "(win rates with 95%% confidence intervals, mean scores, first-player advantage, turns) and "
-        "optionally write one row per game to a Parquet or CSV file. Ctrl-C stops early and keeps the "
-        "finished games.",
+        "(win rates with 95% confidence intervals, mean scores, first-player advantage, turns) and "
+        "optionally write one row per game to a Parquet or CSV file as the games finish. Ctrl-C stops "
+        "early and keeps the finished games.",
     )
     p.add_argument("--games", type=_positive_int, default=10_000, help="number of games (default: 10000)")
-    p.add_argument("--agents", type=_agent_list, default=["greedy", "greedy"], help="comma-separated agents, one per seat, 2 to 6 (default: greedy,greedy); available: random, greedy, heuristic, mc; parameters as name:key=value, e.g. mc:playouts=32:depth=0")
+    p.add_argument(
+        "--agents",
+        type=_agent_list,
+        default="greedy,greedy",
+        help="comma-separated agents, one per seat, 2 to 6 (default: greedy,greedy); available: random, greedy, "
+        "heuristic, mc; parameters as name:key=value, e.g. mc:playouts=32:depth=0 (docs/agents.md)",
+    )
     p.add_argument("--seed", type=seed_type, default=0, help="batch seed; game i plays from a hash of (seed, i) (default: 0)")
+    p.add_argument("--start", type=_nonnegative_int, default=0, help="index of the first game of the batch (default: 0)")
     p.add_argument("--threads", type=_positive_int, default=None, help="worker threads (default: all cores); results do not depend on it")
     p.add_argument("--opening", choices=sorted(OPENING_RULES), default="largest_group", help="opening rule (default: largest_group, the official one)")
-    p.add_argument("--out", type=_output_path, default=None, help="write the per-game rows to this .parquet or .csv file")
-    p.add_argument("--no-progress", action="store_true", help="no progress bar")
+    p.add_argument("--out", type=_output_path, default=None, help="write the per-game rows to this .parquet or .csv file (docs/results.md)")
+    p.add_argument("--no-progress", action="store_true", help="no progress display")
     p.set_defaults(run=_run_simulate)
 
 
-def _write_rows(result, path):
-    import pyarrow as pa
-
-    table = pa.table(result.columns())
-    if path.lower().endswith(".parquet"):
-        import pyarrow.parquet as pq
-
-        pq.write_table(table, path)
-    else:
-        import pyarrow.csv as pcsv
-
-        pcsv.write_csv(table, path)
-
-
-def summary_table(result):
+def summary_table(result: SimulationResult) -> Any:
     """A rich Table of the headline figures of a :class:`SimulationResult`."""
     from rich.table import Table
 
@@ -108,91 +222,193 @@ def summary_table(result):
     return table
 
 
-def print_summary(result, console):
+def print_summary(result: SimulationResult, console: Console) -> None:
+    """Print the summary of a batch (or say that no game finished)."""
+    if result.games == 0:
+        console.print("no game finished")
+        return
     fp = result.first_player_advantage()
     console.print(summary_table(result))
-    console.print(f"ties: {result.tie_rate:.1%}   mean turns: {result.mean_turns():.1f}   tiles placed: {result.tiles_placed.mean():.1f}")
+    console.print(f"ties: {result.tie_rate:.1%}   mean turns: {result.mean_turns():.1f}   tiles placed: {result.stats.mean_tiles_placed():.1f}")
     console.print(
         f"first player: wins {fp['win_rate']:.1%} [{fp['low']:.1%}, {fp['high']:.1%}] (fair share {fp['fair']:.1%}), "
         f"score margin {fp['score_margin']:+.2f} points"
     )
-    if result.truncated.any():
-        console.print(f"{int(result.truncated.sum())} games stopped at the turn limit (counted as no winner)")
+    if result.stats.truncated:
+        console.print(f"{result.stats.truncated} games stopped at the turn limit (counted as no winner)")
     console.print(f"{result.games:,} games in {result.elapsed:.1f} s ({result.games_per_second:,.0f} games/s, {result.threads} threads)")
 
 
-def _run_simulate(args, console):
+def _run_simulate(args: argparse.Namespace, console: Console) -> int:
     from .rules import Rules
     from .simulate import simulate
 
     rules = Rules(players=len(args.agents), opening=args.opening)
-    result = simulate(args.games, agents=args.agents, seed=args.seed, threads=args.threads, rules=rules, progress=not args.no_progress)
+    bar = _ProgressBar(console, "games", not args.no_progress)
+    try:
+        result = simulate(args.games, agents=args.agents, seed=args.seed, threads=args.threads, rules=rules, progress=bar, start=args.start, out=args.out)
+    finally:
+        bar.close()
     print_summary(result, console)
+    if result.write_error is not None:
+        return _save_elsewhere(result, args.out, console)
     if args.out:
-        _write_rows(result, args.out)
-        console.print(f"wrote {result.games:,} rows to {args.out}")
+        if result.path is not None:
+            console.print(f"wrote {result.games:,} rows to {result.path}")
+        else:
+            console.print(f"no game finished: {args.out} was not written")
     if result.interrupted:
         console.print(f"interrupted: kept the {result.games:,} of {args.games:,} games finished before Ctrl-C")
-        return 130
+        return EXIT_INTERRUPTED
     return 0
 
 
-def _add_tournament(sub):
+def _save_elsewhere(result: SimulationResult, path: Path, console: Console) -> int:
+    """After a failure to write ``path``, save the kept rows in the working folder."""
+    from .rows import write_rows
+    from .simulate import batch_metadata
+
+    if result.games == 0 or result.path is not None:
+        console.print(f"could not finish writing {result.write_error}")
+        return 1
+    other = _fallback(path)
+    metadata = batch_metadata(result.agents, result.rules, result.seed, result.start, result.games)
+    write_rows(other, result.rows, metadata)
+    console.print(f"could not write {result.write_error}; saved the {result.games:,} rows to {other} instead")
+    return 1
+
+
+# -- tournament -------------------------------------------------------------------------
+
+
+def _add_tournament(sub: Any) -> None:
     p = sub.add_parser(
         "tournament",
         help="round robin between agents",
         description="Every pair of AGENTS plays GAMES two-player games, half from each seat on the same "
-        "deals. Prints each pairing's win rate with a 95%% confidence interval and mean score margin, "
-        "and each agent's time per move (from a short self-play run).",
+        "deals. Prints each pairing's win rate with a 95% confidence interval and mean score margin, "
+        "the standings, and each agent's time per move (from a short self-play run). Ctrl-C stops "
+        "within about a second and reports the finished deals.",
     )
-    p.add_argument("--agents", type=_agent_list, default=["greedy", "heuristic", "mc"], help="comma-separated agents, at least 2 (default: greedy,heuristic,mc); parameters as name:key=value, e.g. mc:playouts=32")
-    p.add_argument("--games", type=_positive_int, default=1000, help="games per pairing (default: 1000)")
+    p.add_argument(
+        "--agents",
+        type=_agent_list,
+        default="greedy,heuristic,mc",
+        help="comma-separated agents, at least 2 (default: greedy,heuristic,mc); parameters as name:key=value, e.g. mc:playouts=32",
+    )
+    p.add_argument("--games", type=_even_games, default=1000, help="games per pairing, an even number (each deal is played from both seats; default: 1000)")
     p.add_argument("--seed", type=seed_type, default=0, help="seed (default: 0)")
     p.add_argument("--threads", type=_positive_int, default=None, help="worker threads (default: all cores)")
     p.add_argument("--plot", type=_plot_path, default=None, help="save the score distributions to this .png file (needs matplotlib)")
+    p.add_argument("--no-progress", action="store_true", help="no progress display")
     p.set_defaults(run=_run_tournament)
 
 
-def _plot_path(text):
-    if not text.lower().endswith(".png"):
-        raise argparse.ArgumentTypeError(f"{text!r}: the plot must be a .png file")
-    folder = os.path.dirname(os.path.abspath(text))
-    if not os.path.isdir(folder) or not os.access(folder, os.W_OK):
-        raise argparse.ArgumentTypeError(f"{text!r}: cannot write there")
-    return text
+def _even_games(text: str) -> int:
+    value = _positive_int(text)
+    if value < 2 or value % 2:
+        raise argparse.ArgumentTypeError(f"must be an even number of at least 2 (each deal is played from both seats), got {value}")
+    return value
 
 
-def _run_tournament(args, console):
+def _run_tournament(args: argparse.Namespace, console: Console) -> int:
+    from .tournament import tournament
+
+    labels = [a.label for a in args.agents]
+    if len(set(labels)) != len(labels):
+        raise UsageError("argument --agents: each agent may appear once")
+    if args.plot is not None:
+        _plot_backend()
+    bar = _ProgressBar(console, "games", not args.no_progress)
+    try:
+        result = tournament(args.agents, games=args.games, seed=args.seed, threads=args.threads, progress=bar)
+    finally:
+        bar.close()
+    _print_tournament(result, console)
+    if args.plot is not None and any(m.games for m in result.matches):
+        _save_plot(result, args.plot, console)
+    return EXIT_INTERRUPTED if result.interrupted else 0
+
+
+def _print_tournament(result: TournamentResult, console: Console) -> None:
     from rich.table import Table
 
-    from .tournament import plot_scores, tournament
-
-    if len(set(args.agents)) != len(args.agents):
-        raise UsageError("argument --agents: each agent may appear once")
-    result = tournament(args.agents, games=args.games, seed=args.seed, threads=args.threads)
-    table = Table(title=f"Round robin, {args.games:,} games per pairing, seed {args.seed}", title_justify="left")
-    for col in ("agent", "opponent", "win rate [95% CI]", "mean margin", "W-L-T"):
+    deals = sum(m.games for m in result.matches) // 2
+    title = f"Round robin, {result.games:,} games per pairing, seed {result.seed}"
+    if result.interrupted:
+        title = f"Round robin, INTERRUPTED: {deals:,} finished deals ({2 * deals:,} games) of {result.games // 2 * len(result.matches):,}+, seed {result.seed}"
+    table = Table(title=title, title_justify="left")
+    for col in ("agent", "opponent", "games", "win rate [95% CI]", "mean margin", "W-L-T"):
         table.add_column(col, justify="left" if col in ("agent", "opponent") else "right")
     for m in result.matches:
+        if not m.games:
+            continue
         low, high = m.interval()
-        se = m.margin.std(ddof=1) / max(len(m.margin), 1) ** 0.5 if len(m.margin) > 1 else float("nan")
-        table.add_row(m.first, m.second, f"{m.win_rate:.1%} [{low:.1%}, {high:.1%}]", f"{m.margin.mean():+.1f} ± {1.96 * se:.1f}", f"{m.wins}-{m.losses}-{m.ties}")
+        se = m.margin.std(ddof=1) / len(m.margin) ** 0.5 if len(m.margin) > 1 else float("nan")
+        table.add_row(m.first, m.second, f"{m.games:,}", f"{m.win_rate:.1%} [{low:.1%}, {high:.1%}]", f"{m.margin.mean():+.1f} ± {1.96 * se:.1f}", f"{m.wins}-{m.losses}-{m.ties}")
     console.print(table)
-    timing = Table(title="Time per move (self-play, one thread)", title_justify="left")
-    timing.add_column("agent")
-    timing.add_column("ms per move", justify="right")
-    timing.add_column("mean score", justify="right")
+    standings = Table(title="Standings (all pairings)", title_justify="left")
+    for col in ("agent", "games", "mean score"):
+        standings.add_column(col, justify="left" if col == "agent" else "right")
     for a in result.agents:
-        timing.add_row(a, f"{1000 * result.seconds_per_move[a]:.3g}", f"{result.scores(a).mean():.1f}")
-    console.print(timing)
-    if args.plot:
-        plot_scores(result, args.plot)
-        console.print(f"wrote {args.plot}")
-    return 0
+        scores = result.scores(a)
+        standings.add_row(a, f"{len(scores):,}", f"{scores.mean():.1f}" if len(scores) else "-")
+    console.print(standings)
+    if result.seconds_per_move:
+        timing = Table(title="Time per move (self-play, one thread)", title_justify="left")
+        timing.add_column("agent")
+        timing.add_column("ms per move", justify="right")
+        for a, seconds in result.seconds_per_move.items():
+            timing.add_row(a, f"{1000 * seconds:.3g}")
+        console.print(timing)
+    if result.interrupted:
+        console.print("interrupted: only finished deals (both seats) are counted")
 
 
-def _add_play(sub):
-    from .frontend import add_play_arguments, main_play
+def _plot_backend() -> Any:
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        raise UsageError("--plot needs matplotlib: pip install 'qwirkle-core[plot]'") from None
+    return plt
+
+
+def _save_plot(result: TournamentResult, path: Path, console: Console) -> None:
+    """Save a histogram of each agent's final scores to ``path`` (or, if that fails,
+    to a fallback file in the working folder)."""
+    import numpy as np
+
+    plt = _plot_backend()
+    fig, ax = plt.subplots(figsize=(8, 4.5))
+    everything = np.concatenate([result.scores(a) for a in result.agents])
+    bins = np.arange(everything.min() - 5, everything.max() + 10, 5)
+    for a in result.agents:
+        scores = result.scores(a)
+        if len(scores):
+            ax.hist(scores, bins=bins, histtype="step", linewidth=1.5, label=f"{a} (mean {scores.mean():.1f})")
+    ax.set_xlabel("final score")
+    ax.set_ylabel("games")
+    ax.set_title(f"Score distributions, round robin, seed {result.seed}")
+    ax.legend()
+    fig.tight_layout()
+    try:
+        fig.savefig(path, dpi=120)
+        console.print(f"wrote {path}")
+    except OSError as e:
+        other = _fallback(path)
+        fig.savefig(other, dpi=120)
+        console.print(f"could not write {path} ({_reason(e)}); saved the plot to {other} instead")
+    plt.close(fig)
+
+
+# -- play -------------------------------------------------------------------------------
+
+
+def _add_play(sub: Any) -> None:
+    from .rules import OPENING_RULES
 
     p = sub.add_parser(
         "play",
@@ -201,36 +417,61 @@ def _add_play(sub):
         "piped), your hand, legal moves, hints, undo, and saving the game record. Reads commands from "
         "standard input, so it can be scripted.",
     )
-    add_play_arguments(p)
-    p.set_defaults(run=lambda args, console: main_play(args))
+    p.add_argument("--players", type=int, choices=range(2, 7), default=2, metavar="N", help="number of seats, 2 to 6 (default: 2)")
+    p.add_argument("--opponent", type=_agent, default="greedy", help="the agent in the other seats: random, greedy, heuristic, mc, with parameters (default: greedy)")
+    p.add_argument("--seat", type=int, default=0, help="your seat, from 0 (default: 0); the rules decide who opens")
+    p.add_argument("--seed", type=seed_type, default=None, help="the game's seed (default: random; printed at the start)")
+    p.add_argument("--opening", choices=sorted(OPENING_RULES), default="largest_group", help="opening rule (default: largest_group, the official one)")
+    p.add_argument("--no-color", action="store_true", help="no colours even on a terminal")
+    p.set_defaults(run=_run_play)
 
 
-def build_parser():
+def _run_play(args: argparse.Namespace, console: Console) -> int:
+    from .frontend import run_play
+
+    if not 0 <= args.seat < args.players:
+        raise UsageError(f"argument --seat: must be 0 to {args.players - 1} with {args.players} players, got {args.seat}")
+    run_play(players=args.players, opponent=args.opponent, seed=args.seed, human_seat=args.seat, color=False if args.no_color else None, opening=args.opening)
+    return 0
+
+
+# -- main -------------------------------------------------------------------------------
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The ``qwirkle`` argument parser."""
+    from ._version import __version__
+
     parser = _Parser(prog="qwirkle", description="qwirkle-core: a fast, exact Qwirkle engine and simulator.")
+    parser.add_argument("--version", action="version", version=f"qwirkle-core {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
-    _add_simulate(sub)
-    _add_play(sub)
-    _add_tournament(sub)
+    for add in _COMMANDS:
+        add(sub)
     return parser
 
 
-def main(argv=None):
-    from rich.console import Console
+_COMMANDS: list[Callable[[Any], None]] = [_add_simulate, _add_play, _add_tournament]
 
-    console = Console()
-    parser = build_parser()
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the command line; returns the exit status (0 ok, 1 an error, 2 a usage
+    mistake, 130 interrupted)."""
     try:
+        from rich.console import Console
+
+        console = Console()
+        parser = build_parser()
         args = parser.parse_args(argv)
         if not getattr(args, "run", None):
             parser.print_help()
-            return 2
-        return args.run(args, console)
+            return EXIT_USAGE
+        return int(args.run(args, console))
     except UsageError as e:
         print(f"qwirkle: error: {e}", file=sys.stderr)
-        return 2
+        return EXIT_USAGE
     except KeyboardInterrupt:
         print("qwirkle: interrupted", file=sys.stderr)
-        return 130
+        return EXIT_INTERRUPTED
     except (OSError, ValueError) as e:
         print(f"qwirkle: error: {e}", file=sys.stderr)
         return 1

@@ -1,17 +1,27 @@
-"""Flat Monte Carlo evaluation of the moves of a position (``Game.evaluate_moves``)."""
+"""Flat Monte Carlo evaluation of the moves of a position: :func:`evaluate_moves`."""
+
+from __future__ import annotations
 
 import math
+from collections.abc import Iterable
 from dataclasses import dataclass
 
-import numba
 import numpy as np
 
+from ._checks import check_int, check_seed
 from ._kernels import agents as _ag
 from ._kernels import board as _bd
 from ._kernels import mc as _mc
-from .rules import IllegalMoveError
+from ._threads import numba_threads
+from .agents import AgentLike, parse_agent
+from .errors import AgentError, IllegalMoveError
+from .game import Game
+from .move import Move, MoveKind
 
 __all__ = ["MoveEvaluation", "evaluate_moves"]
+
+MAX_PLAYOUTS = 1_000_000
+MAX_DEPTH = 10_000
 
 
 @dataclass(frozen=True)
@@ -24,7 +34,7 @@ class MoveEvaluation:
     win_se:    its standard error
     """
 
-    move: object
+    move: Move
     playouts: int
     margin: float
     margin_se: float
@@ -32,93 +42,106 @@ class MoveEvaluation:
     win_se: float
 
 
-def _policy_spec(policy):
-    from .simulate import parse_agents
-
-    names, specs = parse_agents([policy])
-    if int(specs[0, 0]) not in (_ag.GREEDY, _ag.HEURISTIC, _ag.RANDOM):
-        raise ValueError(f"a playout policy is random, greedy or heuristic, not {names[0]!r}")
-    return specs[0]
-
-
-def evaluate_moves(game, playouts=200, policy="greedy", seed=0, moves=None, top=20, depth=0, threads=None):
+def evaluate_moves(
+    game: Game,
+    playouts: int = 200,
+    policy: AgentLike = "greedy",
+    seed: int = 0,
+    moves: Iterable[Move | str] | None = None,
+    top: int = 20,
+    depth: int = 0,
+    threads: int | None = None,
+) -> list[MoveEvaluation]:
     """Evaluate candidate moves of ``game``'s current player by determinized playouts.
 
-    playouts: playouts per candidate (>= 2). Playout j of every candidate uses the same
-              sampled hidden tiles and random streams (common random numbers).
+    playouts: playouts per candidate (2 .. 1,000,000). Playout j of every candidate
+              uses the same sampled hidden tiles and random streams (common random
+              numbers).
     policy:   the agent that plays every seat after the candidate: "greedy" (default),
-              "heuristic" or "random".
+              "heuristic" (with parameters) or "random".
     seed:     makes the evaluation reproducible (results do not depend on ``threads``).
-    moves:    the candidates (Move objects, placements or exchanges); by default the
-              ``top`` highest-scoring placements plus, when the bag holds a full hand,
-              the exchange of the whole hand.
-    depth:    turns to play after the candidate (0: to the end of the game); the margin
-              is then taken at that point.
-    Returns a list of :class:`MoveEvaluation`, best mean margin first.
+    moves:    the candidates (Move objects or their text: placements or exchanges); by
+              default the ``top`` (1 .. 1,000) highest-scoring placements plus, when the
+              bag holds a full hand, the exchange of the whole hand.
+    depth:    turns to play after the candidate (0 .. 10,000; 0: to the end of the
+              game); the margin is then taken at that point. Playouts count their turn
+              limit (5,000) from this position, whatever its turn number.
+    Returns a list of :class:`MoveEvaluation`, best mean margin first. Raises
+    IllegalMoveError for a game that is over or a candidate that is not legal,
+    AgentError for a bad policy, TypeError/ValueError for other bad arguments.
     """
-    from .game import Move
-
+    if not isinstance(game, Game):
+        raise TypeError(f"evaluate_moves() takes a Game, not {type(game).__name__}")
+    playouts = check_int(playouts, "playouts", 2, MAX_PLAYOUTS)
+    depth = check_int(depth, "depth", 0, MAX_DEPTH)
+    top = check_int(top, "top", 1, 1000)
+    seed = check_seed(seed)
+    spec = _policy_row(policy)
     if game.is_over:
         raise IllegalMoveError("the game is over")
-    if isinstance(playouts, bool) or not isinstance(playouts, int) or playouts < 2:
-        raise ValueError(f"playouts must be an int >= 2, not {playouts!r}")
-    if isinstance(depth, bool) or not isinstance(depth, int) or depth < 0:
-        raise ValueError(f"depth must be an int >= 0, not {depth!r}")
-    spec = _policy_spec(policy)
-    if moves is None:
-        legal = sorted(game.legal_moves(), key=lambda m: -m.score)[:top]
-        moves = list(legal)
-        hand = game.hand()
-        if not game.opening_pending and game.bag_size >= len(hand):
-            moves.append(Move.exchange(hand))
-    moves = [m if isinstance(m, Move) else Move(m) for m in moves]
-    if not moves:
+    candidates = _default_candidates(game, top) if moves is None else [m if isinstance(m, Move) else Move.parse(m) for m in moves]
+    if not candidates:
         return []
+    cands = _candidate_rows(game, candidates)
+    arrays = game.kernel_arrays()
+    ntiles = int(arrays.bmeta[_bd.B_TILES])
+    rows = np.zeros(max(ntiles, 1), np.int64)
+    cols = np.zeros(max(ntiles, 1), np.int64)
+    tiles = np.zeros(max(ntiles, 1), np.int8)
+    _mc.board_tiles(arrays.board, arrays.bmeta, rows, cols, tiles)
+    with numba_threads(threads) as n:
+        margins = _mc.evaluate(
+            rows, cols, tiles, ntiles, arrays.hands.copy(), arrays.bag.copy(), arrays.gmeta.copy(), cands, len(candidates), spec,
+            playouts, depth, np.uint64(seed), min(len(candidates) * playouts, 4 * n),
+        )
+    out = [_summarise(m, margins[i], playouts) for i, m in enumerate(candidates)]
+    out.sort(key=lambda e: -e.margin)
+    return out
+
+
+def _policy_row(policy: AgentLike) -> np.ndarray:
+    spec = parse_agent(policy)
+    if spec.name not in ("random", "greedy", "heuristic"):
+        raise AgentError(f"a playout policy is random, greedy or heuristic, not {spec.label!r}")
+    return spec.row()
+
+
+def _default_candidates(game: Game, top: int) -> list[Move]:
+    moves = sorted(game.legal_moves(), key=lambda m: -(m.score or 0))[:top]
+    hand = game.hand()
+    if not game.opening_pending and game.bag_size >= len(hand):
+        moves.append(Move.exchange(hand))
+    return moves
+
+
+def _candidate_rows(game: Game, moves: list[Move]) -> np.ndarray:
+    """The candidates as the kernels' action rows, each checked legal now."""
     cands = np.zeros((len(moves), _mc.CAND_COLS), np.int64)
     for i, m in enumerate(moves):
-        if m.kind == "place":
-            points = game.check(m)
+        if m.kind is MoveKind.PLACE:
             cands[i, 0] = _ag.PLACE
             cands[i, 1] = len(m.placements)
-            cands[i, 2] = points
+            cands[i, 2] = game.check(m)
             for j, (r, c, t) in enumerate(m.placements):
                 cands[i, 4 + j] = _bd.cell_of(r, c)
                 cands[i, 10 + j] = t
-        elif m.kind == "exchange":
-            game._check_exchange(m.tiles)
+        elif m.kind is MoveKind.EXCHANGE:
+            game.check_exchange(m.tiles)
             cands[i, 0] = _ag.EXCHANGE
             cands[i, 1] = len(m.tiles)
             cands[i, 10 : 10 + len(m.tiles)] = m.tiles
         else:
             raise ValueError("a pass cannot be evaluated; it is only legal when nothing else is")
-    ntiles = int(game._bmeta[_bd.B_TILES])
-    rows = np.zeros(max(ntiles, 1), np.int64)
-    cols = np.zeros(max(ntiles, 1), np.int64)
-    tiles = np.zeros(max(ntiles, 1), np.int8)
-    _mc.board_tiles(game._board, game._bmeta, rows, cols, tiles)
-    threads = numba.config.NUMBA_NUM_THREADS if threads is None else threads
-    old = numba.get_num_threads()
-    numba.set_num_threads(threads)
-    try:
-        margins = _mc.evaluate(
-            rows, cols, tiles, ntiles, game._hands, game._bag, game._gmeta, cands, len(moves), spec, playouts, depth,
-            np.uint64(seed & 0xFFFFFFFFFFFFFFFF), min(len(moves) * playouts, 4 * threads),
-        )
-    finally:
-        numba.set_num_threads(old)
-    out = []
-    for i, m in enumerate(moves):
-        x = margins[i]
-        wins = (x > 0) + 0.5 * (x == 0)
-        out.append(
-            MoveEvaluation(
-                move=m,
-                playouts=playouts,
-                margin=float(x.mean()),
-                margin_se=float(x.std(ddof=1) / math.sqrt(playouts)),
-                win_rate=float(wins.mean()),
-                win_se=float(wins.std(ddof=1) / math.sqrt(playouts)),
-            )
-        )
-    out.sort(key=lambda e: -e.margin)
-    return out
+    return cands
+
+
+def _summarise(move: Move, x: np.ndarray, playouts: int) -> MoveEvaluation:
+    wins = (x > 0) + 0.5 * (x == 0)
+    return MoveEvaluation(
+        move=move,
+        playouts=playouts,
+        margin=float(x.mean()),
+        margin_se=float(x.std(ddof=1) / math.sqrt(playouts)),
+        win_rate=float(wins.mean()),
+        win_se=float(wins.std(ddof=1) / math.sqrt(playouts)),
+    )

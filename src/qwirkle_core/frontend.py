@@ -2,22 +2,28 @@
 
 :func:`run_play` reads commands line by line from any text stream and writes to any
 text stream, with colours (rich) only when asked or when the output is a terminal, so
-it can be driven through a pipe. :func:`add_play_arguments` / :func:`main_play` plug
-it into an ``argparse`` command line. See docs/frontend-guide.md.
+it can be driven through a pipe. The command line (cli.py) parses the arguments and
+calls it. See docs/frontend-guide.md.
 """
 
-import argparse
+from __future__ import annotations
+
 import sys
+from typing import IO, Any
 
 from rich.console import Console
 from rich.text import Text
 
+from ._checks import check_int
+from .agents import AgentLike, parse_agent
+from .errors import IllegalMoveError
 from .game import Game
-from .rules import OPENING_RULES, IllegalMoveError, Rules
-from .simulate import AGENTS, parse_agents
+from .move import Action, Move, MoveKind
+from .records import GameRecord
+from .rules import Rules
 from .tiles import COLORS, tile_code
 
-__all__ = ["add_play_arguments", "main_play", "run_play"]
+__all__ = ["board_text", "run_play"]
 
 STYLES = dict(zip(COLORS, ("bold red", "bold dark_orange", "bold yellow", "bold green", "bold blue", "bold magenta")))
 SHOWN_MOVES = 20
@@ -39,11 +45,11 @@ Tiles: colour R O Y G B P (red orange yellow green blue purple) + shape
 1 circle, 2 square, 3 diamond, 4 clover, 5 cross, 6 star."""
 
 
-def _tile_text(t):
+def _tile_text(t: int) -> Text:
     return Text(tile_code(t), style=STYLES[COLORS[t // 6]])
 
 
-def board_text(board):
+def board_text(board: dict[tuple[int, int], int]) -> Text:
     """The board ``{(row, col): tile}`` as a rich Text grid with row and column numbers,
     one empty ring of cells around the tiles (plain text when printed without colour)."""
     if not board:
@@ -62,7 +68,7 @@ def board_text(board):
     return out
 
 
-def _tiles_text(tiles):
+def _tiles_text(tiles: tuple[int, ...]) -> Text:
     out = Text()
     for i, t in enumerate(tiles):
         if i:
@@ -74,45 +80,47 @@ def _tiles_text(tiles):
 class _Session:
     """One game in a terminal: the state of the loop of :func:`run_play`."""
 
-    def __init__(self, game, human, opponent, console, echo):
+    def __init__(self, game: Game, human: int, opponent: str, console: Console, echo: bool) -> None:
         self.g = game
         self.human = human
         self.opponent = opponent
         self.console = console
         self.echo = echo
-        self.listed = None  # (turn, moves) of the last 'moves' listing
+        self.listed: tuple[int, list[Move]] | None = None  # (turn, moves) of the last 'moves' listing
 
-    def say(self, *parts, end="\n"):
+    def say(self, *parts: Any, end: str = "\n") -> None:
         self.console.print(*parts, end=end)
 
-    def name(self, p):
+    def name(self, p: int) -> str:
         return "you" if p == self.human else f"{self.opponent} (seat {p})"
 
-    def show(self):
+    def show(self) -> None:
         g = self.g
         self.say(board_text(g.board), end="")
         scores = " | ".join(f"{self.name(p)} {s}" for p, s in enumerate(g.scores))
         self.say(f"scores: {scores} | bag {g.bag_size} | turn {g.turn}")
         self.say(Text("your hand: ").append(_tiles_text(g.hand(self.human))))
 
-    def report(self, action):
-        move = "pass" if action.move.kind == "pass" else str(action.move)
-        points = f": {action.points} points" if action.move.kind == "place" else ""
+    def report(self, action: Action) -> None:
+        move = "pass" if action.move.kind is MoveKind.PASS else str(action.move)
+        points = f": {action.points} points" if action.move.kind is MoveKind.PLACE else ""
         verb = "play" if action.player == self.human else "plays"
-        self.say(f"{self.name(action.player)} {verb} {move}{points}")
+        out = self.g.is_over and self.g.history[-1] == action and self.g.hand_sizes[action.player] == 0
+        bonus = " +6 for going out" if out else ""
+        self.say(f"{self.name(action.player)} {verb} {move}{points}{bonus}")
 
-    def agents_play(self):
+    def agents_play(self) -> None:
         g = self.g
         while not g.is_over and g.current_player != self.human:
             self.report(g.play_agent(self.opponent))
 
-    def announce_end(self):
+    def announce_end(self) -> None:
         g = self.g
-        result = "a tie" if g.winner == -1 else f"{self.name(g.winner)} won" if g.winner != self.human else "you won"
+        result = "a tie" if g.winner == -1 else "you won" if g.winner == self.human else f"{self.name(g.winner or 0)} won"
         scores = ", ".join(f"{self.name(p)} {s}" for p, s in enumerate(g.scores))
         self.say(f"game over: {result} ({scores}). 'save FILE' keeps the record, 'undo' takes back, 'quit' leaves.")
 
-    def after_change(self):
+    def after_change(self) -> None:
         self.agents_play()
         self.show()
         if self.g.is_over:
@@ -120,12 +128,12 @@ class _Session:
 
     # -- commands -----------------------------------------------------------------------
 
-    def cmd_help(self):
+    def cmd_help(self) -> None:
         self.say(HELP)
 
-    def cmd_moves(self, everything):
+    def cmd_moves(self, everything: bool) -> None:
         g = self.g
-        moves = sorted(g.legal_moves(), key=lambda m: (-m.score, str(m)))
+        moves = sorted(g.legal_moves(), key=lambda m: (-(m.score or 0), str(m)))
         self.listed = (g.turn, moves)
         if not moves:
             what = "the game is over" if g.is_over else "exchange (x TILES)" if g.bag_size else "pass"
@@ -137,22 +145,24 @@ class _Session:
         if len(shown) < len(moves):
             self.say(f"      ... and {len(moves) - len(shown)} more ('moves all')")
 
-    def cmd_number(self, n):
+    def cmd_number(self, n: int) -> None:
         if self.listed is None or self.listed[0] != self.g.turn:
             raise ValueError("no current 'moves' list: type 'moves' first")
         moves = self.listed[1]
+        if not moves:
+            raise ValueError("the last 'moves' list is empty: no placement is possible")
         if not 1 <= n <= len(moves):
-            raise ValueError(f"no move number {n}; the list has 1 to {len(moves)}")
+            raise ValueError(f"no move number {n}; the list has moves 1 to {len(moves)}")
         self.play(moves[n - 1])
 
-    def cmd_hint(self):
+    def cmd_hint(self) -> None:
         if self.g.is_over:
             raise IllegalMoveError("the game is over")
         action = self.g.copy().play_agent("greedy")
-        points = f" ({action.points} points)" if action.move.kind == "place" else ""
+        points = f" ({action.points} points)" if action.move.kind is MoveKind.PLACE else ""
         self.say(f"hint: {action.move}{points}")
 
-    def cmd_undo(self):
+    def cmd_undo(self) -> None:
         g = self.g
         if not any(a.player == self.human for a in g.history):
             raise IllegalMoveError("there is no move of yours to undo")
@@ -161,20 +171,20 @@ class _Session:
         self.say("undone: your turn again")
         self.show()
 
-    def cmd_save(self, arg):
+    def cmd_save(self, arg: str) -> None:
         if not arg:
             raise ValueError("save needs a file name: save FILE")
         agents = ["human" if p == self.human else self.opponent for p in range(self.g.players)]
         with open(arg, "w", encoding="utf-8") as f:
-            f.write(self.g.record(agents).to_json(indent=2) + "\n")
+            f.write(GameRecord.from_game(self.g, agents).to_json(indent=2) + "\n")
         self.say(f"saved the record of {self.g.turn} actions to {arg}")
 
-    def play(self, move):
+    def play(self, move: Move | str) -> None:
         self.g.play(move)
         self.report(self.g.history[-1])
         self.after_change()
 
-    def handle(self, line):
+    def handle(self, line: str) -> bool:
         """Carry out one input line; False to stop."""
         word, _, arg = line.strip().partition(" ")
         command, arg = word.lower(), arg.strip()
@@ -192,12 +202,12 @@ class _Session:
         elif command == "save":
             self.cmd_save(arg)
         elif command.isdigit() and not arg:
-            self.cmd_number(int(command))
+            self.cmd_number(int(command[:9]))
         elif command:
             self.play(line.strip())
         return True
 
-    def loop(self, input_stream):
+    def loop(self, input_stream: IO[str]) -> None:
         self.say("Each turn, type a move such as R1@0,0 R2@0,1, or a command ('help' lists them).")
         self.after_change()
         while True:
@@ -213,23 +223,34 @@ class _Session:
                     return
             except IllegalMoveError as e:
                 self.say(f"illegal: {e}")
-            except (ValueError, OSError) as e:
+            except (ValueError, TypeError, OSError) as e:
                 self.say(f"error: {e}")
 
 
-def run_play(players=2, opponent="greedy", seed=None, human_seat=0, input_stream=None, output_stream=None, color=None, opening="largest_group"):
+def run_play(
+    players: int = 2,
+    opponent: AgentLike = "greedy",
+    seed: int | None = None,
+    human_seat: int = 0,
+    input_stream: IO[str] | None = None,
+    output_stream: IO[str] | None = None,
+    color: bool | None = None,
+    opening: str = "largest_group",
+) -> Game:
     """Play one game in a terminal: the human at ``human_seat`` against ``opponent``
-    (a name in ``qwirkle_core.AGENTS``) in every other seat, until ``quit`` or the end of
-    ``input_stream`` (default stdin). Writes to ``output_stream`` (default stdout), in
-    colour if ``color`` is True, plain if False, and when None only if the output is a
-    terminal. ``seed``: the game's seed (random when None). Returns the :class:`Game`.
+    (an agent as :func:`~qwirkle_core.parse_agent` takes it) in every other seat, until
+    ``quit`` or the end of ``input_stream`` (default stdin). Writes to ``output_stream``
+    (default stdout), in colour if ``color`` is True, plain if False, and when None only
+    if the output is a terminal. ``seed``: the game's seed (random when None).
+
+    Returns the :class:`Game`. Raises AgentError, TypeError or ValueError for bad
+    arguments before the game starts.
     """
     input_stream = sys.stdin if input_stream is None else input_stream
     output_stream = sys.stdout if output_stream is None else output_stream
-    parse_agents([opponent])
+    label = parse_agent(opponent).label
     rules = Rules(players=players, opening=opening)
-    if isinstance(human_seat, bool) or not isinstance(human_seat, int) or not 0 <= human_seat < players:
-        raise ValueError(f"the human's seat must be 0..{players - 1}, not {human_seat!r}")
+    human_seat = check_int(human_seat, "the human's seat", 0, players - 1)
     if color is None:
         color = _isatty(output_stream)
     console = Console(
@@ -237,44 +258,11 @@ def run_play(players=2, opponent="greedy", seed=None, human_seat=0, input_stream
     )
     game = Game(seed=seed, rules=rules)
     names = ", ".join(f"seat {p}" for p in range(players) if p != human_seat)
-    console.print(f"qwirkle-core: you are seat {human_seat}; {opponent} plays {names}. Seed {game.seed}.", highlight=False)
-    _Session(game, human_seat, opponent, console, echo=not _isatty(input_stream)).loop(input_stream)
+    console.print(f"qwirkle-core: you are seat {human_seat}; {label} plays {names}. Seed {game.seed}.", highlight=False)
+    _Session(game, human_seat, label, console, echo=not _isatty(input_stream)).loop(input_stream)
     return game
 
 
-def _isatty(stream):
+def _isatty(stream: Any) -> bool:
     isatty = getattr(stream, "isatty", None)
     return bool(isatty and isatty())
-
-
-def _agent(text):
-    try:
-        parse_agents([text])
-    except ValueError as e:
-        raise argparse.ArgumentTypeError(str(e)) from None
-    return text
-
-
-def add_play_arguments(parser):
-    """Add the options of ``qwirkle play`` to an ``argparse`` parser."""
-    from .cli import seed_type
-
-    parser.add_argument("--players", type=int, choices=range(2, 7), default=2, metavar="N", help="number of seats, 2 to 6 (default: 2)")
-    parser.add_argument("--opponent", type=_agent, default="greedy", help=f"the agent in the other seats: {', '.join(AGENTS)} (default: greedy)")
-    parser.add_argument("--seat", type=int, default=0, help="your seat, from 0 (default: 0); the rules decide who opens")
-    parser.add_argument("--seed", type=seed_type, default=None, help="the game's seed (default: random; printed at the start)")
-    parser.add_argument("--opening", choices=sorted(OPENING_RULES), default="largest_group", help="opening rule (default: largest_group, the official one)")
-    parser.add_argument("--no-color", action="store_true", help="no colours even on a terminal")
-
-
-def main_play(args):
-    """Run ``qwirkle play`` with parsed ``args`` (from :func:`add_play_arguments`); returns 0."""
-    run_play(
-        players=args.players,
-        opponent=args.opponent,
-        seed=args.seed,
-        human_seat=args.seat,
-        color=False if args.no_color else None,
-        opening=args.opening,
-    )
-    return 0

@@ -1,114 +1,57 @@
-"""``Game`` and ``Move``: the Python face of the rules engine."""
+"""``Game``: the Python face of the rules engine.
+
+A ``Game`` owns the numpy arrays of one game (board, cross-check masks, hands, bag,
+counters, random streams; see ``_kernels``). Every method checks its arguments here,
+then calls a kernel; a refused action raises and changes nothing.
+"""
+
+from __future__ import annotations
 
 import secrets
 from collections import Counter
+from collections.abc import Iterable, Sequence
+from typing import Any, NamedTuple
 
 import numpy as np
 
-from ._kernels import agents as _ag
+from ._checks import COORD_LIMIT, INT_FIELD_LIMIT, check_coord, check_int, check_seed
 from ._kernels import board as _bd
+from ._kernels import mc as _mc
 from ._kernels import movegen as _mg
 from ._kernels import scoring as _sc
 from ._kernels import state as _st
+from ._kernels.agents import ACT_SIZE, EXCHANGE, PLACE
 from ._kernels.rng import seed_streams
-from .rules import IllegalMoveError, resolve_rules
-from .tiles import COPIES, NUM_TILE_TYPES, check_tile, tile_code, tile_name
+from .agents import AgentLike, spec_row
+from .errors import FormatError, IllegalMoveError
+from .move import Action, Move, MoveKind
+from .observation import Observation
+from .position import Position
+from .rules import Rules, resolve_rules
+from .tiles import COPIES, check_tile, tile_code, tile_name
 
-__all__ = ["Game", "Move"]
+__all__ = ["Game", "GameArrays"]
 
-_PLACE, _EXCHANGE, _PASS = "place", "exchange", "pass"
-
-
-def _coord(v, what):
-    if isinstance(v, bool) or not hasattr(v, "__index__"):
-        raise TypeError(f"{what} must be an int, not {v!r}")
-    return v.__index__()
+MAX_TURNS = int(_st.MAX_TURNS)
+_U64 = 2**64 - 1
 
 
-class Move:
-    """One action: a placement (the usual case), an exchange or a pass.
+class GameArrays(NamedTuple):
+    """The numpy arrays of one game, in the order the kernels take them (see
+    ``_kernels.board`` and ``_kernels.state`` for each array's layout). The seam
+    through which the modules above ``Game`` (evaluation, simulation) reach a game's
+    state; it is not part of the user-facing API."""
 
-    ``Move(placements)`` with ``placements`` an iterable of ``(row, col, tile)``;
-    ``Move.exchange(tiles)``; ``Move.pass_turn()``. ``placements`` is kept sorted by
-    (row, col); equality and hashing ignore order and ``score``. ``score`` is the
-    placement's points when the move comes from :meth:`Game.legal_moves`, else None.
-    """
-
-    __slots__ = ("kind", "placements", "tiles", "score")
-
-    def __init__(self, placements, score=None):
-        items = []
-        for p in placements:
-            try:
-                r, c, t = p
-            except (TypeError, ValueError):
-                raise TypeError(f"a placement is a (row, col, tile) triple, not {p!r}") from None
-            items.append((_coord(r, "row"), _coord(c, "col"), check_tile(t)))
-        if not items:
-            raise ValueError("a placement needs at least one tile")
-        self.kind = _PLACE
-        self.placements = tuple(sorted(items))
-        self.tiles = tuple(t for _, _, t in self.placements)
-        self.score = score
-
-    @classmethod
-    def exchange(cls, tiles):
-        """An exchange of ``tiles`` (an iterable of tile ints, 1 to 6 of them)."""
-        m = cls.__new__(cls)
-        m.kind = _EXCHANGE
-        m.placements = ()
-        m.tiles = tuple(sorted(check_tile(t) for t in tiles))
-        if not 1 <= len(m.tiles) <= 6:
-            raise ValueError(f"an exchange has 1 to 6 tiles, not {len(m.tiles)}")
-        m.score = None
-        return m
-
-    @classmethod
-    def pass_turn(cls):
-        """A pass."""
-        m = cls.__new__(cls)
-        m.kind = _PASS
-        m.placements = ()
-        m.tiles = ()
-        m.score = None
-        return m
-
-    @property
-    def cells(self):
-        """The (row, col) cells of a placement, sorted."""
-        return tuple((r, c) for r, c, _ in self.placements)
-
-    def _key(self):
-        return (self.kind, self.placements if self.kind == _PLACE else self.tiles)
-
-    def __eq__(self, other):
-        return isinstance(other, Move) and self._key() == other._key()
-
-    def __hash__(self):
-        return hash(self._key())
-
-    def __len__(self):
-        return len(self.placements) if self.kind == _PLACE else len(self.tiles)
-
-    def __str__(self):
-        from .notation import format_move
-
-        return format_move(self)
-
-    def __repr__(self):
-        if self.kind == _PASS:
-            return "Move.pass_turn()"
-        if self.kind == _EXCHANGE:
-            return f"Move.exchange({list(self.tiles)!r})"
-        score = "" if self.score is None else f", score={self.score}"
-        return f"Move({list(self.placements)!r}{score})"
-
-    @classmethod
-    def parse(cls, text):
-        """The move written ``text`` in the project's notation (see docs/notation.md)."""
-        from .notation import parse_move
-
-        return parse_move(text)
+    board: np.ndarray
+    cross: np.ndarray
+    anchors: np.ndarray
+    bmeta: np.ndarray
+    hands: np.ndarray
+    bag: np.ndarray
+    gmeta: np.ndarray
+    rng: np.ndarray
+    scratch: np.ndarray
+    act: np.ndarray
 
 
 _ERRORS = {
@@ -119,48 +62,70 @@ _ERRORS = {
     _sc.TOO_LONG: "a placement has at most 6 tiles",
 }
 
+# One entry of the action log: (action, the non-board arrays before it, the placement's
+# (row, col, tile) triples in the order the kernel put them down).
+_LogEntry = tuple[Action, tuple[np.ndarray, ...], tuple[tuple[int, int, int], ...]]
+
 
 class Game:
     """A game of Qwirkle.
 
     ``Game(players=2, seed=None, rules=None)`` shuffles the bag with the game's own
-    random stream (from ``seed``; a fresh random seed when None), deals 6 tiles to
-    each seat and applies the opening rule: :attr:`current_player` is the starter,
-    who must open. Coordinates are ``(row, col)``; the opening's first tile is at
-    (0, 0), rows grow downward and columns to the right.
+    random stream (from ``seed``, an int 0..2**64-1; a fresh random seed when None),
+    deals 6 tiles to each seat and applies the opening rule: :attr:`current_player`
+    is the starter, who must open. Coordinates are ``(row, col)`` ints with
+    ``|row|, |col| < 2**31``; the opening's first tile is at (0, 0), rows grow downward
+    and columns to the right.
+
+    Raises TypeError/ValueError for a bad ``players``, ``seed`` or ``rules``.
     """
 
-    def __init__(self, players=None, seed=None, rules=None):
+    def __init__(self, players: int | None = None, seed: int | None = None, rules: Rules | None = None) -> None:
         self._rules = resolve_rules(players, rules)
-        if seed is None:
-            seed = secrets.randbits(64)
-        self._seed = _coord(seed, "seed") & 0xFFFFFFFFFFFFFFFF
-        self._board, self._cross, self._anchors, self._bmeta = _bd.new_board()
-        self._hands, self._bag, self._gmeta, self._rng = _st.new_game_arrays()
+        self._seed = secrets.randbits(64) if seed is None else check_seed(seed)
+        self._new_arrays()
         seed_streams(self._rng, np.uint64(self._seed))
         _st.new_game(self._hands, self._bag, self._gmeta, self._rng, self._rules.players, self._rules.opening_code)
-        self._init_scratch()
         self._start_log(setup=(), dealt=True)
 
-    def _init_scratch(self):
+    def _new_arrays(self) -> None:
+        self._board, self._cross, self._anchors, self._bmeta = _bd.new_board()
+        self._hands, self._bag, self._gmeta, self._rng = _st.new_game_arrays()
+        self._new_scratch()
+
+    def _new_scratch(self) -> None:
         self._moves = _mg.new_move_buffer(1024)
         self._scratch = _mg.new_scratch_array()
-        self._act = np.zeros(_ag.ACT_SIZE, np.int64)
+        self._act = np.zeros(ACT_SIZE, np.int64)
         self._cells = np.zeros(6, np.int64)
+        self._agent_scratch: Any = None
+
+    # -- positions -----------------------------------------------------------------------
 
     @classmethod
-    def from_position(cls, board, hands, bag=(), scores=None, current_player=0, rules=None, seed=None):
+    def from_position(
+        cls,
+        board: dict[tuple[int, int], int],
+        hands: Sequence[Iterable[int]],
+        bag: Iterable[int] = (),
+        scores: Sequence[int] | None = None,
+        current_player: int = 0,
+        rules: Rules | None = None,
+        seed: int | None = None,
+    ) -> Game:
         """A game set up from a position.
 
         board:  ``{(row, col): tile}``; its lines must be valid and its tiles connected.
                 Empty: the current player must open (under the official rule with
                 exactly their largest group).
-        hands:  one list of tiles (0 to 6... at least 1) per seat; ``len(hands)`` is
-                the number of players.
+        hands:  one iterable of 1 to 6 tiles per seat; ``len(hands)`` is the number of
+                players.
         bag:    the tiles left, ``bag[0]`` drawn first. The position need not hold all
                 108 tiles, but no tile may appear more than 3 times in all.
         scores: one int per seat (zeros by default).
         seed:   the stream used to put exchanged tiles back into the bag.
+
+        Raises TypeError/ValueError naming the first problem.
         """
         if not isinstance(board, dict):
             raise TypeError(f"board must be a dict {{(row, col): tile}}, not {type(board).__name__}")
@@ -170,148 +135,212 @@ class Game:
                 r, c = key
             except (TypeError, ValueError):
                 raise TypeError(f"board keys are (row, col) pairs, not {key!r}") from None
-            cells[(_coord(r, "row"), _coord(c, "col"))] = check_tile(t)
-        groups = [[(r, c, t) for (r, c), t in sorted(cells.items())]] if cells else []
-        return cls._build(groups, hands, bag, scores, current_player, rules, seed, min_hand=1)
+            cells[(check_coord(r, "row"), check_coord(c, "col"))] = check_tile(t)
+        groups = (tuple((r, c, t) for (r, c), t in sorted(cells.items())),) if cells else ()
+        hands = _check_hands(hands)
+        rules = resolve_rules(len(hands), rules)
+        n = rules.players
+        scores = (0,) * n if scores is None else tuple(check_int(s, "score", 0, INT_FIELD_LIMIT) for s in scores)
+        if len(scores) != n:
+            raise ValueError(f"scores must be {n} ints, one per seat, not {len(scores)}")
+        position = Position(
+            rules=rules,
+            seed=secrets.randbits(64) if seed is None else check_seed(seed),
+            rng=(0, 0),
+            board=groups,
+            hands=hands,
+            bag=tuple(check_tile(t) for t in bag),
+            scores=scores,
+            qwirkles=(0,) * n,
+            current_player=check_int(current_player, "current_player", 0, n - 1),
+            starting_player=0,
+            turn=0,
+            passes=0,
+            over=False,
+        )
+        return cls._assemble(position, min_hand=1, counters=False)
 
     @classmethod
-    def _build(cls, groups, hands, bag, scores, current_player, rules, seed, min_hand):
-        """The game of a position whose board is ``groups``: lists of ``(row, col, tile)``
-        (ints) in the order they were put down (see :meth:`_place_groups`). A hand holds
-        ``min_hand`` to 6 tiles. Raises TypeError/ValueError naming the first problem.
-        """
-        hands = [list(h) for h in hands]
-        rules = resolve_rules(len(hands), rules)
+    def _assemble(cls, p: Position, min_hand: int, counters: bool) -> Game:
+        """The game of position ``p``; with ``counters`` its random streams, starter,
+        turn, passes, Qwirkles and end are taken from ``p`` too (a saved position),
+        else the streams come from the seed (a position set up by hand)."""
+        _check_supply(p, min_hand)
         g = cls.__new__(cls)
-        g._rules = rules
-        g._seed = (secrets.randbits(64) if seed is None else int(seed)) & 0xFFFFFFFFFFFFFFFF
-        g._hands, g._bag, g._gmeta, g._rng = _st.new_game_arrays()
+        g._rules = p.rules
+        g._seed = secrets.randbits(64) if p.seed is None else p.seed
+        g._new_arrays()
         seed_streams(g._rng, np.uint64(g._seed))
-        g._init_scratch()
-        cells = {}
-        for r, c, t in (p for group in groups for p in group):
-            if (r, c) in cells:
-                raise ValueError(f"cell {(r, c)} holds two tiles")
-            cells[(r, c)] = t
-        _check_board(cells)
-        counts = Counter(cells.values())
-        for p, h in enumerate(hands):
-            if not min_hand <= len(h) <= 6:
-                raise ValueError(f"hand of player {p} has {len(h)} tiles; a hand holds {min_hand} to 6")
-            h[:] = [check_tile(t) for t in h]
-            counts.update(h)
-        bag = [check_tile(t) for t in bag]
-        counts.update(bag)
-        over = [f"{tile_name(t)} x{n}" for t, n in sorted(counts.items()) if n > COPIES]
-        if over:
-            raise ValueError(f"more than {COPIES} copies of a tile: {', '.join(over)}")
-        players = rules.players
-        if scores is None:
-            scores = [0] * players
-        scores = [_coord(s, "score") for s in scores]
-        if len(scores) != players or min(scores) < 0:
-            raise ValueError(f"scores must be {players} non-negative ints, not {scores!r}")
-        current_player = _coord(current_player, "current_player")
-        if not 0 <= current_player < players:
-            raise ValueError(f"current_player must be 0..{players - 1}, not {current_player}")
         gm = g._gmeta
-        gm[_st.G_PLAYERS] = players
-        gm[_st.G_RULE_OPENING] = rules.opening_code
+        gm[_st.G_PLAYERS] = p.rules.players
+        gm[_st.G_RULE_OPENING] = p.rules.opening_code
         gm[_st.G_WINNER] = -2
-        for p, h in enumerate(hands):
-            g._hands[p, : len(h)] = sorted(h)
-            gm[_st.G_HAND + p] = len(h)
-            gm[_st.G_SCORE + p] = scores[p]
-        g._bag[: len(bag)] = bag[::-1]
-        gm[_st.G_BAG] = len(bag)
-        gm[_st.G_CURRENT] = current_player
-        setup = tuple(tuple(group) for group in groups)
-        g._place_groups(setup)
-        if cells:
-            gm[_st.G_PLACED] = len(cells)
+        for seat, hand in enumerate(p.hands):
+            g._hands[seat, : len(hand)] = sorted(hand)
+            gm[_st.G_HAND + seat] = len(hand)
+            gm[_st.G_SCORE + seat] = p.scores[seat]
+        g._bag[: len(p.bag)] = p.bag[::-1]
+        gm[_st.G_BAG] = len(p.bag)
+        gm[_st.G_CURRENT] = p.current_player
+        g._place_groups(p.board)
+        if p.board:
+            gm[_st.G_PLACED] = sum(len(group) for group in p.board)
         else:
-            _st.set_opening(g._hands, gm, current_player)
-        g._start_log(setup, dealt=False)
+            _st.set_opening(g._hands, gm, p.current_player)
+        if counters:
+            g._load_counters(p)
+        g._start_log(p.board, dealt=False)
         return g
+
+    def _load_counters(self, p: Position) -> None:
+        gm = self._gmeta
+        if gm[_st.G_PLACED]:
+            gm[_st.G_STARTER] = p.starting_player
+        gm[_st.G_TURNS] = p.turn
+        gm[_st.G_PASSES] = p.passes
+        gm[_st.G_QWIRKLES : _st.G_QWIRKLES + len(p.qwirkles)] = p.qwirkles
+        self._rng[:] = np.array(p.rng, np.uint64)
+        if p.over:
+            _st._finish(gm)
+
+    def position(self) -> Position:
+        """The complete position as a :class:`~qwirkle_core.position.Position` value."""
+        return Position(
+            rules=self.rules,
+            seed=self.seed,
+            rng=(int(self._rng[0]), int(self._rng[1])),
+            board=self._board_groups(),
+            hands=tuple(self.hand(p) for p in range(self.players)),
+            bag=tuple(int(t) for t in self._bag[: self.bag_size][::-1]),
+            scores=self.scores,
+            qwirkles=self.qwirkles,
+            current_player=self.current_player,
+            starting_player=self.starting_player,
+            turn=self.turn,
+            passes=self.passes,
+            over=self.is_over,
+        )
+
+    def to_dict(self) -> dict[str, Any]:
+        """The complete position as a JSON-ready dict (docs/position.schema.json)."""
+        return self.position().to_dict()
+
+    def to_json(self, indent: int | None = None) -> str:
+        """The complete position as JSON text: ``Game.from_json(g.to_json())`` is the same
+        game in every respect (board, hands, bag order, scores, turn, random streams...)
+        and plays on identically; the action history is not part of it (a record is)."""
+        import json
+
+        return json.dumps(self.to_dict(), indent=indent)
+
+    @classmethod
+    def from_dict(cls, data: Any) -> Game:
+        """The game of a position dict (see :meth:`to_dict`); FormatError names the problem."""
+        position = Position.from_dict(data)
+        try:
+            return cls._assemble(position, min_hand=0, counters=True)
+        except (TypeError, ValueError) as e:
+            raise FormatError(f"position: {e}") from None
+
+    @classmethod
+    def from_json(cls, text: str | bytes) -> Game:
+        """The game of a position written by :meth:`to_json`; FormatError names the problem."""
+        from ._checks import load_json
+
+        return cls.from_dict(load_json(text, "position"))
 
     # -- state ---------------------------------------------------------------------------
 
     @property
-    def rules(self):
+    def rules(self) -> Rules:
+        """The :class:`Rules` of the game."""
         return self._rules
 
     @property
-    def seed(self):
+    def seed(self) -> int:
         """The 64-bit seed of the game's random streams."""
         return self._seed
 
     @property
-    def players(self):
+    def is_dealt(self) -> bool:
+        """True for a game dealt by ``Game(...)`` (its seed fixes every draw), False for
+        one set up by :meth:`from_position` or read by :meth:`from_json`."""
+        return self._dealt
+
+    @property
+    def players(self) -> int:
+        """The number of seats."""
         return int(self._gmeta[_st.G_PLAYERS])
 
     @property
-    def current_player(self):
+    def current_player(self) -> int:
+        """The seat to move."""
         return int(self._gmeta[_st.G_CURRENT])
 
     @property
-    def starting_player(self):
+    def starting_player(self) -> int:
+        """The seat that opened (or must open)."""
         return int(self._gmeta[_st.G_STARTER])
 
     @property
-    def scores(self):
+    def scores(self) -> tuple[int, ...]:
+        """Each seat's score (going-out bonus included)."""
         return tuple(int(s) for s in self._gmeta[_st.G_SCORE : _st.G_SCORE + self.players])
 
     @property
-    def qwirkles(self):
+    def qwirkles(self) -> tuple[int, ...]:
         """Qwirkles (lines of 6 completed) per seat."""
         return tuple(int(s) for s in self._gmeta[_st.G_QWIRKLES : _st.G_QWIRKLES + self.players])
 
     @property
-    def bag_size(self):
+    def bag_size(self) -> int:
+        """Tiles left in the bag."""
         return int(self._gmeta[_st.G_BAG])
 
     @property
-    def turn(self):
+    def turn(self) -> int:
         """The number of actions taken so far (placements, exchanges and passes)."""
         return int(self._gmeta[_st.G_TURNS])
 
     @property
-    def is_over(self):
+    def is_over(self) -> bool:
+        """Whether the game has ended."""
         return bool(self._gmeta[_st.G_OVER])
 
     @property
-    def winner(self):
+    def winner(self) -> int | None:
         """None while the game runs; then the winning seat, or -1 for a tie."""
         return int(self._gmeta[_st.G_WINNER]) if self.is_over else None
 
     @property
-    def opening_pending(self):
+    def opening_pending(self) -> bool:
+        """True until the opening has been played."""
         return bool(self._gmeta[_st.G_OPENING])
 
     @property
-    def passes(self):
+    def passes(self) -> int:
         """Passes in a row just before now (the game ends when every seat has passed)."""
         return int(self._gmeta[_st.G_PASSES])
 
     @property
-    def hand_sizes(self):
+    def hand_sizes(self) -> tuple[int, ...]:
         """The number of tiles in each seat's hand (public information)."""
         return tuple(int(n) for n in self._gmeta[_st.G_HAND : _st.G_HAND + self.players])
 
-    def _seat(self, player):
+    def _seat(self, player: int | None) -> int:
         """``player`` checked as a seat number; the current player for None."""
-        p = self.current_player if player is None else _coord(player, "player")
-        if not 0 <= p < self.players:
-            raise ValueError(f"player must be 0..{self.players - 1}, not {p}")
-        return p
+        if player is None:
+            return self.current_player
+        return check_int(player, "player", 0, self.players - 1)
 
-    def hand(self, player=None):
-        """The tiles of ``player`` (the current player by default), sorted."""
+    def hand(self, player: int | None = None) -> tuple[int, ...]:
+        """The tiles of ``player`` (the current player by default), sorted.
+        Raises TypeError/ValueError for a bad seat."""
         p = self._seat(player)
         return tuple(sorted(int(t) for t in self._hands[p, : self._gmeta[_st.G_HAND + p]]))
 
     @property
-    def board(self):
+    def board(self) -> dict[tuple[int, int], int]:
         """A copy of the board as ``{(row, col): tile}``."""
         bm = self._bmeta
         if bm[_bd.B_TILES] == 0:
@@ -323,37 +352,52 @@ class Game:
         rr, cc = np.nonzero(tiles >= 0)
         return {(int(rows[i]), int(cols[j])): int(tiles[i, j]) for i, j in zip(rr, cc)}
 
-    def copy(self):
-        """An independent copy of the game."""
+    def kernel_arrays(self) -> GameArrays:
+        """The game's numpy arrays for the kernels (internal seam; see :class:`GameArrays`).
+
+        The kernels may change them in place; the caller then owns keeping the action
+        history consistent (the modules above ``Game`` only read them or copy them).
+        """
+        return GameArrays(self._board, self._cross, self._anchors, self._bmeta, self._hands, self._bag, self._gmeta, self._rng, self._scratch, self._act)
+
+    def copy(self) -> Game:
+        """An independent copy of the game, history included."""
         g = Game.__new__(Game)
         g.__dict__.update(self.__dict__)
         for name in ("_board", "_cross", "_anchors", "_bmeta", "_hands", "_bag", "_gmeta", "_rng"):
             setattr(g, name, getattr(self, name).copy())
-        g._init_scratch()
-        g.__dict__.pop("_agent_scratch", None)
+        g._new_scratch()
         g._log = list(self._log)
         return g
 
-    def __repr__(self):
+    def root(self) -> Game:
+        """A copy of the game as it was before the first action of :attr:`history`."""
+        g = self.copy()
+        if g._log:
+            g._rewind(0)
+        return g
+
+    def __repr__(self) -> str:
         state = f"over, winner {self.winner}" if self.is_over else f"player {self.current_player} to move"
         return f"<Game players={self.players} turn={self.turn} scores={self.scores} bag={self.bag_size} {state}>"
 
     # -- moves ---------------------------------------------------------------------------
 
-    def _hand_mask(self):
-        return int(_st.hand_mask(self._hands, self._gmeta, self.current_player))
+    def _placements(self) -> int:
+        """The number of legal placements of the current player."""
+        bm = self._bmeta
+        near_edge = max(-bm[_bd.B_MINR], bm[_bd.B_MAXR], -bm[_bd.B_MINC], bm[_bd.B_MAXC]) >= COORD_LIMIT - 8
+        return len(self.legal_moves()) if near_edge else self._generate()
 
-    def _generate(self):
-        """Fill the move buffer; returns the number of moves (growing the buffer if needed)."""
-        hand = self._hand_mask()
-        open_len = int(_st.opening_len(self._gmeta))
-        while True:
-            n = _mg.generate(self._board, self._cross, self._anchors, self._bmeta, hand, open_len, self._moves, self._scratch)
-            if n <= len(self._moves):
-                return n
-            self._moves = _mg.new_move_buffer(2 * n)
+    def _generate(self) -> int:
+        """Fill the move buffer with the current player's placements; returns their number."""
+        hand = _st.hand_mask(self._hands, self._gmeta, self.current_player)
+        self._moves, n = _mg.generate_all(
+            self._board, self._cross, self._anchors, self._bmeta, hand, _st.opening_len(self._gmeta), self._moves, self._scratch
+        )
+        return int(n)
 
-    def legal_moves(self):
+    def legal_moves(self) -> list[Move]:
         """Every distinct legal placement for the current player, each once, with its score.
 
         On an empty board the openings are the horizontal lines starting at (0, 0)
@@ -364,44 +408,47 @@ class Game:
         n = self._generate()
         mv = self._moves[:n]
         cells = mv[:, _mg.M_CELL : _mg.M_CELL + 6].astype(np.int64)
-        rows = _unwrap(cells >> _bd.GRID_BITS, self._bmeta[_bd.B_MINR]).tolist()
-        cols = _unwrap(cells & _bd.GMASK, self._bmeta[_bd.B_MINC]).tolist()
-        tiles = mv[:, _mg.M_TILE : _mg.M_TILE + 6].tolist()
+        rows = _unwrap(cells >> _bd.GRID_BITS, self._bmeta[_bd.B_MINR])
+        cols = _unwrap(cells & _bd.GMASK, self._bmeta[_bd.B_MINC])
         counts = mv[:, _mg.M_N].tolist()
         scores = mv[:, _mg.M_SCORE].tolist()
-        out = []
-        for i in range(n):
-            k = counts[i]
-            out.append(Move(zip(rows[i][:k], cols[i][:k], tiles[i][:k]), score=scores[i]))
-        return out
+        tiles = mv[:, _mg.M_TILE : _mg.M_TILE + 6].tolist()
+        inside = _inside(rows, cols, counts)
+        rows_l, cols_l = rows.tolist(), cols.tolist()
+        return [
+            Move(zip(rows_l[i][: counts[i]], cols_l[i][: counts[i]], tiles[i][: counts[i]]), score=scores[i]) for i in range(n) if inside[i]
+        ]
 
-    def has_legal_placement(self):
-        return not self.is_over and self._generate() > 0
+    def has_legal_placement(self) -> bool:
+        """Whether the current player can place at least one tile."""
+        return not self.is_over and self._placements() > 0
 
-    def _check_running(self):
+    def _check_running(self) -> None:
         if self.is_over:
             raise IllegalMoveError("the game is over")
 
-    def _check_in_hand(self, tiles):
+    def _check_in_hand(self, tiles: Sequence[int]) -> None:
         held = Counter(self.hand())
         for t, n in Counter(tiles).items():
             if held[t] < n:
-                have = "you do not hold" if held[t] == 0 else f"you hold only {held[t]}"
-                raise IllegalMoveError(f"{tile_name(t)} ({tile_code(t)}): {have} {'it' if n == 1 else n}")
+                have = "you do not hold it" if held[t] == 0 else f"you hold {held[t]}, not {n}"
+                raise IllegalMoveError(f"{tile_name(t)} ({tile_code(t)}): {have}")
 
-    def check(self, move):
-        """The score ``move`` would get now; raises IllegalMoveError if it is not legal."""
+    def check(self, move: Move | str | Iterable[tuple[int, int, int]]) -> int:
+        """The score ``move`` (a placement) would get now.
+
+        Raises IllegalMoveError if it is not legal now, TypeError/ValueError if it is
+        not a well-formed move.
+        """
         move = _as_move(move)
         self._check_running()
-        if move.kind != _PLACE:
-            raise IllegalMoveError(f"check() takes placements; this is a {move.kind}")
+        if move.kind is not MoveKind.PLACE:
+            raise IllegalMoveError(f"check() takes placements; this is a {move.kind.value}")
         return self._check_placement(move)[0]
 
-    def _check_placement(self, move):
-        """(score, qwirkles, wrapped cells) of a legal placement, or IllegalMoveError."""
+    def _check_placement(self, move: Move) -> tuple[int, int, np.ndarray, np.ndarray]:
+        """(score, qwirkles, wrapped cells, tiles) of a legal placement, or IllegalMoveError."""
         n = len(move.placements)
-        if n > 6:
-            raise IllegalMoveError("a placement has at most 6 tiles")
         cells = move.cells
         if len(set(cells)) != n:
             dup = next(c for c in cells if cells.count(c) > 1)
@@ -416,45 +463,45 @@ class Game:
         cols = np.array([c for _, c in cells], np.int64)
         tiles = np.array(move.tiles, np.int64)
         code, score, qw, where = _sc.check_placement(
-            self._board, self._cross, self._bmeta, rows, cols, tiles, n, int(_st.opening_len(self._gmeta)), self._cells
+            self._board, self._cross, self._bmeta, rows, cols, tiles, n, _st.opening_len(self._gmeta), self._cells
         )
         if code == _sc.OK:
             return int(score), int(qw), self._cells[:n].copy(), tiles
-        raise IllegalMoveError(self._explain(code, where, move))
+        raise IllegalMoveError(self._explain(int(code), int(where), move))
 
-    def _explain(self, code, where, move):
+    def _explain(self, code: int, where: int, move: Move) -> str:
         if code in _ERRORS:
             return _ERRORS[code]
         if code == _sc.OPENING_LENGTH:
             k = int(self._gmeta[_st.G_OPEN_LEN])
             return f"the opening must have exactly {k} tiles (the largest group of one colour or one shape in the hand)"
         at = move.placements[where] if where >= 0 else None
-        if code == _sc.CELL_TAKEN:
+        if code == _sc.CELL_TAKEN and at is not None:
             return f"cell {at[:2]} is already taken"
         what = f"{tile_name(at[2])} at {at[:2]}" if at else "a tile"
+        in_row = len({r for r, _, _ in move.placements}) == 1
         if code == _sc.BAD_LINE:
-            axis = "row" if len(set(r for r, _, _ in move.placements)) == 1 else "column"
             return (
-                f"{what} does not fit the {axis} it is placed in: a line is one colour with "
-                "different shapes or one shape with different colours, at most 6 tiles"
+                f"{what} does not fit the {'row' if in_row else 'column'} it is placed in: a line is one colour "
+                "with different shapes or one shape with different colours, at most 6 tiles"
             )
-        axis = "column" if len(set(r for r, _, _ in move.placements)) == 1 else "row"
-        if len(move.placements) == 1:
-            axis = "column"
+        axis = "column" if in_row else "row"
         return f"{what} does not fit the {axis} it joins"
 
-    def play(self, move):
-        """Apply ``move`` (a :class:`Move` or an iterable of ``(row, col, tile)``).
+    def play(self, move: Move | str | Iterable[tuple[int, int, int]]) -> int:
+        """Apply ``move``: a :class:`Move`, its text (``"R1@0,0 R2@0,1"``, ``"x R1"``,
+        ``"pass"``) or an iterable of ``(row, col, tile)``.
 
         Returns the points of a placement (the +6 for going out is added to
         :attr:`scores` but not returned); 0 for an exchange or a pass.
-        Raises :class:`IllegalMoveError` and changes nothing if it is not legal.
+        Raises :class:`IllegalMoveError` and changes nothing if it is not legal now;
+        TypeError/ValueError for something that is not a well-formed move.
         """
         move = _as_move(move)
-        if move.kind == _EXCHANGE:
+        if move.kind is MoveKind.EXCHANGE:
             self.exchange(move.tiles)
             return 0
-        if move.kind == _PASS:
+        if move.kind is MoveKind.PASS:
             self.pass_turn()
             return 0
         self._check_running()
@@ -465,245 +512,105 @@ class Game:
         self._log_action(player, move, score, before, move.placements)
         return score
 
-    def exchange(self, tiles):
-        """Exchange 1..6 tiles of the current hand for as many from the bag."""
-        tiles = self._check_exchange(tiles)
-        player, before = self.current_player, self._snapshot()
-        _st.exchange(self._hands, self._bag, self._gmeta, self._rng, np.array(tiles, np.int64), len(tiles))
-        _st.end_if_dead(self._cross, self._anchors, self._bmeta, self._hands, self._bag, self._gmeta)
-        self._log_action(player, Move.exchange(tiles), 0, before, ())
+    def exchange(self, tiles: Iterable[int]) -> None:
+        """Exchange 1..6 tiles of the current hand for as many from the bag.
 
-    def _check_exchange(self, tiles):
-        """The exchange's tiles as a list, or IllegalMoveError if it is not legal now."""
+        Raises IllegalMoveError (and changes nothing) when it is not legal now.
+        """
+        checked = self._check_exchange(tiles)
+        player, before = self.current_player, self._snapshot()
+        _st.exchange(self._hands, self._bag, self._gmeta, self._rng, np.array(checked, np.int64), len(checked))
+        _st.end_if_dead(self._cross, self._anchors, self._bmeta, self._hands, self._bag, self._gmeta)
+        self._log_action(player, Move.exchange(checked), 0, before, ())
+
+    def check_exchange(self, tiles: Iterable[int]) -> list[int]:
+        """The exchange's tiles as a list if exchanging them is legal now, else
+        IllegalMoveError (TypeError/ValueError for something that is not a tile)."""
+        return self._check_exchange(tiles)
+
+    def _check_exchange(self, tiles: Iterable[int]) -> list[int]:
         self._check_running()
-        tiles = [check_tile(t) for t in tiles]
-        if not 1 <= len(tiles) <= 6:
-            raise IllegalMoveError(f"an exchange has 1 to 6 tiles, not {len(tiles)}")
+        checked = []
+        for t in tiles:
+            checked.append(check_tile(t))
+            if len(checked) > 6:
+                raise IllegalMoveError("an exchange has 1 to 6 tiles")
+        if not checked:
+            raise IllegalMoveError("an exchange has 1 to 6 tiles, not 0")
         if self.opening_pending:
             raise IllegalMoveError("the opening must be played first")
-        self._check_in_hand(tiles)
-        if len(tiles) > self.bag_size:
-            raise IllegalMoveError(f"the bag holds only {self.bag_size} tiles; cannot exchange {len(tiles)}")
-        return tiles
+        self._check_in_hand(checked)
+        if len(checked) > self.bag_size:
+            raise IllegalMoveError(f"the bag holds only {self.bag_size} tiles; cannot exchange {len(checked)}")
+        return checked
 
-    def determinize(self, player=None, seed=0):
-        """A copy of the game in which everything ``player`` (the current player by
-        default) cannot see — the other hands and the bag order — is sampled afresh from
-        the unseen tiles. The board, ``player``'s hand, the hand sizes, the bag size and
-        the scores stay. Use it to sample worlds consistent with an observation."""
-        from ._kernels.mc import determinize
-        from ._kernels.rng import seed_streams
+    def pass_turn(self) -> None:
+        """Pass: legal only when the bag is empty and no placement is possible.
 
-        p = self._seat(player)
-        g = self.copy()
-        rng = np.zeros(2, np.uint64)
-        seed_streams(rng, np.uint64(_coord(seed, "seed") & 0xFFFFFFFFFFFFFFFF))
-        determinize(g._hands, g._bag, g._gmeta, p, rng, 1)
-        return g
-
-    def evaluate_moves(self, playouts=200, policy="greedy", seed=0, moves=None, top=20, depth=0, threads=None):
-        """Flat Monte Carlo evaluation of candidate moves; see :func:`qwirkle_core.evaluate.evaluate_moves`.
-
-        Returns a list of :class:`~qwirkle_core.evaluate.MoveEvaluation`, best first.
+        Raises IllegalMoveError (and changes nothing) otherwise.
         """
-        from .evaluate import evaluate_moves
-
-        return evaluate_moves(self, playouts=playouts, policy=policy, seed=seed, moves=moves, top=top, depth=depth, threads=threads)
-
-    def pass_turn(self):
-        """Pass: legal only when the bag is empty and no placement is possible."""
         self._check_running()
         if self.bag_size > 0:
             raise IllegalMoveError("passing is only allowed when the bag is empty; exchange instead")
-        if self._generate() > 0:
+        if self._placements() > 0:
             raise IllegalMoveError("a placement is possible, so passing is not allowed")
         player, before = self.current_player, self._snapshot()
         _st.pass_turn(self._gmeta)
         self._log_action(player, Move.pass_turn(), 0, before, ())
 
-    def play_agent(self, agent):
-        """Let a built-in agent take this turn: a name in ``qwirkle_core.AGENTS``
-        (parameters as in :func:`~qwirkle_core.simulate`, e.g. ``"mc:playouts=32"``)
-        or a spec row from ``simulate.parse_agents``.
+    def play_agent(self, agent: AgentLike) -> Action:
+        """Let a built-in agent take this turn: a name with optional parameters
+        (``"greedy"``, ``"mc:playouts=32"``), an :class:`~qwirkle_core.AgentSpec`, or
+        a spec row (float64 array, as :meth:`AgentSpec.row` makes).
 
         The agent decides and acts exactly as inside :func:`~qwirkle_core.simulate`
         (same choices, same draws, its tie-breaks from the game's agent stream), and
         the action goes into :attr:`history` like any other, so it can be undone.
-        Returns the :class:`~qwirkle_core.records.Action`.
+        Returns the :class:`Action`. Raises AgentError for a bad agent,
+        IllegalMoveError when the game is over (or, in a position within 7 cells of the
+        coordinate limit, when the agent's move would leave the board).
         """
-        from .simulate import agent_turn, parse_agents
-
-        spec = parse_agents([agent])[1][0] if isinstance(agent, (str, tuple)) else agent
+        spec = spec_row(agent)
         self._check_running()
         player, before = self.current_player, self._snapshot()
-        act, self._agent_scratch = agent_turn(self, spec, getattr(self, "_agent_scratch", None))
-        move, placed = self._kernel_move(act)
-        return self._log_action(player, move, int(act[2]), before, placed)
-
-    def _kernel_state(self):
-        """The kernels' game-state tuple over this game's arrays (see ``_kernels.agents``)."""
-        return (self._board, self._cross, self._anchors, self._bmeta, self._hands, self._bag, self._gmeta, self._rng, self._scratch, self._act)
-
-    def _kernel_move(self, act):
-        """The :class:`Move` a kernel described in ``act`` (see ``_kernels.agents``), and
-        for a placement its ``(row, col, tile)`` triples in the order they were put down."""
+        if self._agent_scratch is None:
+            self._agent_scratch = _mc.new_agent_scratch()
+        self._moves = _mc.take_turn(spec, self.kernel_arrays(), self._moves, self._agent_scratch)
+        act = self._act
         kind, n = int(act[0]), int(act[1])
-        if kind == _ag.PLACE:
+        if kind == PLACE:
             bm = self._bmeta
             placed = tuple((int(_bd.true_row(bm, act[4 + i])), int(_bd.true_col(bm, act[4 + i])), int(act[10 + i])) for i in range(n))
-            return Move(placed), placed
-        if kind == _ag.EXCHANGE:
-            return Move.exchange(int(t) for t in act[10 : 10 + n]), ()
-        return Move.pass_turn(), ()
+            if any(not (-COORD_LIMIT < x < COORD_LIMIT) for r, c, _ in placed for x in (r, c)):
+                self._restore(before, board_changed=True)
+                raise IllegalMoveError("the agent's move would leave the board (|row|, |col| < 2**31)")
+            return self._log_action(player, Move(placed), int(act[2]), before, placed)
+        move = Move.exchange(int(t) for t in act[10 : 10 + n]) if kind == EXCHANGE else Move.pass_turn()
+        return self._log_action(player, move, 0, before, ())
 
-    # -- the action log: history, undo, records -----------------------------------------
-    #
-    # ``_log`` holds one entry per action taken on this object, in order:
-    # ``(action, before, placed)`` with ``action`` a records.Action, ``before`` copies of
-    # the non-board arrays (hands, bag, gmeta, rng; about 0.5 kB) as they were before the
-    # action, and ``placed`` the placement's (row, col, tile) triples in the order the
-    # kernel put them down (empty for exchanges and passes). The board arrays are not
-    # copied (they are about 300 kB): they are rebuilt by putting down ``_setup`` (the
-    # board the game was created with, as groups) and then every logged placement, each
-    # in one kernel call in its original order, which reproduces them exactly, down to the
-    # order of the frontier cells that orders legal_moves() and the agents' tie-breaks.
+    def determinize(self, player: int | None = None, seed: int = 0) -> Game:
+        """A copy of the game in which everything ``player`` (the current player by
+        default) cannot see — the other hands and the bag order — is sampled afresh from
+        the unseen tiles. The board, ``player``'s hand, the hand sizes, the bag size and
+        the scores stay. Use it to sample worlds consistent with an observation.
+        Raises TypeError/ValueError for a bad seat or seed."""
+        p = self._seat(player)
+        rng = np.zeros(2, np.uint64)
+        seed_streams(rng, np.uint64(check_seed(seed)))
+        g = self.copy()
+        _mc.determinize(g._hands, g._bag, g._gmeta, p, rng, 1)
+        return g
 
-    def _start_log(self, setup, dealt):
-        self._setup = setup
-        self._dealt = dealt
-        self._log = []
-
-    def _snapshot(self):
-        return (self._hands.copy(), self._bag.copy(), self._gmeta.copy(), self._rng.copy())
-
-    def _log_action(self, player, move, points, before, placed):
-        from .records import Action
-
-        action = Action(player, move, int(points), self.scores)
-        self._log.append((action, before, tuple(placed)))
-        return action
-
-    def _board_groups(self):
-        """The board as groups of (row, col, tile) in the order they were put down."""
-        return self._setup + tuple(placed for _, _, placed in self._log if placed)
-
-    def _place_groups(self, groups):
-        """Set the board arrays to an empty board with ``groups`` put down in order."""
-        self._board, self._cross, self._anchors, self._bmeta = _bd.new_board()
-        scratch = np.zeros(max((len(g) for g in groups), default=0), np.int64)
-        for group in groups:
-            rows = np.array([r for r, _, _ in group], np.int64)
-            cols = np.array([c for _, c, _ in group], np.int64)
-            tiles = np.array([t for _, _, t in group], np.int8)
-            _bd.place_at(self._board, self._cross, self._anchors, self._bmeta, rows, cols, tiles, len(group), scratch)
-
-    def _rewind(self, n):
-        """Restore the state from before logged action ``n`` and forget it and those after."""
-        _, before, _ = self._log[n]
-        board_changed = any(placed for _, _, placed in self._log[n:])
-        del self._log[n:]
-        self._hands, self._bag, self._gmeta, self._rng = (a.copy() for a in before)
-        if board_changed:
-            self._place_groups(self._board_groups())
-
-    @property
-    def history(self):
-        """The actions taken on this object so far, oldest first: a new list of
-        :class:`~qwirkle_core.records.Action` (player, move, points, scores after).
-        A game made by :meth:`from_position` or :meth:`from_json` starts with none."""
-        return [action for action, _, _ in self._log]
-
-    def undo(self):
-        """Take back the last action in :attr:`history` and return it.
-
-        Everything is restored as it was, draws included: the tiles go back into the
-        bag in their old order and the random streams rewind, so playing the same
-        action again draws the same tiles. Raises :class:`IllegalMoveError` when there
-        is nothing to undo.
-        """
-        if not self._log:
-            raise IllegalMoveError("there is no action to undo")
-        action = self._log[-1][0]
-        self._rewind(len(self._log) - 1)
-        return action
-
-    def record(self, agents=None):
-        """A :class:`~qwirkle_core.GameRecord` of this game so far.
-
-        A game dealt by ``Game(...)`` is recorded by its seed and initial hands; one made
-        by :meth:`from_position` or :meth:`from_json` by the position it started from
-        (``setup``). ``agents``: optional names of who played each seat.
-        """
-        from .records import GameRecord
-
-        start = self.copy()
-        if start._log:
-            start._rewind(0)
-        record = GameRecord(
-            rules=self.rules,
-            seed=self.seed if self._dealt else None,
-            agents=agents,
-            hands=[start.hand(p) for p in range(self.players)] if self._dealt else None,
-            setup=None if self._dealt else start.to_dict(),
-            actions=self.history,
-        )
-        record.finish(self)
-        return record
-
-    # -- positions as JSON and observations ----------------------------------------------
-
-    def to_dict(self):
-        """The complete position as a JSON-ready dict (docs/position.schema.json)."""
-        from .records import position_to_dict
-
-        return position_to_dict(self)
-
-    def to_json(self, indent=None):
-        """The complete position as JSON text: ``Game.from_json(g.to_json())`` is the same
-        game in every respect (board, hands, bag order, scores, turn, random streams...)
-        and plays on identically; the action log is not part of it (see :meth:`record`)."""
-        import json
-
-        return json.dumps(self.to_dict(), indent=indent)
-
-    @classmethod
-    def from_dict(cls, data):
-        """The game of a position dict (see :meth:`to_dict`); FormatError names the problem."""
-        from .records import position_from_dict
-
-        return position_from_dict(data)
-
-    @classmethod
-    def from_json(cls, text):
-        """The game of a position written by :meth:`to_json`; FormatError names the problem."""
-        from .records import load_json
-
-        return cls.from_dict(load_json(text, "position"))
-
-    def _load_counters(self, starting_player, turn, passes, qwirkles, over, rng):
-        """Set what a position holds beyond :meth:`_build`'s arguments (all checked ints)."""
-        gm = self._gmeta
-        if gm[_st.G_PLACED]:
-            gm[_st.G_STARTER] = starting_player
-        gm[_st.G_TURNS] = turn
-        gm[_st.G_PASSES] = passes
-        gm[_st.G_QWIRKLES : _st.G_QWIRKLES + len(qwirkles)] = qwirkles
-        self._rng[:] = np.array(rng, np.uint64)
-        if over:
-            _st._finish(gm)
-
-    def observation(self, player=None):
-        """What ``player`` (the current player by default) may see, as an
-        :class:`~qwirkle_core.observation.Observation`: the board, their own hand and
-        the public counts, with the opponents' hands and the bag merged into ``unseen``."""
-        from .observation import Observation
-
+    def observation(self, player: int | None = None) -> Observation:
+        """What ``player`` (the current player by default) may see: the board, their own
+        hand and the public counts, with the opponents' hands and the bag merged into
+        ``unseen``. Raises TypeError/ValueError for a bad seat."""
         p = self._seat(player)
         hidden = list(self._bag[: self.bag_size])
         for q in range(self.players):
             if q != p:
                 hidden.extend(self._hands[q, : self._gmeta[_st.G_HAND + q]])
-        unseen = np.bincount(np.array(hidden, np.int64), minlength=NUM_TILE_TYPES)
+        unseen = np.bincount(np.array(hidden, np.int64), minlength=36)
         return Observation(
             player=p,
             rules=self.rules,
@@ -721,8 +628,79 @@ class Game:
             winner=self.winner,
         )
 
+    # -- the action log: history and undo ------------------------------------------------
+    #
+    # ``_log`` holds one entry per action taken on this object, in order (see _LogEntry):
+    # the non-board arrays before the action are copied (about 0.5 kB); the board arrays
+    # (about 300 kB) are not: they are rebuilt by putting down ``_setup`` (the board the
+    # game was created with, as groups) and then every logged placement, each in one
+    # kernel call in its original order, which reproduces them exactly, down to the
+    # order of the frontier cells that orders legal_moves() and the agents' tie-breaks.
 
-def _as_move(move):
+    def _start_log(self, setup: tuple[tuple[tuple[int, int, int], ...], ...], dealt: bool) -> None:
+        self._setup = setup
+        self._dealt = dealt
+        self._log: list[_LogEntry] = []
+
+    def _snapshot(self) -> tuple[np.ndarray, ...]:
+        return (self._hands.copy(), self._bag.copy(), self._gmeta.copy(), self._rng.copy())
+
+    def _log_action(self, player: int, move: Move, points: int, before: tuple[np.ndarray, ...], placed: Iterable[tuple[int, int, int]]) -> Action:
+        action = Action(player, move, int(points), self.scores)
+        self._log.append((action, before, tuple(placed)))
+        return action
+
+    def _board_groups(self) -> tuple[tuple[tuple[int, int, int], ...], ...]:
+        """The board as groups of (row, col, tile) in the order they were put down."""
+        return self._setup + tuple(placed for _, _, placed in self._log if placed)
+
+    def _place_groups(self, groups: Sequence[Sequence[tuple[int, int, int]]]) -> None:
+        """Set the board arrays to an empty board with ``groups`` put down in order."""
+        self._board, self._cross, self._anchors, self._bmeta = _bd.new_board()
+        scratch = np.zeros(max((len(g) for g in groups), default=0), np.int64)
+        for group in groups:
+            rows = np.array([r for r, _, _ in group], np.int64)
+            cols = np.array([c for _, c, _ in group], np.int64)
+            tiles = np.array([t for _, _, t in group], np.int8)
+            _bd.place_at(self._board, self._cross, self._anchors, self._bmeta, rows, cols, tiles, len(group), scratch)
+
+    def _rewind(self, n: int) -> None:
+        """Restore the state from before logged action ``n`` and forget it and those after."""
+        _, before, _ = self._log[n]
+        board_changed = any(placed for _, _, placed in self._log[n:])
+        del self._log[n:]
+        self._restore(before, board_changed)
+
+    def _restore(self, before: tuple[np.ndarray, ...], board_changed: bool) -> None:
+        """Set the non-board arrays to copies of ``before`` and, if the board changed
+        since, rebuild it from the logged groups."""
+        self._hands, self._bag, self._gmeta, self._rng = (a.copy() for a in before)
+        if board_changed:
+            self._place_groups(self._board_groups())
+
+    @property
+    def history(self) -> list[Action]:
+        """The actions taken on this object so far, oldest first: a new list of
+        :class:`Action` (player, move, points, scores after). A game made by
+        :meth:`from_position` or :meth:`from_json` starts with none."""
+        return [action for action, _, _ in self._log]
+
+    def undo(self) -> Action:
+        """Take back the last action in :attr:`history` and return it.
+
+        Everything is restored as it was, draws included: the tiles go back into the
+        bag in their old order and the random streams rewind, so playing the same
+        action again draws the same tiles. Raises :class:`IllegalMoveError` when there
+        is nothing to undo.
+        """
+        if not self._log:
+            raise IllegalMoveError("there is no action to undo")
+        action = self._log[-1][0]
+        self._rewind(len(self._log) - 1)
+        return action
+
+
+def _as_move(move: Move | str | Iterable[tuple[int, int, int]]) -> Move:
     if isinstance(move, Move):
         return move
     if isinstance(move, str):
@@ -730,12 +708,56 @@ def _as_move(move):
     return Move(move)
 
 
-def _unwrap(w, lo):
+def _unwrap(w: np.ndarray, lo: Any) -> np.ndarray:
     base = int(lo) - 8
     return base + ((w - base) & _bd.GMASK)
 
 
-def _check_board(cells):
+def _inside(rows: np.ndarray, cols: np.ndarray, counts: list[int]) -> list[bool]:
+    """Per move, whether all its cells lie inside the coordinate range (a legal move
+    may not leave the board; only positions within 7 cells of the limit are affected)."""
+    k = np.arange(6)[None, :] < np.array(counts, np.int64)[:, None]
+    out = ((np.abs(rows) < COORD_LIMIT) & (np.abs(cols) < COORD_LIMIT)) | ~k
+    return [bool(x) for x in out.all(axis=1)]
+
+
+def _check_hands(hands: Any) -> tuple[tuple[int, ...], ...]:
+    """``hands`` (one iterable of tiles per seat) as tuples of checked tiles."""
+    if isinstance(hands, (str, bytes)) or not isinstance(hands, Sequence):
+        raise TypeError(f"hands must be a sequence of tile lists, one per seat, not {type(hands).__name__}")
+    out = []
+    for p, h in enumerate(hands):
+        if isinstance(h, (str, bytes)) or not isinstance(h, Iterable):
+            raise TypeError(f"hand of player {p} must be a list of tiles, not {type(h).__name__}")
+        tiles = []
+        for t in h:
+            tiles.append(check_tile(t))
+            if len(tiles) > 6:
+                raise ValueError(f"hand of player {p} has more than 6 tiles")
+        out.append(tuple(tiles))
+    return tuple(out)
+
+
+def _check_supply(p: Position, min_hand: int) -> None:
+    """Raise ValueError unless ``p``'s board, hands and bag can be a game's."""
+    cells: dict[tuple[int, int], int] = {}
+    for r, c, t in (x for group in p.board for x in group):
+        if (r, c) in cells:
+            raise ValueError(f"cell {(r, c)} holds two tiles")
+        cells[(r, c)] = t
+    _check_board(cells)
+    counts = Counter(cells.values())
+    for seat, hand in enumerate(p.hands):
+        if not min_hand <= len(hand) <= 6:
+            raise ValueError(f"hand of player {seat} has {len(hand)} tiles; a hand holds {min_hand} to 6")
+        counts.update(hand)
+    counts.update(p.bag)
+    over = [f"{tile_name(t)} x{n}" for t, n in sorted(counts.items()) if n > COPIES]
+    if over:
+        raise ValueError(f"more than {COPIES} copies of a tile: {', '.join(over)}")
+
+
+def _check_board(cells: dict[tuple[int, int], int]) -> None:
     """Raise ValueError unless ``cells`` ({(r, c): tile}) is a board a game can reach."""
     if not cells:
         return
@@ -744,7 +766,7 @@ def _check_board(cells):
     if max(rows) - min(rows) > 107 or max(cols) - min(cols) > 107:
         raise ValueError("the board spans more than 108 rows or columns, which no game can reach")
     for dr, dc, axis in ((0, 1, "row"), (1, 0, "column")):
-        for (r, c) in cells:
+        for r, c in cells:
             if (r - dr, c - dc) in cells:
                 continue
             line = []
@@ -754,6 +776,11 @@ def _check_board(cells):
             if len(line) > 1 and not _valid_line(line):
                 names = ", ".join(tile_name(t) for t in line)
                 raise ValueError(f"invalid {axis} on the board ending before {(r, c)}: {names}")
+    if not _connected(set(cells)):
+        raise ValueError("the board's tiles are not all connected")
+
+
+def _connected(cells: set[tuple[int, int]]) -> bool:
     start = next(iter(cells))
     seen = {start}
     todo = [start]
@@ -763,12 +790,10 @@ def _check_board(cells):
             if nb in cells and nb not in seen:
                 seen.add(nb)
                 todo.append(nb)
-    if len(seen) != len(cells):
-        raise ValueError("the board's tiles are not all connected")
+    return len(seen) == len(cells)
 
 
-def _valid_line(line):
+def _valid_line(line: list[int]) -> bool:
     if len(line) > 6 or len(set(line)) != len(line):
         return False
     return len({t // 6 for t in line}) == 1 or len({t % 6 for t in line}) == 1
-

@@ -1,98 +1,86 @@
-"""Text notation for tiles, tile lists, cells and moves (see docs/notation.md).
+"""Text notation for tiles, tile lists and placed tiles (see docs/notation.md).
 
 - tile: colour letter + shape digit, ``R1`` (red circle) .. ``P6`` (purple star);
 - tile list: tiles separated by spaces, ``R1 B4 B4``;
 - placed tile: ``TILE@ROW,COL``, ``R1@0,-2`` (row, then column);
-- placement: placed tiles separated by spaces, ``R1@0,0 R2@0,1``;
-- exchange: ``x`` then the tiles, ``x R1 B4``;
-- pass: ``pass``.
+- placed tiles: separated by spaces, ``R1@0,0 R2@0,1``.
+
+Whole moves (placements, ``x R1 B4`` exchanges, ``pass``) are read and written by
+:mod:`qwirkle_core.move` (``Move.parse``, ``str(move)``) on top of these.
 
 Parsing is case-insensitive and tolerant of extra spaces; errors are ``ValueError``
-naming the text, the word (counted from 1) and what is wrong with it. The
-``format_*`` functions write the canonical form (upper case, single spaces, a move's
-tiles sorted), which parses back to an equal value.
+naming the text, the word (counted from 1) and what is wrong with it. The ``format_*``
+functions write the canonical form (upper case, single spaces), which parses back to
+an equal value.
 """
 
-import re
+from __future__ import annotations
 
+import re
+from collections.abc import Iterable
+
+from ._checks import check_coord
 from .tiles import parse_tile, tile_code
 
-__all__ = ["format_cells", "format_move", "format_tiles", "parse_cells", "parse_move", "parse_tiles"]
+__all__ = ["format_cells", "format_tiles", "parse_cells", "parse_tiles", "tile_word"]
 
-_PLACED = re.compile(r"^(\w\w)@(-?[0-9]+),(-?[0-9]+)$")
-_MOVE_FORMS = "placements like 'R1@0,0 R2@0,1', 'x R1 B4' or 'pass'"
+_PLACED = re.compile(r"^(\w\w)@([-+]?[0-9]+),([-+]?[0-9]+)$")
+_SHOWN = 80  # characters of a text quoted in an error message
 
 
-def _tile_word(text, what, i, word):
+def quoted(text: str) -> str:
+    """``repr(text)``, cut short for error messages about long input."""
+    return repr(text if len(text) <= _SHOWN else text[: _SHOWN - 3] + "...")
+
+
+def tile_word(text: str, what: str, i: int, word: str) -> int:
+    """The tile of word ``i`` of ``text``; ValueError naming ``what``, the word and why."""
     try:
         return parse_tile(word)
     except ValueError as e:
-        raise ValueError(f"{what} {text!r}, word {i}: {e}") from None
+        raise ValueError(f"{what} {quoted(text)}, word {i}: {e}") from None
 
 
-def format_tiles(tiles):
+def format_tiles(tiles: Iterable[int]) -> str:
     """``"R1 B4"`` for the tiles ``[0, 27]`` (in the order given)."""
     return " ".join(tile_code(t) for t in tiles)
 
 
-def parse_tiles(text, what="tile list"):
-    """The tiles (a list of ints, in order) of space-separated codes such as ``"R1 B4"``."""
+def parse_tiles(text: str, what: str = "tile list") -> list[int]:
+    """The tiles (a list of ints, in order) of space-separated codes such as ``"R1 B4"``.
+
+    Raises TypeError for a non-str, ValueError naming the bad word.
+    """
     if not isinstance(text, str):
         raise TypeError(f"{what} must be a str, not {type(text).__name__}")
-    return [_tile_word(text, what, i, w) for i, w in enumerate(text.split(), start=1)]
+    return [tile_word(text, what, i, w) for i, w in enumerate(text.split(), start=1)]
 
 
-def format_cells(placements):
+def format_cells(placements: Iterable[tuple[int, int, int]]) -> str:
     """``"R1@0,0 R2@0,1"`` for ``(row, col, tile)`` triples, in the order given."""
     return " ".join(f"{tile_code(t)}@{r},{c}" for r, c, t in placements)
 
 
-def parse_cells(text, what="placement"):
+def parse_cells(text: str, what: str = "placement") -> list[tuple[int, int, int]]:
     """The ``(row, col, tile)`` triples of ``"R1@0,0 R2@0,1"``, in the order written.
 
     Any number of triples (no rule is checked here); ``what`` names the text in errors.
+    Raises TypeError for a non-str, ValueError naming the bad word (a malformed word,
+    an unknown tile, or a coordinate outside ``|x| < 2**31``).
     """
     if not isinstance(text, str):
         raise TypeError(f"{what} must be a str, not {type(text).__name__}")
     out = []
     for i, w in enumerate(text.split(), start=1):
         m = _PLACED.match(w)
-        if not m:
-            raise ValueError(f"{what} {text!r}, word {i} {w!r}: expected TILE@ROW,COL such as R1@0,-2")
-        out.append((int(m.group(2)), int(m.group(3)), _tile_word(text, what, i, m.group(1))))
+        if not m or len(m.group(2)) > 12 or len(m.group(3)) > 12:
+            if m:
+                raise ValueError(f"{what} {quoted(text)}, word {i}: a coordinate is outside the board (|row|, |col| < 2**31)")
+            raise ValueError(f"{what} {quoted(text)}, word {i} {quoted(w)}: expected TILE@ROW,COL such as R1@0,-2")
+        try:
+            row = check_coord(int(m.group(2)), "row")
+            col = check_coord(int(m.group(3)), "col")
+        except ValueError as e:
+            raise ValueError(f"{what} {quoted(text)}, word {i}: {e}") from None
+        out.append((row, col, tile_word(text, what, i, m.group(1))))
     return out
-
-
-def format_move(move):
-    """The canonical text of a :class:`~qwirkle_core.Move`."""
-    if move.kind == "pass":
-        return "pass"
-    if move.kind == "exchange":
-        return "x " + format_tiles(move.tiles)
-    return format_cells(move.placements)
-
-
-def parse_move(text):
-    """The :class:`~qwirkle_core.Move` written as ``text``; ValueError naming what is wrong."""
-    from .game import Move
-
-    if not isinstance(text, str):
-        raise TypeError(f"move text must be a str, not {type(text).__name__}")
-    words = text.split()
-    if not words:
-        raise ValueError(f"empty move text; expected {_MOVE_FORMS}")
-    head = words[0].lower()
-    if head == "pass":
-        if len(words) > 1:
-            raise ValueError(f"move {text!r}, word 2 {words[1]!r}: 'pass' takes nothing after it")
-        return Move.pass_turn()
-    if head in ("x", "exchange"):
-        if not 2 <= len(words) <= 7:
-            raise ValueError(f"move {text!r}: an exchange names 1 to 6 tiles, like 'x R1 B4', not {len(words) - 1}")
-        return Move.exchange(_tile_word(text, "move", i, w) for i, w in enumerate(words[1:], start=2))
-    if "@" not in text:
-        raise ValueError(f"move {text!r}: not a move; expected {_MOVE_FORMS}")
-    placements = parse_cells(text, "move")
-    if len(placements) > 6:
-        raise ValueError(f"move {text!r}: a placement has at most 6 tiles, not {len(placements)}")
-    return Move(placements)

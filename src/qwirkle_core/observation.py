@@ -1,10 +1,15 @@
 """``Observation``: what one player may see of a game (``Game.observation(player)``)."""
 
+from __future__ import annotations
+
 import json
 from dataclasses import dataclass
+from typing import Any
 
+from ._checks import json_bool, json_field, json_int, json_ints, json_object, load_json
+from .errors import FormatError
 from .notation import format_cells, parse_cells
-from .records import VERSION, FormatError, _bool, _codes, _get, _int, _ints, _object, _rules, load_json
+from .position import VERSION, codes_from_json, rules_from_json
 from .rules import Rules
 from .tiles import COPIES, NUM_TILE_TYPES, tile_code
 
@@ -37,20 +42,20 @@ class Observation:
 
     player: int
     rules: Rules
-    board: dict
-    hand: tuple
-    hand_sizes: tuple
-    scores: tuple
-    qwirkles: tuple
+    board: dict[tuple[int, int], int]
+    hand: tuple[int, ...]
+    hand_sizes: tuple[int, ...]
+    scores: tuple[int, ...]
+    qwirkles: tuple[int, ...]
     bag_size: int
-    unseen: tuple
+    unseen: tuple[int, ...]
     current_player: int
     turn: int
     passes: int
     is_over: bool
     winner: int | None
 
-    def to_dict(self):
+    def to_dict(self) -> dict[str, Any]:
         """A JSON-ready dict: tiles as codes, the board as ``"R1@0,0"`` strings (sorted)."""
         return {
             "format": FORMAT,
@@ -71,54 +76,61 @@ class Observation:
             "winner": self.winner,
         }
 
-    def to_json(self, indent=None):
+    def to_json(self, indent: int | None = None) -> str:
+        """:meth:`to_dict` as JSON text."""
         return json.dumps(self.to_dict(), indent=indent)
 
     @classmethod
-    def from_dict(cls, data):
+    def from_dict(cls, data: Any) -> Observation:
         """The observation of a dict written by :meth:`to_dict`; FormatError names the problem."""
         what = "observation"
-        _object(data, what, FORMAT)
-        rules = _rules(data, what)
+        json_object(data, what, FORMAT, VERSION)
+        rules = rules_from_json(data, what)
         n = rules.players
-        cells = _get(data, "board", what)
-        if not isinstance(cells, list) or not all(isinstance(s, str) for s in cells):
-            raise FormatError(f"observation board must be a list of strings like 'R1@0,0', not {cells!r}")
-        board = {}
-        for i, s in enumerate(cells):
-            try:
-                placed = parse_cells(s, f"observation board[{i}]")
-            except ValueError as e:
-                raise FormatError(str(e)) from None
-            if len(placed) != 1:
-                raise FormatError(f"observation board[{i}] must be one tile like 'R1@0,0', not {s!r}")
-            ((r, c, t),) = placed
-            if (r, c) in board:
-                raise FormatError(f"observation board: cell {(r, c)} appears twice")
-            board[(r, c)] = t
-        player = _int(_get(data, "player", what), "observation player", 0, n - 1)
-        hand = tuple(sorted(_codes(_get(data, "hand", what), "observation hand")))
-        hand_sizes = tuple(_ints(_get(data, "hand_sizes", what), "observation hand_sizes", n, 0, 6))
+        player = json_int(json_field(data, "player", what), "observation player", 0, n - 1)
+        hand = tuple(sorted(codes_from_json(json_field(data, "hand", what), "observation hand")))
+        hand_sizes = tuple(json_ints(json_field(data, "hand_sizes", what), "observation hand_sizes", n, 0, 6))
         if len(hand) != hand_sizes[player]:
             raise FormatError(f"observation: the hand has {len(hand)} tiles but hand_sizes[{player}] is {hand_sizes[player]}")
-        winner = _get(data, "winner", what)
+        winner = json_field(data, "winner", what)
         return cls(
             player=player,
             rules=rules,
-            board=board,
+            board=_board(json_field(data, "board", what)),
             hand=hand,
             hand_sizes=hand_sizes,
-            scores=tuple(_ints(_get(data, "scores", what), "observation scores", n)),
-            qwirkles=tuple(_ints(_get(data, "qwirkles", what), "observation qwirkles", n)),
-            bag_size=_int(_get(data, "bag_size", what), "observation bag_size"),
-            unseen=tuple(_ints(_get(data, "unseen", what), "observation unseen", NUM_TILE_TYPES, 0, COPIES)),
-            current_player=_int(_get(data, "current_player", what), "observation current_player", 0, n - 1),
-            turn=_int(_get(data, "turn", what), "observation turn"),
-            passes=_int(_get(data, "passes", what), "observation passes", 0, n),
-            is_over=_bool(_get(data, "is_over", what), "observation is_over"),
-            winner=None if winner is None else _int(winner, "observation winner", -1, n - 1),
+            scores=tuple(json_ints(json_field(data, "scores", what), "observation scores", n)),
+            qwirkles=tuple(json_ints(json_field(data, "qwirkles", what), "observation qwirkles", n)),
+            bag_size=json_int(json_field(data, "bag_size", what), "observation bag_size", 0, 108),
+            unseen=tuple(json_ints(json_field(data, "unseen", what), "observation unseen", NUM_TILE_TYPES, 0, COPIES)),
+            current_player=json_int(json_field(data, "current_player", what), "observation current_player", 0, n - 1),
+            turn=json_int(json_field(data, "turn", what), "observation turn"),
+            passes=json_int(json_field(data, "passes", what), "observation passes", 0, n),
+            is_over=json_bool(json_field(data, "is_over", what), "observation is_over"),
+            winner=None if winner is None else json_int(winner, "observation winner", -1, n - 1),
         )
 
     @classmethod
-    def from_json(cls, text):
+    def from_json(cls, text: str | bytes) -> Observation:
+        """The observation of JSON text written by :meth:`to_json`; FormatError names the problem."""
         return cls.from_dict(load_json(text, "observation"))
+
+
+def _board(cells: Any) -> dict[tuple[int, int], int]:
+    if not isinstance(cells, list) or not all(isinstance(s, str) for s in cells):
+        raise FormatError("observation board must be a list of strings like 'R1@0,0'")
+    if len(cells) > 108:
+        raise FormatError(f"observation board holds {len(cells)} tiles; a game has 108")
+    board: dict[tuple[int, int], int] = {}
+    for i, s in enumerate(cells):
+        try:
+            placed = parse_cells(s, f"observation board[{i}]")
+        except ValueError as e:
+            raise FormatError(str(e)) from None
+        if len(placed) != 1:
+            raise FormatError(f"observation board[{i}] must be one tile like 'R1@0,0'")
+        ((r, c, t),) = placed
+        if (r, c) in board:
+            raise FormatError(f"observation board: cell {(r, c)} appears twice")
+        board[(r, c)] = t
+    return board

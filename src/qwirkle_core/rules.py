@@ -1,16 +1,17 @@
-"""The rule options, the error type, and the conversions between names and kernel codes."""
+"""The rule options of a game (:class:`Rules`)."""
+
+from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 from ._kernels import state as _st
 
+__all__ = ["MAX_PLAYERS", "MIN_PLAYERS", "OPENING_RULES", "Rules", "resolve_rules"]
+
 OPENING_RULES = {"largest_group": _st.OPENING_LARGEST_GROUP, "any_line": _st.OPENING_ANY_LINE}
 MIN_PLAYERS = 2
-MAX_PLAYERS = _st.MAX_PLAYERS
-
-
-class IllegalMoveError(ValueError):
-    """An action the rules do not allow now. The game is left exactly as it was."""
+MAX_PLAYERS = int(_st.MAX_PLAYERS)
 
 
 @dataclass(frozen=True)
@@ -22,33 +23,41 @@ class Rules:
               tiles sharing a colour or a shape starts (ties: the lowest seat) and opens
               with exactly that many tiles; ``"any_line"``: seat 0 starts and opens with
               any legal line.
+
+    Raises TypeError or ValueError naming a bad option.
     """
 
     players: int = 2
     opening: str = "largest_group"
 
-    def __post_init__(self):
+    def __post_init__(self) -> None:
         if isinstance(self.players, bool) or not isinstance(self.players, int):
             raise TypeError(f"players must be an int, not {self.players!r}")
         if not MIN_PLAYERS <= self.players <= MAX_PLAYERS:
             raise ValueError(f"players must be {MIN_PLAYERS} to {MAX_PLAYERS}, not {self.players}")
-        if self.opening not in OPENING_RULES:
+        if not isinstance(self.opening, str) or self.opening not in OPENING_RULES:
             raise ValueError(f"unknown opening rule {self.opening!r}; expected one of {', '.join(OPENING_RULES)}")
 
     @property
-    def opening_code(self):
+    def opening_code(self) -> int:
+        """The kernels' code of the opening rule."""
         return OPENING_RULES[self.opening]
 
-    def to_dict(self):
+    def to_dict(self) -> dict[str, Any]:
+        """The options as a JSON-ready dict (``Rules(**d)`` reads it back)."""
         return {"players": self.players, "opening": self.opening}
 
 
-def resolve_rules(players, rules):
-    """The Rules for a ``players`` count and/or a ``rules`` object (they must agree)."""
+def resolve_rules(players: int | None, rules: Rules | None) -> Rules:
+    """The Rules for a ``players`` count and/or a ``rules`` object (they must agree).
+
+    Raises TypeError for a ``rules`` that is not a :class:`Rules`, ValueError when the
+    two disagree or ``players`` is out of range.
+    """
     if rules is None:
         return Rules(players=2 if players is None else players)
     if not isinstance(rules, Rules):
         raise TypeError(f"rules must be a qwirkle_core.Rules, not {type(rules).__name__}")
     if players is not None and players != rules.players:
-        raise ValueError(f"players={players} disagrees with rules.players={rules.players}")
+        raise ValueError(f"players={players!r} disagrees with rules.players={rules.players}")
     return rules

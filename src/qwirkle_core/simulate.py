@@ -1,175 +1,197 @@
-"""Monte Carlo batches: ``simulate`` and its ``SimulationResult``; ``play_game``."""
+"""Monte Carlo batches: :func:`simulate` and its :class:`SimulationResult`; :func:`play_game`.
 
+A batch plays games ``start .. start + games - 1`` of the batch ``seed``; game ``i``
+plays from its own seed, a hash of ``(seed, i)``, so a batch's rows do not depend on
+the thread count, on how it is split into ranges, or on the machine that plays them.
+"""
+
+from __future__ import annotations
+
+import datetime
 import math
+import os
 import time
-from dataclasses import dataclass, field
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
 
-import numba
 import numpy as np
 
-from ._kernels import agents as _ag
+from ._checks import check_int, check_seed
 from ._kernels import batch as _bt
+from ._threads import numba_threads
+from ._version import __version__
+from .agents import AgentLike, AgentSpec, parse_agents
+from .game import MAX_TURNS, Game
+from .records import GameRecord
+from .rows import GameRows, RowWriter, read_rows
 from .rules import Rules, resolve_rules
+from .stats import BatchStats
 
-__all__ = ["AGENTS", "SimulationResult", "simulate", "play_game", "parse_agents"]
+__all__ = ["ROW_BYTES", "Progress", "SimulationResult", "batch_metadata", "play_game", "simulate"]
 
-AGENTS = tuple(_ag.AGENTS)
-_Z95 = 1.959963984540054
+Progress = Callable[[int, int], None]
+"""A progress callback ``f(done, total)``: called with ``done = 0`` once the kernels are
+ready (compiled or loaded from the cache), then after every chunk of games."""
 
-
-def _parse_one(agent):
-    """(display name, spec row) of one agent: ``"mc"``, ``"mc:playouts=32:depth=0"``
-    or ``("mc", {"playouts": 32})``."""
-    if isinstance(agent, tuple) and len(agent) == 2 and isinstance(agent[1], dict):
-        name, params = agent
-    elif isinstance(agent, str):
-        name, *pairs = agent.strip().split(":")
-        params = {}
-        for pair in pairs:
-            key, eq, value = pair.partition("=")
-            try:
-                if not eq:
-                    raise ValueError
-                params[key.strip()] = float(value)
-            except ValueError:
-                raise ValueError(f"agent {agent!r}: parameters are written name:key=number:key=number") from None
-    else:
-        raise ValueError(f"an agent is a name such as 'greedy' or 'mc:playouts=32', not {agent!r}")
-    if name not in _ag.AGENTS:
-        raise ValueError(f"unknown agent {name!r}; available: {', '.join(AGENTS)}")
-    spec = _ag.make_spec(_ag.AGENTS[name], **params)
-    label = name + "".join(f":{k}={v:g}" for k, v in sorted(params.items()))
-    return label, spec
+MAX_GAMES = 2**62
+"""The largest game index of a batch (and so the most games one batch can hold)."""
+MEMORY_LIMIT = 2**30
+"""Rows kept in memory by default, in bytes: a larger batch streams them to ``out``."""
+_CHUNK_SECONDS = 0.4  # target length of one kernel call: Ctrl-C and progress react within it
 
 
-def parse_agents(agents):
-    """Agents (a sequence, or one comma-separated str) -> (names, float64[P, SPEC_COLS] specs)."""
-    if isinstance(agents, str):
-        agents = agents.split(",")
-    parsed = [_parse_one(a) for a in agents]
-    if not parsed:
-        raise ValueError("no agents given")
-    return tuple(n for n, _ in parsed), np.stack([s for _, s in parsed])
+def row_bytes(players: int) -> int:
+    """Bytes of memory per game kept by :func:`simulate` (the arrays of :class:`GameRows`)."""
+    return 8 + 8 + 6 * players + 1 + 1 + 4 + 2 + 1
 
 
-def agent_turn(game, spec, scratch=None):
-    """Let the agent ``spec`` take the current turn of ``game`` in the kernel.
-
-    Mutates ``game``'s arrays exactly as the batch kernel would (same choices, same
-    draws). Returns ``(act, scratch)``: the kernel's action word (see
-    ``_kernels.agents``) and the agent scratch to pass to the next call.
-    """
-    from ._kernels import mc as _mc
-
-    if scratch is None:
-        scratch = _mc.new_agent_scratch()
-    gs = game._kernel_state()
-    game._moves = _mc.take_turn(spec, gs, game._moves, scratch)
-    return gs[9], scratch
-
-
-def _check_seed(seed):
-    from .game import _coord
-
-    return _coord(seed, "seed") & 0xFFFFFFFFFFFFFFFF
-
-
-def wilson_interval(successes, n, z=_Z95):
-    """The Wilson score interval (low, high) of a binomial proportion."""
-    if n == 0:
-        return (math.nan, math.nan)
-    p = successes / n
-    denom = 1 + z * z / n
-    centre = (p + z * z / (2 * n)) / denom
-    half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / denom
-    return (max(0.0, centre - half), min(1.0, centre + half))
+ROW_BYTES = row_bytes(2)
+"""Bytes per kept game of a two-player batch."""
 
 
 @dataclass
 class SimulationResult:
-    """The per-game rows of a batch (numpy arrays, one row per game) and summaries.
+    """A batch's summary (:attr:`stats`, always) and its per-game rows (on request).
 
-    scores        int32[games, players]   final scores (going-out bonus included)
-    winner        int8[games]             winning seat, -1 for a tie
-    turns         int32[games]            actions taken (placements, exchanges, passes)
-    tiles_placed  int16[games]            tiles on the board at the end
-    qwirkles      int16[games, players]   lines of 6 completed by each seat
-    starter       int8[games]             the seat that opened
-    seeds         uint64[games]           each game's seed: ``play_game(agents, seed=...)``
-                                          or ``Game(players, seed=...)`` replays it
-    truncated     bool[games]             stopped at the turn limit (never seen in practice)
+    agents:   the agents' labels, one per seat.
+    rules, seed, start: the batch (its games are ``start .. start + games - 1``).
+    stats:    :class:`~qwirkle_core.stats.BatchStats` of the finished games.
+    elapsed:  seconds of play (kernel compilation excluded; see ``compile_seconds``).
+    interrupted: True when Ctrl-C stopped the batch early (the finished games are kept).
+    path:     the result file or folder the rows were written to, if any.
+    write_error: why ``out`` could not be written (the kept rows are then still here,
+              for the caller to save elsewhere), or None.
+
+    The row arrays (``scores``, ``winner``, ``seeds``... see :class:`GameRows`) are
+    read from memory, or lazily from ``path`` when the rows were not kept in memory.
     """
 
-    agents: tuple
+    agents: tuple[str, ...]
     rules: Rules
     seed: int
-    scores: np.ndarray
-    winner: np.ndarray
-    turns: np.ndarray
-    tiles_placed: np.ndarray
-    qwirkles: np.ndarray
-    starter: np.ndarray
-    seeds: np.ndarray
-    truncated: np.ndarray
+    start: int
+    stats: BatchStats
     elapsed: float = 0.0
     interrupted: bool = False
-    threads: int = field(default=1)
+    threads: int = 1
+    compile_seconds: float = 0.0
+    path: Path | None = None
+    write_error: str | None = None
+    _rows: GameRows | None = None
+
+    # -- rows ----------------------------------------------------------------------------
 
     @property
-    def games(self):
-        return len(self.winner)
+    def rows(self) -> GameRows:
+        """The per-game rows (read from :attr:`path` on first use if not kept in memory).
+
+        Raises ValueError when the rows were neither kept nor written to a file.
+        """
+        if self._rows is None:
+            if self.path is None:
+                raise ValueError("this batch kept no per-game rows (keep_rows=False and no out=)")
+            self._rows = read_rows(self.path)
+        return self._rows
 
     @property
-    def players(self):
+    def scores(self) -> np.ndarray:
+        """int32[games, players]: final scores."""
+        return self.rows.scores
+
+    @property
+    def winner(self) -> np.ndarray:
+        """int8[games]: the winning seat, -1 for a tie."""
+        return self.rows.winner
+
+    @property
+    def turns(self) -> np.ndarray:
+        """int32[games]: actions taken per game."""
+        return self.rows.turns
+
+    @property
+    def tiles_placed(self) -> np.ndarray:
+        """int16[games]: tiles on the board at the end."""
+        return self.rows.tiles_placed
+
+    @property
+    def qwirkles(self) -> np.ndarray:
+        """int16[games, players]: Qwirkles per seat."""
+        return self.rows.qwirkles
+
+    @property
+    def starter(self) -> np.ndarray:
+        """int8[games]: the seat that opened."""
+        return self.rows.starter
+
+    @property
+    def seeds(self) -> np.ndarray:
+        """uint64[games]: each game's seed (``play_game(agents, seed=...)`` replays it)."""
+        return self.rows.seeds
+
+    @property
+    def truncated(self) -> np.ndarray:
+        """bool[games]: stopped at the turn limit."""
+        return self.rows.truncated
+
+    def columns(self) -> dict[str, np.ndarray]:
+        """The per-game rows as a dict of 1-D columns (docs/results.md)."""
+        return self.rows.columns()
+
+    # -- summary -------------------------------------------------------------------------
+
+    @property
+    def games(self) -> int:
+        """The number of finished games."""
+        return self.stats.games
+
+    @property
+    def players(self) -> int:
+        """The number of seats."""
         return len(self.agents)
 
     @property
-    def games_per_second(self):
+    def games_per_second(self) -> float:
+        """Finished games per second of play."""
         return self.games / self.elapsed if self.elapsed > 0 else math.nan
 
-    def win_rates(self):
+    def win_rates(self) -> list[tuple[float, float, float]]:
         """Per seat: (rate, low, high) with a 95% Wilson interval; ties count as no win."""
-        return [(float(np.mean(self.winner == p)) if self.games else math.nan, *wilson_interval(int(np.sum(self.winner == p)), self.games)) for p in range(self.players)]
+        return self.stats.win_rates()
 
     @property
-    def tie_rate(self):
-        return float(np.mean(self.winner == -1)) if self.games else math.nan
+    def tie_rate(self) -> float:
+        """The share of tied games."""
+        return self.stats.tie_rate
 
-    def mean_scores(self):
-        return self.scores.mean(axis=0) if self.games else np.full(self.players, math.nan)
+    def mean_scores(self) -> np.ndarray:
+        """float64[players]: mean final scores."""
+        return self.stats.mean_scores()
 
-    def score_std(self):
-        return self.scores.std(axis=0, ddof=1) if self.games > 1 else np.full(self.players, math.nan)
+    def score_std(self) -> np.ndarray:
+        """float64[players]: standard deviations of the final scores."""
+        return self.stats.score_std()
 
-    def mean_turns(self):
-        return float(self.turns.mean()) if self.games else math.nan
+    def mean_turns(self) -> float:
+        """Mean actions per game."""
+        return self.stats.mean_turns()
 
-    def mean_qwirkles(self):
-        return self.qwirkles.mean(axis=0) if self.games else np.full(self.players, math.nan)
+    def mean_qwirkles(self) -> np.ndarray:
+        """float64[players]: Qwirkles per game of each seat."""
+        return self.stats.mean_qwirkles()
 
-    def first_player_advantage(self):
-        """How the opening seat fares, whatever its agent.
+    def first_player_advantage(self) -> dict[str, float]:
+        """See :meth:`BatchStats.first_player_advantage`."""
+        return self.stats.first_player_advantage()
 
-        Returns a dict: ``win_rate`` of the starter with its 95% interval
-        (``low``, ``high``), ``fair`` (1 / players), and ``score_margin``: the
-        starter's mean score minus the mean of the other seats' scores.
-        """
-        n = self.games
-        if n == 0:
-            return {"win_rate": math.nan, "low": math.nan, "high": math.nan, "fair": 1 / self.players, "score_margin": math.nan}
-        wins = int(np.sum(self.winner == self.starter))
-        idx = np.arange(n)
-        start_scores = self.scores[idx, self.starter.astype(np.int64)]
-        others = (self.scores.sum(axis=1) - start_scores) / (self.players - 1)
-        low, high = wilson_interval(wins, n)
-        return {"win_rate": wins / n, "low": low, "high": high, "fair": 1 / self.players, "score_margin": float(np.mean(start_scores - others))}
-
-    def summary(self):
+    def summary(self) -> dict[str, Any]:
         """A dict of the headline figures (what the command line prints)."""
         return {
             "games": self.games,
             "agents": list(self.agents),
             "seed": self.seed,
+            "start": self.start,
             "win_rates": self.win_rates(),
             "tie_rate": self.tie_rate,
             "mean_scores": self.mean_scores().tolist(),
@@ -177,163 +199,216 @@ class SimulationResult:
             "mean_turns": self.mean_turns(),
             "mean_qwirkles": self.mean_qwirkles().tolist(),
             "first_player": self.first_player_advantage(),
-            "truncated": int(self.truncated.sum()),
+            "truncated": self.stats.truncated,
             "seconds": self.elapsed,
             "games_per_second": self.games_per_second,
         }
 
-    def columns(self):
-        """The per-game rows as a dict of 1-D columns (for CSV / Parquet)."""
-        cols = {"game": np.arange(self.games, dtype=np.int64), "seed": self.seeds}
-        for p in range(self.players):
-            cols[f"score_{p}"] = self.scores[:, p]
-        cols["winner"] = self.winner
-        cols["starter"] = self.starter
-        cols["turns"] = self.turns
-        cols["tiles_placed"] = self.tiles_placed
-        for p in range(self.players):
-            cols[f"qwirkles_{p}"] = self.qwirkles[:, p]
-        cols["truncated"] = self.truncated
-        return cols
-
-    def __repr__(self):
+    def __repr__(self) -> str:
         return f"<SimulationResult games={self.games} agents={','.join(self.agents)} mean_scores={np.round(self.mean_scores(), 1).tolist()}>"
 
 
-def _chunk_size(threads):
-    return 2048 * threads
+def batch_metadata(agents: Iterable[AgentSpec | str], rules: Rules, seed: int, start: int, games: int) -> dict[str, Any]:
+    """The description of a batch written into its result files."""
+    return {
+        "agents": [a if isinstance(a, str) else a.label for a in agents],
+        "rules": rules.to_dict(),
+        "seed": seed,
+        "start": start,
+        "games": games,
+        "version": __version__,
+        "created": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+    }
 
 
-def simulate(games, agents=("greedy", "greedy"), seed=0, threads=None, rules=None, progress=False):
+def simulate(
+    games: int,
+    agents: Iterable[AgentLike] | str = ("greedy", "greedy"),
+    seed: int = 0,
+    threads: int | None = None,
+    rules: Rules | None = None,
+    progress: Progress | None = None,
+    start: int = 0,
+    out: str | os.PathLike[str] | None = None,
+    keep_rows: bool | None = None,
+) -> SimulationResult:
     """Play ``games`` complete games with ``agents`` (one per seat) inside numba.
 
-    games:    number of games (>= 1).
-    agents:   agent names, one per seat (``len(agents)`` players, 2..6); see ``AGENTS``.
-    seed:     the batch seed. Game ``i`` plays from ``result.seeds[i]``, a hash of
-              ``(seed, i)``, so results do not depend on ``threads``.
-    threads:  numba threads (default: all cores).
-    rules:    a :class:`Rules`; its ``players`` must equal ``len(agents)``.
-    progress: True for a progress bar (rich), or a callable ``f(done, total)``.
+    games:     number of games (>= 1).
+    agents:    one per seat (``len(agents)`` players, 2..6): names with parameters
+               (``"mc:playouts=32"``), :class:`~qwirkle_core.AgentSpec` objects, or one
+               comma-separated str; see :data:`~qwirkle_core.AGENTS`.
+    seed:      the batch seed (an int 0..2**64-1). Game ``i`` plays from a hash of
+               ``(seed, i)``, so results do not depend on ``threads`` or on chunking.
+    threads:   numba threads (default: all cores).
+    rules:     a :class:`Rules`; its ``players`` must equal ``len(agents)``.
+    progress:  a callable ``f(done, total)`` (see :data:`Progress`).
+    start:     the index of the first game: the batch plays games ``start`` ..
+               ``start + games - 1`` of the batch ``seed``; any split of a batch into
+               ranges gives exactly the rows of the whole batch.
+    out:       a ``.parquet`` or ``.csv`` file to write the rows to, chunk by chunk as
+               they are played (checked before the first game; docs/results.md).
+    keep_rows: keep the rows in memory (True), or only the summary (False). By default
+               they are kept when they fit in 1 GiB (:func:`row_bytes` per game); a
+               larger batch needs ``out`` (the rows are then read from the file on
+               request) or ``keep_rows=False``, and is refused otherwise.
 
-    Games run in chunks (memory stays bounded); Ctrl-C stops after the chunk in
-    flight and returns the finished games with ``interrupted=True``.
+    Games run in chunks of about half a second, so memory stays bounded and Ctrl-C
+    stops within a chunk: the finished games are kept (and written) and the result
+    says ``interrupted=True``. Raises TypeError/ValueError (AgentError for agents)
+    before any game is played; OSError when ``out`` cannot be written.
     """
-    if isinstance(games, bool) or not hasattr(games, "__index__"):
-        raise TypeError(f"games must be an int, not {games!r}")
-    games = games.__index__()
-    if games < 1:
-        raise ValueError(f"games must be at least 1, not {games}")
-    names, specs = parse_agents(agents)
-    rules = resolve_rules(len(names), rules)
-    seed = _check_seed(seed)
-    max_threads = numba.config.NUMBA_NUM_THREADS
-    if threads is None:
-        threads = max_threads
-    if isinstance(threads, bool) or not isinstance(threads, int) or threads < 1:
-        raise ValueError(f"threads must be a positive int, not {threads!r}")
-    threads = min(threads, max_threads)
-    players = len(names)
-    scores = np.zeros((games, players), np.int32)
-    qwirkles = np.zeros((games, players), np.int16)
-    stats = np.zeros((games, _bt.STATS), np.int32)
-    seeds = _bt.seeds_for(np.uint64(seed), 0, games)
-    chunk = _chunk_size(threads)
-    report = _progress_reporter(progress, games)
-    done = 0
-    interrupted = False
-    old_threads = numba.get_num_threads()
-    numba.set_num_threads(threads)
-    start = time.perf_counter()
-    try:
-        while done < games:
-            hi = min(games, done + chunk)
-            _bt.run_games(seeds[done:hi], specs, rules.opening_code, scores[done:hi], qwirkles[done:hi], stats[done:hi], min(4 * threads, hi - done))
-            done = hi
-            report.update(done)
-    except KeyboardInterrupt:
-        interrupted = True
-    finally:
-        numba.set_num_threads(old_threads)
-        report.close()
-    elapsed = time.perf_counter() - start
+    games = check_int(games, "games", 1, MAX_GAMES)
+    start = check_int(start, "start", 0, MAX_GAMES - games)
+    specs = parse_agents(agents)
+    rules = resolve_rules(len(specs), rules)
+    seed = check_seed(seed)
+    if progress is not None and not callable(progress):
+        raise TypeError(f"progress must be a callable f(done, total), not {progress!r}")
+    keep = _keep_rows(games, rules.players, keep_rows, out)
+    writer = RowWriter(out, rules.players, batch_metadata(specs, rules, seed, start, games)) if out is not None else None
+    batch = _Batch(specs, rules, seed, start, games, keep, writer)
+    with numba_threads(threads) as n_threads:
+        batch.run(n_threads, progress)
+    path = batch.finish()
     return SimulationResult(
-        agents=names,
+        agents=tuple(a.label for a in specs),
         rules=rules,
         seed=seed,
-        scores=scores[:done],
-        winner=stats[:done, _bt.S_WINNER].astype(np.int8),
-        turns=stats[:done, _bt.S_TURNS].copy(),
-        tiles_placed=stats[:done, _bt.S_PLACED].astype(np.int16),
-        qwirkles=qwirkles[:done],
-        starter=stats[:done, _bt.S_STARTER].astype(np.int8),
-        seeds=seeds[:done],
-        truncated=stats[:done, _bt.S_TRUNCATED].astype(bool),
-        elapsed=elapsed,
-        interrupted=interrupted,
-        threads=threads,
+        start=start,
+        stats=batch.stats,
+        elapsed=batch.elapsed,
+        interrupted=batch.interrupted,
+        threads=n_threads,
+        compile_seconds=batch.compile_seconds,
+        path=path,
+        write_error=batch.write_error,
+        _rows=batch.rows() if keep else None,
     )
 
 
-class _NoProgress:
-    def update(self, done):
-        pass
-
-    def close(self):
-        pass
-
-
-class _CallbackProgress(_NoProgress):
-    def __init__(self, fn, total):
-        self.fn, self.total = fn, total
-
-    def update(self, done):
-        self.fn(done, self.total)
-
-
-class _RichProgress(_NoProgress):
-    def __init__(self, total):
-        from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
-
-        self.progress = Progress(
-            TextColumn("games"),
-            BarColumn(),
-            MofNCompleteColumn(),
-            TextColumn("{task.fields[rate]}"),
-            TimeElapsedColumn(),
-            TextColumn("left"),
-            TimeRemainingColumn(),
-            transient=False,
-        )
-        self.task = self.progress.add_task("games", total=total, rate="")
-        self.start = time.perf_counter()
-        self.progress.start()
-
-    def update(self, done):
-        rate = done / max(time.perf_counter() - self.start, 1e-9)
-        self.progress.update(self.task, completed=done, rate=f"{rate:,.0f} games/s")
-
-    def close(self):
-        self.progress.stop()
+def _keep_rows(games: int, players: int, keep_rows: bool | None, out: Any) -> bool:
+    if keep_rows is not None:
+        if not isinstance(keep_rows, bool):
+            raise TypeError(f"keep_rows must be True, False or None, not {keep_rows!r}")
+        return keep_rows
+    need = games * row_bytes(players)
+    if need <= MEMORY_LIMIT:
+        return True
+    if out is not None:
+        return False
+    raise ValueError(
+        f"simulate({games:,} games) would keep {need / 2**30:.1f} GiB of per-game rows in memory "
+        f"({row_bytes(players)} bytes per game); pass out='results.parquet' to stream them to a file, "
+        "or keep_rows=False to keep only the summary statistics"
+    )
 
 
-def _progress_reporter(progress, total):
-    if callable(progress):
-        return _CallbackProgress(progress, total)
-    if progress:
-        return _RichProgress(total)
-    return _NoProgress()
+class _Batch:
+    """The chunk loop of one :func:`simulate` call.
 
-
-def play_game(agents=("greedy", "greedy"), seed=0, rules=None):
-    """Play one game with ``agents`` from ``seed`` exactly as a batch would; return its record.
-
-    ``play_game(agents, seed=result.seeds[i])`` reproduces game ``i`` of a batch.
+    A failure to write the rows does not lose them when they are kept in memory: the
+    writer is dropped, ``write_error`` says why, and the caller saves them elsewhere;
+    when they are not kept, the batch stops at the failure (the file keeps what was
+    written before it).
     """
-    from .game import Game
 
-    names, specs = parse_agents(agents)
-    rules = resolve_rules(len(names), rules)
-    g = Game(seed=_check_seed(seed), rules=rules)
-    while not g.is_over and g.turn < _bt.MAX_TURNS:
+    def __init__(self, specs: tuple[AgentSpec, ...], rules: Rules, seed: int, start: int, games: int, keep: bool, writer: RowWriter | None) -> None:
+        self.specs = np.stack([a.row() for a in specs])
+        self.rules, self.seed, self.start, self.games = rules, seed, start, games
+        self.stats = BatchStats(rules.players)
+        self.parts: list[GameRows] = []
+        self.keep = keep
+        self.writer = writer
+        self.write_error: str | None = None
+        self.elapsed = 0.0
+        self.compile_seconds = 0.0
+        self.interrupted = False
+
+    def run(self, threads: int, progress: Progress | None) -> None:
+        try:
+            t0 = time.perf_counter()
+            self._play(0, 0, 1)  # compile the kernel, or load it from the cache
+            self.compile_seconds = time.perf_counter() - t0
+            if progress is not None:
+                progress(0, self.games)
+        except BaseException:
+            if self.writer is not None:
+                self.writer.abort()
+            raise
+        clock = time.perf_counter()
+        done, chunk = 0, 4 * threads
+        try:
+            while done < self.games and (self.keep or self.write_error is None):
+                n = min(chunk, self.games - done)
+                t = time.perf_counter()
+                rows = self._play(self.start + done, n, min(4 * threads, n))
+                seconds = time.perf_counter() - t
+                self._book(rows)
+                done += n
+                if progress is not None:
+                    progress(done, self.games)
+                chunk = max(threads, min(1 << 20, int(n * _CHUNK_SECONDS / max(seconds, 1e-6))))
+        except KeyboardInterrupt:
+            self.interrupted = True
+        self.elapsed = time.perf_counter() - clock
+
+    def finish(self) -> Path | None:
+        """Close the result file; its path, or None when nothing was written."""
+        if self.writer is None or (self.write_error is not None and self.keep):
+            return None  # no file, or it was dropped after a failure (the rows are kept)
+        try:
+            path = self.writer.close()
+            return path if self.writer.rows else None
+        except OSError as e:
+            self.writer.abort()
+            self.write_error = f"{self.writer.path}: {e}"
+            return None
+
+    def _play(self, first: int, n: int, nchunks: int) -> GameRows:
+        players = self.rules.players
+        seeds = _bt.seeds_for(np.uint64(self.seed), first, n)
+        scores = np.zeros((n, players), np.int32)
+        qwirkles = np.zeros((n, players), np.int16)
+        stats = np.zeros((n, _bt.STATS), np.int32)
+        _bt.run_games(seeds, self.specs, self.rules.opening_code, scores, qwirkles, stats, nchunks)
+        return GameRows(
+            game=np.arange(first, first + n, dtype=np.int64),
+            seeds=seeds,
+            scores=scores,
+            winner=stats[:, _bt.S_WINNER].astype(np.int8),
+            starter=stats[:, _bt.S_STARTER].astype(np.int8),
+            turns=stats[:, _bt.S_TURNS].copy(),
+            tiles_placed=stats[:, _bt.S_PLACED].astype(np.int16),
+            qwirkles=qwirkles,
+            truncated=stats[:, _bt.S_TRUNCATED].astype(bool),
+        )
+
+    def _book(self, rows: GameRows) -> None:
+        self.stats = self.stats.merge(BatchStats.from_rows(rows.scores, rows.winner, rows.starter, rows.turns, rows.tiles_placed, rows.qwirkles, rows.truncated))
+        if self.keep:
+            self.parts.append(rows)
+        if self.writer is not None and self.write_error is None:
+            try:
+                self.writer.write(rows)
+            except OSError as e:
+                self.write_error = f"{self.writer.path}: {e}"
+                if self.keep:
+                    self.writer.abort()
+
+    def rows(self) -> GameRows:
+        if not self.parts:
+            return self._play(self.start, 0, 1)
+        return self.parts[0] if len(self.parts) == 1 else GameRows.concat(self.parts)
+
+
+def play_game(agents: Iterable[AgentLike] | str = ("greedy", "greedy"), seed: int = 0, rules: Rules | None = None) -> GameRecord:
+    """Play one game with ``agents`` from ``seed`` exactly as a batch would; return its
+    record. ``play_game(agents, seed=int(result.seeds[i]))`` reproduces game ``i`` of a
+    batch. Raises like :func:`simulate`."""
+    specs = parse_agents(agents)
+    rules = resolve_rules(len(specs), rules)
+    g = Game(seed=check_seed(seed), rules=rules)
+    while not g.is_over and g.turn < MAX_TURNS:
         g.play_agent(specs[g.current_player])
-    return g.record(agents=list(names))
+    return GameRecord.from_game(g, agents=[a.label for a in specs])

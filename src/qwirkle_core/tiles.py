@@ -6,6 +6,14 @@ written as digits 1..6 in codes. So ``"R1"`` is the red circle (tile 0) and ``"P
 the purple star (tile 35).
 """
 
+from __future__ import annotations
+
+import operator
+
+from typing import Any
+
+__all__ = ["COLORS", "SHAPES", "check_tile", "color_of", "parse_tile", "shape_of", "tile", "tile_code", "tile_name"]
+
 COLORS = ("red", "orange", "yellow", "green", "blue", "purple")
 SHAPES = ("circle", "square", "diamond", "clover", "cross", "star")
 COLOR_LETTERS = "ROYGBP"
@@ -14,69 +22,73 @@ NUM_TILE_TYPES = 36
 COPIES = 3
 
 
-def _index(value, names, what):
-    if isinstance(value, bool):
-        raise TypeError(f"{what} must be an int 0..5 or a name, not {value!r}")
+def _index(value: Any, names: tuple[str, ...], what: str) -> int:
     if isinstance(value, str):
         key = value.strip().lower()
         if key in names:
             return names.index(key)
         raise ValueError(f"unknown {what} {value!r}; expected one of {', '.join(names)}")
-    try:
-        i = int(value)
-    except (TypeError, ValueError):
-        raise TypeError(f"{what} must be an int 0..5 or a name, not {value!r}") from None
-    if i != value or not 0 <= i < 6:
+    if isinstance(value, bool) or not hasattr(value, "__index__"):
+        raise TypeError(f"{what} must be an int 0..5 or a name, not {value!r}")
+    i = operator.index(value)
+    if not 0 <= i < 6:
         raise ValueError(f"{what} must be 0..5, not {value!r}")
     return i
 
 
-def tile(color, shape):
-    """The tile number (0..35) of a colour and a shape, each an index 0..5 or a name."""
+def tile(color: int | str, shape: int | str) -> int:
+    """The tile number (0..35) of a colour and a shape, each an index 0..5 or a name.
+
+    Raises TypeError or ValueError naming the bad argument.
+    """
     return _index(color, COLORS, "color") * 6 + _index(shape, SHAPES, "shape")
 
 
-def check_tile(t):
-    """Return ``t`` as an int 0..35, or raise TypeError/ValueError naming the problem."""
+def check_tile(t: Any) -> int:
+    """``t`` as an int 0..35; TypeError (not an int) or ValueError (out of range)."""
     if isinstance(t, bool) or not hasattr(t, "__index__"):
         raise TypeError(f"a tile is an int 0..35, not {t!r}")
-    i = t.__index__()
+    i = operator.index(t)
     if not 0 <= i < NUM_TILE_TYPES:
-        raise ValueError(f"a tile is an int 0..35, not {t!r}")
+        raise ValueError(f"a tile is an int 0..35, not {i if abs(i) < 10**12 else 'a huge int'}")
     return i
 
 
-def color_of(t):
-    """The colour index (0..5) of tile ``t``."""
+def color_of(t: int) -> int:
+    """The colour index (0..5) of tile ``t``; raises like :func:`check_tile`."""
     return check_tile(t) // 6
 
 
-def shape_of(t):
-    """The shape index (0..5) of tile ``t``."""
+def shape_of(t: int) -> int:
+    """The shape index (0..5) of tile ``t``; raises like :func:`check_tile`."""
     return check_tile(t) % 6
 
 
-def tile_name(t):
-    """``"red circle"`` for tile 0, and so on."""
+def tile_name(t: int) -> str:
+    """``"red circle"`` for tile 0, and so on; raises like :func:`check_tile`."""
     t = check_tile(t)
     return f"{COLORS[t // 6]} {SHAPES[t % 6]}"
 
 
-def tile_code(t):
-    """The two-character code of tile ``t``: colour letter and shape digit (``"R1"``)."""
+def tile_code(t: int) -> str:
+    """The two-character code of tile ``t`` (``"R1"``); raises like :func:`check_tile`."""
     t = check_tile(t)
     return COLOR_LETTERS[t // 6] + SHAPE_DIGITS[t % 6]
 
 
-def parse_tile(text):
-    """The tile of a two-character code such as ``"R1"`` or ``"b6"`` (case-insensitive)."""
+def parse_tile(text: str) -> int:
+    """The tile of a two-character code such as ``"R1"`` or ``"b6"`` (case-insensitive).
+
+    Raises TypeError for a non-str, ValueError naming what is wrong with the code.
+    """
     if not isinstance(text, str):
         raise TypeError(f"a tile code is a str, not {type(text).__name__}")
     s = text.strip().upper()
+    shown = text if len(text) <= 20 else text[:17] + "..."
     if len(s) != 2:
-        raise ValueError(f"tile code {text!r}: expected a colour letter (ROYGBP) and a shape digit (1-6)")
+        raise ValueError(f"tile code {shown!r}: expected a colour letter (ROYGBP) and a shape digit (1-6)")
     if s[0] not in COLOR_LETTERS:
-        raise ValueError(f"tile code {text!r}: unknown colour letter {s[0]!r}; expected one of R O Y G B P")
+        raise ValueError(f"tile code {shown!r}: unknown colour letter {s[0]!r}; expected one of R O Y G B P")
     if s[1] not in SHAPE_DIGITS:
-        raise ValueError(f"tile code {text!r}: unknown shape digit {s[1]!r}; expected 1-6")
+        raise ValueError(f"tile code {shown!r}: unknown shape digit {s[1]!r}; expected 1-6")
     return COLOR_LETTERS.index(s[0]) * 6 + SHAPE_DIGITS.index(s[1])

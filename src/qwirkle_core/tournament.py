@@ -1,22 +1,32 @@
-"""Round-robin tournaments between agents (two-player games, seats swapped fairly)."""
+"""Round-robin tournaments between agents (two-player games, every deal from both seats)."""
+
+from __future__ import annotations
 
 import itertools
 import time
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
 import numpy as np
 
-from .simulate import parse_agents, simulate, wilson_interval
+from ._checks import check_int, check_seed
+from .agents import AgentLike, AgentSpec, parse_agents
+from .simulate import SimulationResult, simulate
+from .stats import wilson_interval
 
 __all__ = ["Match", "TournamentResult", "tournament"]
+
+MAX_GAMES = 10**9
+_DEAL_SECONDS = 1.0  # target length of one round of deals: Ctrl-C stops within about this
 
 
 @dataclass
 class Match:
-    """All games of one pair: ``first`` against ``second``, half the games each seat.
+    """All finished games of one pair: ``first`` against ``second``, every deal played
+    once from each seat (the same game seeds), so the deal's luck cancels.
 
-    Both halves use the same game seeds, so each deal is played once from each seat.
-    ``margin`` is ``first``'s score minus ``second``'s, per game (int32[games]).
+    margin: ``first``'s score minus ``second``'s, per game (int32[games]); the games
+    with ``first`` in seat 0 come first, then those with ``first`` in seat 1.
     """
 
     first: str
@@ -29,102 +39,150 @@ class Match:
     scores_second: np.ndarray
 
     @property
-    def games(self):
+    def games(self) -> int:
+        """Finished games of the pair (twice the finished deals)."""
         return self.wins + self.losses + self.ties
 
     @property
-    def win_rate(self):
-        """``first``'s share of the games, a tie counting one half."""
-        return (self.wins + 0.5 * self.ties) / self.games
+    def win_rate(self) -> float:
+        """``first``'s share of the games, a tie counting one half (nan for none)."""
+        return (self.wins + 0.5 * self.ties) / self.games if self.games else float("nan")
 
-    def interval(self):
+    def interval(self) -> tuple[float, float]:
         """95% Wilson interval of ``first``'s win rate (ties as half wins)."""
         return wilson_interval(self.wins + 0.5 * self.ties, self.games)
 
 
 @dataclass
 class TournamentResult:
-    agents: tuple
-    matches: list
-    seconds_per_move: dict
-    seed: int
+    """The matches of a round robin and each agent's time per move.
 
-    def scores(self, agent):
-        """Every final score ``agent`` made in the tournament (int32 array)."""
+    seconds_per_move: one-thread self-play wall time per action (exchanges and passes
+    included), per agent; missing for agents not timed before an interruption.
+    interrupted: True when Ctrl-C stopped it; ``matches`` then hold only finished deals.
+    """
+
+    agents: tuple[str, ...]
+    matches: list[Match]
+    seconds_per_move: dict[str, float]
+    seed: int
+    games: int
+    interrupted: bool = False
+    elapsed: float = 0.0
+
+    def scores(self, agent: str) -> np.ndarray:
+        """Every final score ``agent`` made in the round robin (int32 array)."""
         parts = [m.scores_first for m in self.matches if m.first == agent] + [m.scores_second for m in self.matches if m.second == agent]
         return np.concatenate(parts) if parts else np.zeros(0, np.int32)
 
 
-def _half(a, b, games, seed, threads):
-    return simulate(games, agents=(a, b), seed=seed, threads=threads)
+def tournament(
+    agents: Iterable[AgentLike] | str,
+    games: int = 1000,
+    seed: int = 0,
+    threads: int | None = None,
+    timing_games: int = 8,
+    timing_seconds: float = 0.5,
+    progress: Callable[[int, int], None] | None = None,
+) -> TournamentResult:
+    """Play every pair of ``agents`` (at least 2, each once) for ``games`` games.
 
+    games:    games per pairing: an even number >= 2, since each of the ``games // 2``
+              deals is played once from each seat.
+    seed:     deal ``i`` is game ``i`` of the batch ``seed`` (see :func:`simulate`).
+    progress: a callable ``f(done, total)`` counting finished games of all pairings.
 
-def tournament(agents, games=1000, seed=0, threads=None, timing_games=8, timing_seconds=0.5):
-    """Play every pair of ``agents`` (names as in :func:`simulate`) for ``games`` games.
-
-    Each pair plays ``games // 2`` deals twice, once from each seat. Time per move is
-    measured separately on one thread: each agent plays games against itself,
-    ``timing_games`` first and twice as many each time until a run lasts
-    ``timing_seconds`` (at most 4,096 games); the wall time of the last run is divided
-    by its number of turns (exchanges and passes included).
+    Time per move is measured separately on one thread: each agent plays games
+    against itself, ``timing_games`` first and twice as many each time until a run
+    lasts ``timing_seconds`` (at most 4,096 games); the wall time of the last run is
+    divided by its number of turns. Ctrl-C stops within about a second and returns the
+    finished deals with ``interrupted=True``. Raises AgentError for a bad agent,
+    TypeError/ValueError for other bad arguments.
     """
-    names, _ = parse_agents(agents)
+    specs = parse_agents(agents)
+    names = tuple(a.label for a in specs)
     if len(set(names)) != len(names):
         raise ValueError("each agent may appear once in a tournament")
     if len(names) < 2:
         raise ValueError("a tournament needs at least 2 agents")
-    if games < 2:
-        raise ValueError(f"games must be at least 2, not {games}")
-    half = games // 2
+    games = check_int(games, "games", 2, MAX_GAMES)
+    if games % 2:
+        raise ValueError(f"games must be even (each deal is played from both seats), not {games}")
+    seed = check_seed(seed)
+    check_int(timing_games, "timing_games", 1, 4096)
+    clock = time.perf_counter()
+    pairs = list(itertools.combinations(specs, 2))
+    matches, interrupted = _play_pairs(pairs, games // 2, seed, threads, progress)
+    timing: dict[str, float] = {}
+    if not interrupted:
+        interrupted = _time_agents(specs, seed, timing_games, timing_seconds, timing)
+    return TournamentResult(
+        agents=names, matches=matches, seconds_per_move=timing, seed=seed, games=games, interrupted=interrupted, elapsed=time.perf_counter() - clock
+    )
+
+
+def _play_pairs(pairs: list[tuple[AgentSpec, AgentSpec]], deals: int, seed: int, threads: int | None, progress: Callable[[int, int], None] | None) -> tuple[list[Match], bool]:
+    total = 2 * deals * len(pairs)
+    done_games = 0
     matches = []
-    for a, b in itertools.combinations(names, 2):
-        ab = _half(a, b, half, seed, threads)
-        ba = _half(b, a, half, seed, threads)
-        margin = np.concatenate([ab.scores[:, 0] - ab.scores[:, 1], ba.scores[:, 1] - ba.scores[:, 0]])
-        matches.append(
-            Match(
-                first=a,
-                second=b,
-                wins=int(np.sum(margin > 0)),
-                losses=int(np.sum(margin < 0)),
-                ties=int(np.sum(margin == 0)),
-                margin=margin,
-                scores_first=np.concatenate([ab.scores[:, 0], ba.scores[:, 1]]),
-                scores_second=np.concatenate([ab.scores[:, 1], ba.scores[:, 0]]),
-            )
-        )
-    timing = {}
-    for a in names:
+    interrupted = False
+    for a, b in pairs:
+        halves: list[tuple[SimulationResult, SimulationResult]] = []
+        done, chunk = 0, 64
+        while done < deals and not interrupted:
+            n = min(chunk, deals - done)
+            t = time.perf_counter()
+            ab = simulate(n, (a, b), seed=seed, threads=threads, start=done)
+            ba = simulate(n, (b, a), seed=seed, threads=threads, start=done) if not ab.interrupted else ab
+            interrupted = ab.interrupted or ba.interrupted
+            finished = min(ab.games, ba.games) if not ab.interrupted else 0
+            if finished:
+                halves.append((ab, ba) if finished == n else (_head(ab, finished), _head(ba, finished)))
+            done += finished
+            done_games += 2 * finished
+            if progress is not None:
+                progress(done_games, total)
+            chunk = max(1, min(1 << 16, int(n * _DEAL_SECONDS / max(time.perf_counter() - t, 1e-6))))
+        matches.append(_match(a.label, b.label, halves))
+        if interrupted:
+            break
+    return matches, interrupted
+
+
+def _head(r: SimulationResult, n: int) -> SimulationResult:
+    """The first ``n`` games of a batch's rows (only their scores are used)."""
+    return SimulationResult(agents=r.agents, rules=r.rules, seed=r.seed, start=r.start, stats=r.stats, _rows=r.rows[:n])
+
+
+def _match(first: str, second: str, halves: list[tuple[SimulationResult, SimulationResult]]) -> Match:
+    s_ab = [ab.scores for ab, _ in halves]
+    s_ba = [ba.scores for _, ba in halves]
+    empty = np.zeros((0, 2), np.int32)
+    ab = np.concatenate(s_ab) if s_ab else empty
+    ba = np.concatenate(s_ba) if s_ba else empty
+    margin = np.concatenate([ab[:, 0] - ab[:, 1], ba[:, 1] - ba[:, 0]]).astype(np.int32)
+    return Match(
+        first=first,
+        second=second,
+        wins=int(np.sum(margin > 0)),
+        losses=int(np.sum(margin < 0)),
+        ties=int(np.sum(margin == 0)),
+        margin=margin,
+        scores_first=np.concatenate([ab[:, 0], ba[:, 1]]),
+        scores_second=np.concatenate([ab[:, 1], ba[:, 0]]),
+    )
+
+
+def _time_agents(specs: Iterable[AgentSpec], seed: int, timing_games: int, timing_seconds: float, timing: dict[str, float]) -> bool:
+    """Fill ``timing`` with each agent's seconds per move; True if interrupted."""
+    for a in specs:
         n = timing_games
         while True:
-            start = time.perf_counter()
             r = simulate(n, agents=(a, a), seed=seed ^ 0x5EED, threads=1)
-            elapsed = time.perf_counter() - start
-            if elapsed >= timing_seconds or n >= 4096:
+            if r.interrupted:
+                return True
+            if r.elapsed >= timing_seconds or n >= 4096:
                 break
             n *= 2
-        timing[a] = elapsed / max(int(r.turns.sum()), 1)
-    return TournamentResult(agents=names, matches=matches, seconds_per_move=timing, seed=seed)
-
-
-def plot_scores(result, path):
-    """Save a histogram of each agent's final scores to ``path`` (needs matplotlib)."""
-    try:
-        import matplotlib
-
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-    except ImportError:
-        raise ValueError("--plot needs matplotlib: pip install 'qwirkle-core[plot]'") from None
-    fig, ax = plt.subplots(figsize=(8, 4.5))
-    everything = np.concatenate([result.scores(a) for a in result.agents])
-    bins = np.arange(everything.min() - 5, everything.max() + 10, 5)
-    for a in result.agents:
-        ax.hist(result.scores(a), bins=bins, histtype="step", linewidth=1.5, label=f"{a} (mean {result.scores(a).mean():.1f})")
-    ax.set_xlabel("final score")
-    ax.set_ylabel("games")
-    ax.set_title(f"Score distributions, round robin, seed {result.seed}")
-    ax.legend()
-    fig.tight_layout()
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
+        timing[a.label] = r.elapsed / max(r.stats.turns, 1)
+    return False

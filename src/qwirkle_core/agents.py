@@ -1,0 +1,186 @@
+"""Built-in agents: their names, parameters (type, range, default) and parsing.
+
+An agent is written ``name`` or ``name:key=value:key=value`` (``"mc:playouts=32"``)
+and parsed into an :class:`AgentSpec`, whose :meth:`AgentSpec.row` is the float64 spec
+row the kernels read. Every parameter is checked here against its documented range;
+a bad name or value raises :class:`~qwirkle_core.errors.AgentError` (a ``ValueError``)
+naming the agent, the parameter and the allowed range, so nothing unchecked ever
+reaches a kernel.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any, Union
+
+import numpy as np
+
+from ._kernels import layout as _lay
+from .errors import AgentError
+
+__all__ = ["AGENTS", "AgentLike", "AgentSpec", "Param", "agent_params", "parse_agent", "parse_agents", "spec_row"]
+
+Param = _lay.Param
+AGENTS: tuple[str, ...] = tuple(_lay.AGENT_NAMES)
+"""The names of the built-in agents."""
+
+
+def agent_params(name: str) -> tuple[Param, ...]:
+    """The parameters of agent ``name`` in spec-row order (name, default, kind, range, doc)."""
+    if name not in _lay.AGENT_IDS:
+        raise AgentError(f"unknown agent {name!r}; available: {', '.join(AGENTS)}")
+    return tuple(_lay.AGENT_PARAMS[_lay.AGENT_IDS[name]])
+
+
+@dataclass(frozen=True)
+class AgentSpec:
+    """A built-in agent with its parameters, checked.
+
+    name:   one of :data:`AGENTS`.
+    params: the parameters given explicitly, as sorted ``(key, value)`` pairs (ints
+            for integer parameters, names for choices, floats otherwise); the others
+            take their defaults.
+    """
+
+    name: str
+    params: tuple[tuple[str, float | int | str], ...] = ()
+
+    @property
+    def label(self) -> str:
+        """The spec written back as text, e.g. ``"mc:playouts=32"``."""
+        return self.name + "".join(f":{k}={v if isinstance(v, str) else format(v, 'g')}" for k, v in self.params)
+
+    def value(self, key: str) -> float | int | str:
+        """The value of parameter ``key`` (its default when not given)."""
+        given = dict(self.params)
+        for p in agent_params(self.name):
+            if p.name == key:
+                return given.get(key, p.default)
+        raise AgentError(f"agent {self.name!r} has no parameter {key!r}")
+
+    def row(self) -> np.ndarray:
+        """The spec row the kernels read: float64[SPEC_COLS], the agent id then its
+        parameters in table order."""
+        return _lay.make_spec(_lay.AGENT_IDS[self.name], **dict(self.params))
+
+    def __str__(self) -> str:
+        return self.label
+
+
+AgentLike = Union[str, AgentSpec, "tuple[str, Mapping[str, Any]]", np.ndarray]
+
+
+def parse_agent(agent: AgentLike) -> AgentSpec:
+    """An :class:`AgentSpec` from ``"name"``, ``"name:key=value:..."``,
+    ``(name, {key: value})``, an :class:`AgentSpec` (returned as is) or a spec row.
+
+    Raises AgentError naming the agent, the parameter and the allowed range.
+    """
+    if isinstance(agent, AgentSpec):
+        return agent
+    if isinstance(agent, np.ndarray):
+        return _from_row(agent)
+    if isinstance(agent, tuple) and len(agent) == 2 and isinstance(agent[0], str) and isinstance(agent[1], Mapping):
+        name, raw = agent[0].strip(), dict(agent[1])
+        text = name
+    elif isinstance(agent, str):
+        text = agent.strip()
+        name, raw = _split(text)
+    else:
+        raise AgentError(f"an agent is a name such as 'greedy' or 'mc:playouts=32', not {_short(agent)}")
+    table = {p.name: p for p in agent_params(name)}
+    params = []
+    for key, value in raw.items():
+        if key not in table:
+            takes = ", ".join(table) or "no parameters"
+            raise AgentError(f"agent {_short(text)}: unknown parameter {key!r}; {name} takes {takes}")
+        params.append((key, _check_value(text, table[key], value)))
+    return AgentSpec(name, tuple(sorted(params)))
+
+
+def parse_agents(agents: Iterable[AgentLike] | str) -> tuple[AgentSpec, ...]:
+    """Agents from a sequence, or from one comma-separated str (``"greedy,mc"``).
+
+    Raises AgentError for a bad agent or an empty list.
+    """
+    if isinstance(agents, str):
+        agents = agents.split(",")
+    elif isinstance(agents, (AgentSpec, np.ndarray)) or not isinstance(agents, Iterable):
+        raise AgentError(f"agents must be a list of agents or a comma-separated str, not {_short(agents)}")
+    parsed = tuple(parse_agent(a) for a in agents)
+    if not parsed:
+        raise AgentError("no agents given")
+    return parsed
+
+
+def spec_row(agent: AgentLike) -> np.ndarray:
+    """The checked float64 spec row of ``agent`` (anything :func:`parse_agent` takes)."""
+    return parse_agent(agent).row()
+
+
+def _split(text: str) -> tuple[str, dict[str, str]]:
+    name, *pairs = text.split(":")
+    raw: dict[str, str] = {}
+    for pair in pairs:
+        key, eq, value = pair.partition("=")
+        if not eq or not key.strip():
+            raise AgentError(f"agent {_short(text)}: parameters are written name:key=value:key=value, not {_short(pair)}")
+        if key.strip() in raw:
+            raise AgentError(f"agent {_short(text)}: parameter {key.strip()!r} is given twice")
+        raw[key.strip()] = value.strip()
+    return name.strip(), raw
+
+
+def _check_value(text: str, p: Param, value: Any) -> float | int | str:
+    """``value`` (a str from a spec, or a number) checked against ``p``: a name for a
+    choice, an int for an integer parameter, a float otherwise."""
+    if p.kind == _lay.CHOICE:
+        names = dict(p.choices)
+        stored = {v: n for n, v in p.choices}
+        if isinstance(value, str) and value.strip() in names:
+            return value.strip()
+        number = _number(value)
+        if number is not None and number in stored:
+            return stored[int(number)]
+    else:
+        number = _number(value)
+        if number is not None:
+            try:
+                p.encode(number)
+            except ValueError:
+                pass
+            else:
+                return int(number) if p.kind == _lay.INT else number
+    raise AgentError(f"agent {_short(text)}: {p.name} must be {p.allowed()}, not {_short(value)}")
+
+
+def _number(value: Any) -> float | None:
+    """``value`` as a float (a str is parsed), or None if it is not a number."""
+    if isinstance(value, bool):
+        return None
+    try:
+        return float(value)
+    except (TypeError, ValueError, OverflowError):
+        return None
+
+
+def _from_row(row: np.ndarray) -> AgentSpec:
+    """The agent of a spec row, every column checked."""
+    try:
+        checked = _lay.check_spec(row)
+    except (TypeError, ValueError) as e:
+        raise AgentError(f"spec row: {e}") from None
+    agent = int(checked[_lay.SPEC_ID])
+    table = _lay.AGENT_PARAMS[agent]
+    given = []
+    for col, p in enumerate(table, start=1):
+        value = _check_value(_lay.AGENT_NAMES[agent], p, checked[col])
+        if value != p.default:
+            given.append((p.name, value))
+    return AgentSpec(_lay.AGENT_NAMES[agent], tuple(sorted(given)))
+
+
+def _short(value: Any, limit: int = 60) -> str:
+    text = repr(value)
+    return text if len(text) <= limit else text[: limit - 3] + "..."

@@ -1,0 +1,200 @@
+"""Moves and actions as values: :class:`Move`, :class:`MoveKind`, :class:`Action`.
+
+A :class:`Move` is a small frozen value, written and read in the project's notation
+(docs/notation.md): ``str(move)`` and ``Move.parse(text)`` round-trip.
+"""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Any, NoReturn
+
+from ._checks import check_coord
+from .notation import format_cells, format_tiles, parse_cells, quoted, tile_word
+from .tiles import check_tile
+
+__all__ = ["Action", "Move", "MoveKind", "format_move", "parse_move"]
+
+_MOVE_FORMS = "placements like 'R1@0,0 R2@0,1', 'x R1 B4' or 'pass'"
+
+
+class MoveKind(str, enum.Enum):
+    """What a move does. A ``str`` enum: ``MoveKind.PLACE == "place"``."""
+
+    PLACE = "place"
+    EXCHANGE = "exchange"
+    PASS = "pass"
+
+    def __str__(self) -> str:
+        return self.value
+
+
+class Move:
+    """One action: a placement (the usual case), an exchange or a pass. Frozen.
+
+    ``Move(placements)`` with ``placements`` an iterable of ``(row, col, tile)``;
+    ``Move.exchange(tiles)``; ``Move.pass_turn()``; ``Move.parse(text)``.
+
+    kind:       a :class:`MoveKind`.
+    placements: the ``(row, col, tile)`` triples of a placement, sorted by (row, col);
+                empty for an exchange or a pass.
+    tiles:      the tiles placed (in the order of ``placements``) or exchanged (sorted).
+    score:      the placement's points when the move comes from
+                :meth:`Game.legal_moves`, else None.
+
+    Equality and hashing ignore ``score``. Raises TypeError/ValueError naming the
+    problem (a malformed triple, a tile outside 0..35, a coordinate with
+    ``|x| >= 2**31``, an empty placement or more than 6 tiles).
+    """
+
+    __slots__ = ("kind", "placements", "tiles", "score")
+    kind: MoveKind
+    placements: tuple[tuple[int, int, int], ...]
+    tiles: tuple[int, ...]
+    score: int | None
+
+    def __init__(self, placements: Iterable[tuple[int, int, int]], score: int | None = None) -> None:
+        items = []
+        for p in placements:
+            try:
+                r, c, t = p
+            except (TypeError, ValueError):
+                raise TypeError(f"a placement is a (row, col, tile) triple, not {p!r}") from None
+            items.append((check_coord(r, "row"), check_coord(c, "col"), check_tile(t)))
+            if len(items) > 6:
+                raise ValueError("a placement has at most 6 tiles")
+        if not items:
+            raise ValueError("a placement needs at least one tile")
+        ordered = tuple(sorted(items))
+        self._init(MoveKind.PLACE, ordered, tuple(t for _, _, t in ordered), score)
+
+    def _init(self, kind: MoveKind, placements: tuple[tuple[int, int, int], ...], tiles: tuple[int, ...], score: int | None) -> None:
+        object.__setattr__(self, "kind", kind)
+        object.__setattr__(self, "placements", placements)
+        object.__setattr__(self, "tiles", tiles)
+        object.__setattr__(self, "score", score)
+
+    def __setattr__(self, name: str, value: Any) -> NoReturn:
+        raise AttributeError("Move is frozen")
+
+    def __delattr__(self, name: str) -> NoReturn:
+        raise AttributeError("Move is frozen")
+
+    @classmethod
+    def exchange(cls, tiles: Iterable[int]) -> Move:
+        """An exchange of ``tiles`` (an iterable of tile ints, 1 to 6 of them)."""
+        checked = tuple(sorted(check_tile(t) for t in tiles))
+        if not 1 <= len(checked) <= 6:
+            raise ValueError(f"an exchange has 1 to 6 tiles, not {len(checked)}")
+        m = cls.__new__(cls)
+        m._init(MoveKind.EXCHANGE, (), checked, None)
+        return m
+
+    @classmethod
+    def pass_turn(cls) -> Move:
+        """A pass."""
+        m = cls.__new__(cls)
+        m._init(MoveKind.PASS, (), (), None)
+        return m
+
+    @classmethod
+    def parse(cls, text: str) -> Move:
+        """The move written ``text`` in the project's notation (docs/notation.md).
+
+        Raises TypeError for a non-str, ValueError naming the bad word.
+        """
+        return parse_move(text)
+
+    def with_score(self, score: int | None) -> Move:
+        """The same move carrying ``score``."""
+        m = Move.__new__(Move)
+        m._init(self.kind, self.placements, self.tiles, score)
+        return m
+
+    @property
+    def cells(self) -> tuple[tuple[int, int], ...]:
+        """The (row, col) cells of a placement, sorted."""
+        return tuple((r, c) for r, c, _ in self.placements)
+
+    def _key(self) -> tuple[Any, ...]:
+        return (self.kind, self.placements if self.kind is MoveKind.PLACE else self.tiles)
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Move) and self._key() == other._key()
+
+    def __hash__(self) -> int:
+        return hash(self._key())
+
+    def __len__(self) -> int:
+        return len(self.placements) if self.kind is MoveKind.PLACE else len(self.tiles)
+
+    def __str__(self) -> str:
+        return format_move(self)
+
+    def __repr__(self) -> str:
+        if self.kind is MoveKind.PASS:
+            return "Move.pass_turn()"
+        if self.kind is MoveKind.EXCHANGE:
+            return f"Move.exchange({list(self.tiles)!r})"
+        score = "" if self.score is None else f", score={self.score}"
+        return f"Move({list(self.placements)!r}{score})"
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (_rebuild, (self.kind.value, self.placements, self.tiles, self.score))
+
+
+def _rebuild(kind: str, placements: tuple[tuple[int, int, int], ...], tiles: tuple[int, ...], score: int | None) -> Move:
+    """Unpickle a :class:`Move` (its fields were checked when it was made)."""
+    m = Move.__new__(Move)
+    m._init(MoveKind(kind), placements, tiles, score)
+    return m
+
+
+def format_move(move: Move) -> str:
+    """The canonical text of a :class:`Move`: ``pass``, ``x R1 B4`` or ``R1@0,0 R2@0,1``."""
+    if move.kind is MoveKind.PASS:
+        return "pass"
+    if move.kind is MoveKind.EXCHANGE:
+        return "x " + format_tiles(move.tiles)
+    return format_cells(move.placements)
+
+
+def parse_move(text: str) -> Move:
+    """The :class:`Move` written as ``text``; ValueError naming what is wrong."""
+    if not isinstance(text, str):
+        raise TypeError(f"move text must be a str, not {type(text).__name__}")
+    words = text.split()
+    if not words:
+        raise ValueError(f"empty move text; expected {_MOVE_FORMS}")
+    head = words[0].lower()
+    if head == "pass":
+        if len(words) > 1:
+            raise ValueError(f"move {quoted(text)}, word 2: 'pass' takes nothing after it")
+        return Move.pass_turn()
+    if head in ("x", "exchange"):
+        if not 2 <= len(words) <= 7:
+            raise ValueError(f"move {quoted(text)}: an exchange names 1 to 6 tiles, like 'x R1 B4', not {len(words) - 1}")
+        return Move.exchange(tile_word(text, "move", i, w) for i, w in enumerate(words[1:], start=2))
+    if "@" not in text:
+        raise ValueError(f"move {quoted(text)}: not a move; expected {_MOVE_FORMS}")
+    if len(words) > 6:
+        raise ValueError(f"move {quoted(text)}: a placement has at most 6 tiles, not {len(words)}")
+    return Move(parse_cells(text, "move"))
+
+
+@dataclass(frozen=True)
+class Action:
+    """One turn taken: who acted (seat), the :class:`Move`, the points it scored (a
+    placement's points without the 6 for going out; 0 for an exchange or a pass), and
+    every seat's score after it (bonus included)."""
+
+    player: int
+    move: Move
+    points: int
+    scores: tuple[int, ...]
+
+    def to_dict(self) -> dict[str, Any]:
+        """The action as a JSON-ready dict (the move in notation)."""
+        return {"player": self.player, "move": format_move(self.move), "points": self.points, "scores": list(self.scores)}
