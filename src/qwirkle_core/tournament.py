@@ -132,16 +132,20 @@ def _play_pairs(pairs: list[tuple[AgentSpec, AgentSpec]], deals: int, seed: int,
         while done < deals and not interrupted:
             n = min(chunk, deals - done)
             t = time.perf_counter()
-            ab = simulate(n, (a, b), seed=seed, threads=threads, start=done)
-            ba = simulate(n, (b, a), seed=seed, threads=threads, start=done) if not ab.interrupted else ab
-            interrupted = ab.interrupted or ba.interrupted
-            finished = min(ab.games, ba.games) if not ab.interrupted else 0
-            if finished:
-                halves.append((ab, ba) if finished == n else (_head(ab, finished), _head(ba, finished)))
-            done += finished
-            done_games += 2 * finished
-            if progress is not None:
-                progress(done_games, total)
+            try:
+                ab = simulate(n, (a, b), seed=seed, threads=threads, start=done)
+                ba = simulate(n, (b, a), seed=seed, threads=threads, start=done) if not ab.interrupted else ab
+                interrupted = ab.interrupted or ba.interrupted
+                finished = min(ab.games, ba.games) if not ab.interrupted else 0
+                if finished:
+                    halves.append((ab, ba) if finished == n else (_head(ab, finished), _head(ba, finished)))
+                done += finished
+                done_games += 2 * finished
+                if progress is not None:
+                    progress(done_games, total)
+            except KeyboardInterrupt:  # outside a kernel call (a batch starting, the progress display)
+                interrupted = True
+                break
             chunk = max(1, min(1 << 16, int(n * _DEAL_SECONDS / max(time.perf_counter() - t, 1e-6))))
         matches.append(_match(a.label, b.label, halves))
         if interrupted:
@@ -178,7 +182,10 @@ def _time_agents(specs: Iterable[AgentSpec], seed: int, timing_games: int, timin
     for a in specs:
         n = timing_games
         while True:
-            r = simulate(n, agents=(a, a), seed=seed ^ 0x5EED, threads=1)
+            try:
+                r = simulate(n, agents=(a, a), seed=seed ^ 0x5EED, threads=1)
+            except KeyboardInterrupt:
+                return True
             if r.interrupted:
                 return True
             if r.elapsed >= timing_seconds or n >= 4096:
