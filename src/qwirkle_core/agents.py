@@ -61,8 +61,10 @@ class AgentSpec:
 
     def row(self) -> np.ndarray:
         """The spec row the kernels read: float64[SPEC_COLS], the agent id then its
-        parameters in table order."""
-        return _lay.make_spec(_lay.AGENT_IDS[self.name], **dict(self.params))
+        parameters in table order. Raises AgentError for a spec made by hand with a bad
+        name or parameter."""
+        checked = _validated(self)
+        return _lay.make_spec(_lay.AGENT_IDS[checked.name], **dict(checked.params))
 
     def __str__(self) -> str:
         return self.label
@@ -78,6 +80,7 @@ def parse_agent(agent: AgentLike) -> AgentSpec:
     Raises AgentError naming the agent, the parameter and the allowed range.
     """
     if isinstance(agent, AgentSpec):
+        _validated(agent)
         return agent
     if isinstance(agent, np.ndarray):
         return _from_row(agent)
@@ -117,6 +120,15 @@ def parse_agents(agents: Iterable[AgentLike] | str) -> tuple[AgentSpec, ...]:
 def spec_row(agent: AgentLike) -> np.ndarray:
     """The checked float64 spec row of ``agent`` (anything :func:`parse_agent` takes)."""
     return parse_agent(agent).row()
+
+
+def _validated(spec: AgentSpec) -> AgentSpec:
+    """``spec`` parsed again from its name and parameters (an AgentSpec may have been
+    made by hand, unchecked); AgentError if they are not valid."""
+    params = spec.params
+    if not (isinstance(spec.name, str) and isinstance(params, tuple) and all(isinstance(p, tuple) and len(p) == 2 and isinstance(p[0], str) for p in params)):
+        raise AgentError(f"not a valid agent: {_short(spec)}; make one with parse_agent('name:key=value')")
+    return parse_agent((spec.name, dict(params)))
 
 
 def _split(text: str) -> tuple[str, dict[str, str]]:
