@@ -49,7 +49,7 @@ class AgentSpec:
     @property
     def label(self) -> str:
         """The spec written back as text, e.g. ``"mc:playouts=32"``."""
-        return self.name + "".join(f":{k}={v if isinstance(v, str) else format(v, 'g')}" for k, v in self.params)
+        return self.name + "".join(f":{k}={_value_text(v)}" for k, v in self.params)
 
     def value(self, key: str) -> float | int | str:
         """The value of parameter ``key`` (its default when not given)."""
@@ -120,6 +120,15 @@ def parse_agents(agents: Iterable[AgentLike] | str) -> tuple[AgentSpec, ...]:
 def spec_row(agent: AgentLike) -> np.ndarray:
     """The checked float64 spec row of ``agent`` (anything :func:`parse_agent` takes)."""
     return parse_agent(agent).row()
+
+
+def _value_text(value: float | int | str) -> str:
+    """A parameter value as text that parses back to exactly the same value (``1``,
+    ``0.3``, ``100.9375``; ``format(v, 'g')`` would keep only 6 digits)."""
+    if isinstance(value, (str, int)):
+        return str(value)
+    text = repr(float(value))
+    return text[:-2] if text.endswith(".0") else text
 
 
 def _validated(spec: AgentSpec) -> AgentSpec:
