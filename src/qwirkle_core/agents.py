@@ -133,11 +133,15 @@ def _value_text(value: float | int | str) -> str:
 
 def _validated(spec: AgentSpec) -> AgentSpec:
     """``spec`` parsed again from its name and parameters (an AgentSpec may have been
-    made by hand, unchecked); AgentError if they are not valid."""
+    made by hand, unchecked); AgentError unless they are valid and written as
+    :func:`parse_agent` writes them (sorted, each once, in their stored type)."""
     params = spec.params
     if not (isinstance(spec.name, str) and isinstance(params, tuple) and all(isinstance(p, tuple) and len(p) == 2 and isinstance(p[0], str) for p in params)):
         raise AgentError(f"not a valid agent: {_short(spec)}; make one with parse_agent('name:key=value')")
-    return parse_agent((spec.name, dict(params)))
+    checked = parse_agent((spec.name, dict(params)))
+    if [(k, v, type(v)) for k, v in checked.params] != [(k, v, type(v)) for k, v in params]:
+        raise AgentError(f"not a valid agent: {_short(spec)}; parse_agent would make {checked!r}")
+    return checked
 
 
 def _split(text: str) -> tuple[str, dict[str, str]]:
