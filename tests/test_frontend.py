@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-import argparse
 import io
 import random
 
 import pytest
 
 import qwirkle_core as qc
-from qwirkle_core.frontend import add_play_arguments, board_text, main_play, run_play
+from qwirkle_core.frontend import board_text, run_play
 
 
 def scripted(seed, players=2, human=0, opponent="greedy"):
@@ -115,20 +114,18 @@ def test_board_drawing():
     assert "empty board" in board_text({}).plain
 
 
-def test_arguments_and_errors(monkeypatch, capsys):
-    parser = argparse.ArgumentParser()
-    add_play_arguments(parser)
-    args = parser.parse_args(["--players", "3", "--seed", "0x10", "--seat", "1", "--no-color", "--opponent", "random"])
-    assert (args.players, args.seed, args.seat, args.opponent) == (3, 16, 1, "random")
-    monkeypatch.setattr("sys.stdin", io.StringIO("show\nquit\n"))
-    assert main_play(args) == 0
-    out = capsys.readouterr().out
-    assert "you are seat 1; random plays seat 0, seat 2. Seed 16." in out
-    with pytest.raises(SystemExit):
-        parser.parse_args(["--opponent", "grandmaster"])
-    with pytest.raises(SystemExit):
-        parser.parse_args(["--seed", "-1"])
-    with pytest.raises(ValueError, match="seat must be 0..1, not 2"):
+def test_bad_arguments_are_refused_before_the_game():
+    with pytest.raises(ValueError, match="the human's seat must be 0 to 1, not 2"):
         play([], seed=1, human_seat=2)
     with pytest.raises(ValueError, match="unknown agent"):
         play([], seed=1, opponent="grandmaster")
+    with pytest.raises(ValueError, match="unknown opening rule"):
+        play([], seed=1, opening="fast")
+    with pytest.raises(TypeError, match="seed must be an int"):
+        play([], seed=1.5)
+
+
+def test_a_seeded_game_says_who_plays_where():
+    game, out = play(["show", "quit"], seed=16, players=3, human_seat=1, opponent="random")
+    assert "you are seat 1; random plays seat 0, seat 2. Seed 16." in out
+    assert game.seed == 16 and game.players == 3 and out.count("your hand: ") == 2
