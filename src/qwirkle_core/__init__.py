@@ -4,7 +4,7 @@
 >>> g = qc.Game(players=2, seed=0)
 >>> best = max(g.legal_moves(), key=lambda m: m.score)
 >>> g.play(best)
-3
+2
 
 The names below are loaded on first use (PEP 562), so ``import qwirkle_core`` is quick
 and the command line can catch Ctrl-C while the engine loads.

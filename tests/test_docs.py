@@ -1,0 +1,48 @@
+"""Every Python example in README.md and docs/*.md runs as written.
+
+The ```python blocks of one document run in order in one namespace (a later block may
+use what an earlier one made), in a temporary working directory. The package's
+doctests run too. So the documentation cannot rot: an example that stops working
+fails here.
+"""
+
+from __future__ import annotations
+
+import doctest
+import re
+from pathlib import Path
+
+import pytest
+
+import qwirkle_core
+
+ROOT = Path(__file__).resolve().parent.parent
+DOCUMENTS = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
+_BLOCK = re.compile(r"^```python\n(.*?)^```", re.S | re.M)
+
+
+def python_blocks(path: Path) -> list[tuple[int, str]]:
+    """The ```python blocks of a Markdown file, each with its first line number."""
+    text = path.read_text()
+    return [(text[: m.start()].count("\n") + 2, m.group(1)) for m in _BLOCK.finditer(text)]
+
+
+def test_the_block_reader_finds_blocks() -> None:
+    blocks = python_blocks(ROOT / "README.md")
+    assert blocks and all("import qwirkle_core" in code or "qc." in code for _, code in blocks[:1])
+
+
+@pytest.mark.parametrize("path", [p for p in DOCUMENTS if python_blocks(p)], ids=lambda p: p.name)
+def test_python_examples_run(path: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    namespace: dict[str, object] = {"__name__": f"docs_{path.stem}"}
+    for line, code in python_blocks(path):
+        try:
+            exec(compile(code, f"{path.name}:{line}", "exec"), namespace)
+        except Exception as e:  # noqa: BLE001 - report which block failed
+            pytest.fail(f"{path.name}, the block at line {line} fails: {type(e).__name__}: {e}")
+
+
+def test_package_doctests() -> None:
+    result = doctest.testmod(qwirkle_core, verbose=False)
+    assert result.attempted > 0 and result.failed == 0
