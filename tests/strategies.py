@@ -14,7 +14,8 @@ turns with random (seeded) choices. Builders:
 * ``snake_board``    -- a constructed valid board spanning up to 86 columns.
 
 Snapshots: ``snapshot`` (everything observable, for "unchanged" checks) and
-``engine_state`` (every meaningful engine array, read through ``Game.kernel_arrays``).
+``engine_state`` (every meaningful engine array, read through ``Game.kernel_arrays``);
+``assert_same_rows`` compares the rows of two batches.
 
 Slower tests use ``examples(fraction)`` of the active hypothesis profile
 (``HYPOTHESIS_PROFILE``, registered in conftest.py).
@@ -82,6 +83,14 @@ def replayed_state(g: qc.Game):
     and the engine's internal order of frontier cells (a record keeps moves, not the
     order their tiles were put down)."""
     return engine_state(g)[1], [g.hand(p) for p in range(g.players)], g.position().bag, g.position().rng[0]
+
+
+def assert_same_rows(a: qc.GameRows, b: qc.GameRows) -> None:
+    """Two batches' per-game rows are equal, column by column, dtypes included."""
+    for name, col in a.columns().items():
+        other = b.columns()[name]
+        assert col.dtype == other.dtype, name
+        assert col.tolist() == other.tolist(), name
 
 
 def tile_counts(g: qc.Game) -> Counter:

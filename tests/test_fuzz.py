@@ -124,6 +124,8 @@ SPEC_ROWS = st.one_of(
     hnp.arrays(st.sampled_from([np.int64, np.int8, np.uint64, np.bool_, np.float32, object]), st.integers(0, 12)),
     hnp.arrays(np.float64, st.tuples(st.integers(0, 3), st.integers(0, 11))),
 )
+
+
 @st.composite
 def near_agents(draw):
     """An agent with parameters in, at and just beyond their ranges, as text."""
@@ -341,7 +343,7 @@ def documents() -> dict[str, list[dict]]:
 READERS = {"position": qc.Game.from_json, "record": qc.GameRecord.from_json, "observation": qc.Observation.from_json}
 JSON_VALUES = st.recursive(
     st.one_of(st.none(), st.booleans(), st.integers(-5, 200), HUGE, st.floats(allow_nan=False), st.text(max_size=20), st.sampled_from(["R1", "R1@0,0", "x R1", "pass", "qwirkle-core/position"])),
-    lambda inner: st.lists(inner, max_size=5) | st.dictionaries(st.text(max_size=8), inner, max_size=4),
+    lambda inner: st.one_of(st.lists(inner, max_size=5), st.dictionaries(st.text(max_size=8), inner, max_size=4)),
     max_leaves=10,
 )
 RAW = st.sampled_from(["[" * 3000 + "]" * 3000, "9" * 5000, "-" + "9" * 4400, '"' + "x" * 20000 + '"', "1e400", "-0", "NaN", "Infinity", "1.5e308", "[[[[[[[[[[1]]]]]]]]]]"])

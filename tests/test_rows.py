@@ -5,23 +5,16 @@ from __future__ import annotations
 
 import os
 
-import numpy as np
 import pytest
 
 import qwirkle_core as qc
 from qwirkle_core.rows import COLUMNS, GameRows, RowWriter, check_output_path, read_metadata, read_rows, write_rows
+from strategies import assert_same_rows
 
 
 @pytest.fixture(scope="module")
 def rows():
     return qc.simulate(60, agents=("greedy", "random", "greedy"), seed=4, threads=1).rows
-
-
-def assert_same_rows(a: GameRows, b: GameRows):
-    for name, col in a.columns().items():
-        other = b.columns()[name]
-        assert col.dtype == other.dtype, name
-        np.testing.assert_array_equal(col, other, err_msg=name)
 
 
 def test_columns_are_the_documented_ones_in_file_order(rows):

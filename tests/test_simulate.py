@@ -11,16 +11,12 @@ import pytest
 import qwirkle_core as qc
 from qwirkle_core.rows import read_metadata
 from qwirkle_core.simulate import ROW_BYTES, row_bytes
+from strategies import assert_same_rows
 
 
 @pytest.fixture(scope="module")
 def batch():
     return qc.simulate(300, agents=("greedy", "random"), seed=7, threads=1)
-
-
-def assert_same_rows(a, b):
-    for name, col in a.columns().items():
-        np.testing.assert_array_equal(col, b.columns()[name], err_msg=name)
 
 
 def test_threads_do_not_change_results(batch):
