@@ -1,82 +1,33 @@
-"""Shared fixtures, hypothesis profiles and position generators.
+"""Fixtures and hypothesis profiles (the helpers live in strategies.py).
 
-Hypothesis profiles: "ci" (default), "dev" (quick), "thorough" (slow); pick
-one with HYPOTHESIS_PROFILE.  Slower tests use ``examples(fraction)``.
-
-Positions are made *reachable*: a real ``qc.Game`` is played for a random
-number of turns with random (seeded) choices.  Helpers:
-
-* ``advance`` / ``reachable_games`` -- random play, optionally biased to
-  wander away from (0, 0) in one direction, optionally many turns (crowded);
-* ``rebuild``        -- the same position via ``Game.from_position``, with the
-  current player's hand replaced and/or the board shifted, keeping the
-  108-tile supply exact (the rest goes into the bag);
-* ``duplicate_hand`` -- a substitute hand with repeated tiles, within supply;
-* ``snake_board``    -- a constructed valid board spanning up to 86 columns.
+Hypothesis profiles: "ci" (default), "dev" (quick), "thorough" (slow); pick one with
+HYPOTHESIS_PROFILE.
 """
 
 from __future__ import annotations
 
 import os
-import random
-import sys
-from collections import Counter
-from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, settings
-from hypothesis import strategies as st
 
-sys.path.insert(0, str(Path(__file__).parent))
+import qwirkle_core as qc
 
-import naive  # noqa: E402
-
-import qwirkle_core as qc  # noqa: E402
-
-settings.register_profile(
-    "ci",
-    deadline=None,
-    max_examples=40,
-    print_blob=True,
-    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
-)
-settings.register_profile(
-    "dev",
-    deadline=None,
-    max_examples=10,
-    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
-)
-settings.register_profile(
-    "thorough",
-    deadline=None,
-    max_examples=300,
-    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
-)
+_QUIET = [HealthCheck.too_slow, HealthCheck.data_too_large]
+settings.register_profile("ci", deadline=None, max_examples=40, print_blob=True, suppress_health_check=_QUIET)
+settings.register_profile("dev", deadline=None, max_examples=10, suppress_health_check=_QUIET)
+settings.register_profile("thorough", deadline=None, max_examples=300, suppress_health_check=_QUIET)
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
-
-
-def examples(fraction: float) -> settings:
-    """Settings for a slower test: a fraction of the active profile's
-    max_examples (so HYPOTHESIS_PROFILE=thorough scales every test)."""
-    return settings(max_examples=max(3, int(settings.default.max_examples * fraction)))
-
-
-ALL_TILES = tuple(range(36))
-FULL_SUPPLY = Counter({t: 3 for t in ALL_TILES})
-
-
-# --------------------------------------------------------------------------
-# JIT warm-up
 
 
 @pytest.fixture(scope="session", autouse=True)
 def warm_jit():
-    """Compile the numba kernels once, before any timed hypothesis example."""
+    """Compile (or load) the numba kernels once, before any hypothesis example runs."""
     g = qc.Game(players=2, seed=12345)
     for _ in range(6):
-        moves = g.legal_moves()
         if g.is_over:
             break
+        moves = g.legal_moves()
         if moves:
             g.copy().play(moves[-1])
             g.play(moves[0])
@@ -84,226 +35,7 @@ def warm_jit():
             g.exchange(g.hand()[:1])
         else:
             break
-    g.copy()
     if g.bag_size and not g.is_over:
         g.copy().exchange(g.hand()[:1])
+    g.copy().play_agent("greedy")
     yield
-
-
-# --------------------------------------------------------------------------
-# snapshots of the observable state
-
-
-def snapshot(g) -> dict:
-    """Everything observable about a game, for "unchanged" checks."""
-    return {
-        "board": dict(g.board),
-        "hands": tuple(tuple(sorted(g.hand(p))) for p in range(g.players)),
-        "scores": tuple(g.scores),
-        "bag_size": g.bag_size,
-        "current_player": g.current_player,
-        "is_over": g.is_over,
-        "winner": g.winner,
-    }
-
-
-def tile_counts(g) -> Counter:
-    """Tiles on the board and in all hands, per tile type."""
-    cnt = Counter(g.board.values())
-    for p in range(g.players):
-        cnt.update(g.hand(p))
-    return cnt
-
-
-def opening_len_for(g, opening: str = "largest_group") -> int | None:
-    """What naive_legal_placements expects for ``opening_len``."""
-    if g.board or opening == "any_line":
-        return None
-    return naive.largest_group(g.hand())
-
-
-def engine_moves(g) -> dict:
-    """{frozenset(placements): score} from the engine, asserting no duplicates."""
-    moves = g.legal_moves()
-    out = {}
-    for m in moves:
-        key = frozenset((int(r), int(c), int(t)) for r, c, t in m.placements)
-        assert key not in out, f"duplicate move {sorted(key)} in legal_moves()"
-        out[key] = m.score
-    return out
-
-
-def far_metric(move, direction=None) -> int:
-    """How far the move reaches: along ``direction`` (a, b) -- max of
-    a*row + b*col -- or, without one, in any direction."""
-    if direction is None:
-        return max(max(abs(r), abs(c)) for r, c, _ in move.placements)
-    a, b = direction
-    return max(a * r + b * c for r, c, _ in move.placements)
-
-
-WANDER_DIRECTIONS = ((0, 1), (0, -1), (1, 0), (-1, 0), (1, 1), (-1, 1), (1, -1),
-                     (-1, -1), None)
-
-
-# --------------------------------------------------------------------------
-# random play
-
-
-def advance(g, turns: int, rng: random.Random, wander: bool = False,
-            p_exchange: float = 0.05) -> None:
-    """Play up to ``turns`` random turns on ``g`` in place, never ending the
-    game (stops just before an action that would end it).  Returns the number
-    of consecutive passes at the end (0 unless the bag ran empty)."""
-    passes = 0
-    direction = rng.choice(WANDER_DIRECTIONS) if wander else None
-    for _ in range(turns):
-        if g.is_over:
-            return passes
-        moves = g.legal_moves()
-        hand = g.hand()
-        # never exchange on an empty board (the opener must open)
-        if moves and (g.bag_size == 0 or not g.board or rng.random() >= p_exchange):
-            if g.bag_size == 0:
-                moves = [m for m in moves if len(m.placements) < len(hand)]
-                if not moves:
-                    return passes  # every placement would go out
-            if wander and rng.random() < 0.9:
-                best = max(far_metric(m, direction) for m in moves)
-                moves = [m for m in moves if far_metric(m, direction) == best]
-            g.play(rng.choice(moves))
-            passes = 0
-        elif g.bag_size > 0:
-            k = rng.randint(1, min(6, g.bag_size, len(hand)))
-            if wander:
-                k = min(6, g.bag_size, len(hand))  # look for tiles that fit
-            g.exchange(rng.sample(list(hand), k))
-            passes = 0
-        else:
-            trial = g.copy()
-            trial.pass_turn()
-            if trial.is_over:
-                return passes
-            g.pass_turn()
-            passes += 1
-    return passes
-
-
-@st.composite
-def reachable_games(draw, min_turns=0, max_turns=25, wander=False,
-                    players=None, rules=None):
-    n_players = draw(st.integers(2, 4)) if players is None else players
-    seed = draw(st.integers(0, 2**31 - 1))
-    turns = draw(st.integers(min_turns, max_turns))
-    rng = random.Random(draw(st.integers(0, 2**31 - 1)))
-    g = qc.Game(players=n_players, seed=seed, rules=rules)
-    advance(g, turns, rng, wander=wander)
-    return g
-
-
-def frontier_tiles(board: dict) -> list[int]:
-    """Tiles that share a colour or shape with a tile next to an empty cell --
-    good candidates for hands with many legal placements."""
-    out = []
-    for (r, c), t in board.items():
-        if any((r + a, c + b) not in board for a, b in naive.NEIGHBOURS):
-            col, shp = naive.color(t), naive.shape(t)
-            out.extend(col * 6 + s for s in range(6))
-            out.extend(k * 6 + shp for k in range(6))
-    return out
-
-
-def rebuild(g, board=None, hand=None, shift=(0, 0), rng=None, rules=None):
-    """Rebuild ``g`` via Game.from_position, optionally replacing the current
-    player's hand and/or shifting the board.  Keeps the 108-tile supply exact
-    (unused tiles go to the bag in a random order)."""
-    rng = rng or random.Random(0)
-    board = dict(g.board) if board is None else dict(board)
-    dr, dc = shift
-    board = {(r + dr, c + dc): t for (r, c), t in board.items()}
-    hands = [list(g.hand(p)) for p in range(g.players)]
-    if hand is not None:
-        hands[g.current_player] = list(hand)
-    used = Counter(board.values())
-    for h in hands:
-        used.update(h)
-    assert all(used[t] <= 3 for t in used), used
-    bag = list((FULL_SUPPLY - used).elements())
-    rng.shuffle(bag)
-    return qc.Game.from_position(
-        board=board,
-        hands=hands,
-        bag=bag,
-        scores=list(g.scores),
-        current_player=g.current_player,
-        rules=rules,
-    )
-
-
-@st.composite
-def duplicate_hand(draw, g, size=None, force_duplicate=True):
-    """A hand for g's current player with at least one repeated tile (unless
-    ``force_duplicate`` is false), drawn from the tiles still available
-    (supply of 3 per type), biased toward tiles that fit next to the board."""
-    rng = random.Random(draw(st.integers(0, 2**31 - 1)))
-    size = size if size is not None else len(g.hand())
-    size = max(size, 2)
-    used = Counter(g.board.values())
-    for p in range(g.players):
-        if p != g.current_player:
-            used.update(g.hand(p))
-    avail = FULL_SUPPLY - used
-    hand = []
-    doubles = [t for t, n in avail.items() if n >= 2]
-    if frontier_tiles(g.board):
-        fit = [t for t in frontier_tiles(g.board) if avail[t] >= 2]
-        if fit and rng.random() < 0.8:
-            doubles = fit
-    if doubles and force_duplicate:
-        t = rng.choice(doubles)
-        reps = 3 if avail[t] >= 3 and rng.random() < 0.3 else 2
-        hand += [t] * reps
-        avail[t] -= reps
-    pool_fit = [t for t in frontier_tiles(g.board) if avail[t] > 0]
-    while len(hand) < size:
-        choices = pool_fit if pool_fit and rng.random() < 0.7 else [
-            t for t in ALL_TILES if avail[t] > 0
-        ]
-        choices = [t for t in choices if avail[t] > 0]
-        if not choices:
-            break
-        t = rng.choice(choices)
-        hand.append(t)
-        avail[t] -= 1
-    rng.shuffle(hand)
-    return hand
-
-
-# --------------------------------------------------------------------------
-# long snakes
-
-
-SYMMETRIES = (
-    lambda r, c: (r, c), lambda r, c: (r, -c), lambda r, c: (-r, c),
-    lambda r, c: (-r, -c), lambda r, c: (c, r), lambda r, c: (c, -r),
-    lambda r, c: (-c, r), lambda r, c: (-c, -r),
-)
-
-
-def snake_board(n_rows: int, rng: random.Random):
-    """A valid connected staircase of ``n_rows`` (<= 17) lines of 6 tiles:
-    line k is all colour k % 6, lies in row k at columns 5k .. 5k+5, starts
-    with shape k % 6 and ends with shape (k+1) % 6, so that it and line k+1
-    form a 2-tile shape line in column 5k+5.  It spans 5*n_rows + 1 columns
-    (86 for 17 lines).  Returns (board, tiles left over from the supply)."""
-    assert 1 <= n_rows <= 17
-    board = {}
-    for k in range(n_rows):
-        first, last = k % 6, (k + 1) % 6
-        middle = [s for s in range(6) if s not in (first, last)]
-        rng.shuffle(middle)
-        for i, shp in enumerate([first, *middle, last]):
-            board[(k, 5 * k + i)] = (k % 6) * 6 + shp
-    rest = list((FULL_SUPPLY - Counter(board.values())).elements())
-    rng.shuffle(rest)
-    return board, rest

@@ -1,202 +1,210 @@
-"""Observation, determinization, Monte Carlo evaluation and the stronger agents."""
+"""agents.py: agent names, their parameters (type, range, default) and parsing into
+AgentSpec and spec rows. Every bad name, parameter or row is an AgentError naming the
+agent, the parameter and the allowed range."""
 
-from collections import Counter
-from math import comb
+from __future__ import annotations
+
+import math
 
 import numpy as np
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
-import naive
 import qwirkle_core as qc
-from qwirkle_core._kernels import agents as _ag
+from qwirkle_core.agents import agent_params, spec_row
 
-R = {name: qc.tile("red", name) for name in qc.SHAPES}
-
-
-def mid_game(seed=4, turns=14):
-    g = qc.Game(seed=seed)
-    for _ in range(turns):
-        g.play_agent("greedy")
-    return g
+PARAMS = [(a, p) for a in qc.AGENTS for p in agent_params(a)]
 
 
-@pytest.mark.parametrize("seed", [0, 1, 2, 3])
-def test_determinize_resamples_only_hidden_tiles(seed):
-    g = mid_game(seed=seed)
-    viewer = g.current_player
-    obs = g.observation(viewer)
-    d = g.determinize(viewer, seed=seed)
-    # Public information and the viewer's own tiles are untouched.
-    assert d.board == g.board and d.hand(viewer) == g.hand(viewer)
-    assert d.scores == g.scores and d.bag_size == g.bag_size and d.current_player == g.current_player
-    assert [len(d.hand(p)) for p in range(d.players)] == [len(g.hand(p)) for p in range(g.players)]
-    # The other hands and the bag hold exactly the unseen tiles, so no visible tile.
-    hidden = Counter(d._bag[: d.bag_size].tolist())
-    for p in range(d.players):
-        if p != viewer:
-            hidden.update(d.hand(p))
-    assert [hidden[t] for t in range(36)] == list(obs.unseen)
-    # 108 tiles in all, each 3 times.
-    everything = Counter(d.board.values()) + hidden + Counter(d.hand(viewer))
-    assert sum(everything.values()) == 108 and set(everything.values()) == {3}
-    # It really resamples: another seed deals the other hands differently.
-    others = [d.hand(p) for p in range(d.players) if p != viewer]
-    assert others != [g.determinize(viewer, seed=seed + 100).hand(p) for p in range(d.players) if p != viewer]
-
-
-def test_determinized_game_plays_on():
-    g = mid_game().determinize(seed=9)
-    while not g.is_over:
-        g.play_agent("greedy")
-    assert max(g.scores) > 50
-
-
-def test_evaluate_moves_reproducible_and_thread_independent():
-    g = mid_game()
-    a = g.evaluate_moves(playouts=12, seed=5, top=5, threads=1)
-    b = g.evaluate_moves(playouts=12, seed=5, top=5, threads=2)
-    c = g.evaluate_moves(playouts=12, seed=6, top=5, threads=1)
-    assert [(e.move, e.margin, e.win_rate) for e in a] == [(e.move, e.margin, e.win_rate) for e in b]
-    assert [e.margin for e in a] != [e.margin for e in c]
-    assert len(a) == 6 and a[-1].margin <= a[0].margin  # 5 placements + the exchange, best first
-    assert all(0 <= e.win_rate <= 1 and e.playouts == 12 for e in a)
-    assert g.turn == 14  # the game itself is untouched
-
-
-def test_evaluate_moves_ranks_a_qwirkle_first():
-    # Red circle..cross on the board; both players hold a red star and the bag is empty,
-    # so whoever places it first scores the Qwirkle. The alternative scores 4.
-    board = {(0, c): R[s] for c, s in enumerate(qc.SHAPES[:5])}
-    board[(1, 0)] = qc.tile("blue", "circle")
-    mine = [R["star"], qc.tile("blue", "square"), qc.tile("green", "star")]
-    theirs = [R["star"], qc.tile("green", "clover"), qc.tile("yellow", "star")]
-    g = qc.Game.from_position(board=board, hands=[mine, theirs], bag=[], seed=1)
-    ranked = g.evaluate_moves(playouts=30, seed=2)
-    completes = [any(p in e.move.placements for p in ((0, 5, R["star"]), (0, -1, R["star"]))) for e in ranked]
-    assert completes[0] and ranked[0].win_rate > 0.9
-    best_other = max(e.margin for e, c in zip(ranked, completes) if not c)
-    assert ranked[0].margin > best_other + 10
-
-
-def test_evaluate_moves_rejects_bad_input():
-    g = mid_game()
-    with pytest.raises(ValueError):
-        g.evaluate_moves(playouts=1)
-    with pytest.raises(ValueError):
-        g.evaluate_moves(policy="mc")
-    with pytest.raises(qc.IllegalMoveError):
-        g.evaluate_moves(moves=[qc.Move([(50, 50, 0)])])
-
-
-@pytest.mark.parametrize("agents", [("heuristic", "greedy"), ("mc:playouts=3:candidates=3:depth=2", "random")])
-def test_agents_only_play_legal_moves(agents):
-    record = qc.play_game(agents, seed=21)
-    g = qc.Game(seed=21)
-    for action in record.actions:
-        if action.move.kind == "place":
-            legal = {m: m.score for m in g.legal_moves()}
-            assert legal.get(action.move) == action.points
+def test_agent_names_and_parameter_tables():
+    assert qc.AGENTS == ("random", "greedy", "heuristic", "mc")
+    assert agent_params("greedy") == () and agent_params("random") == ()
+    for agent, p in PARAMS:
+        if p.kind == "choice":
+            assert p.default in dict(p.choices)
         else:
-            assert g.legal_moves() == [] or action.move.kind == "exchange"
-        g.play(action.move)
-    assert g.scores == tuple(record.final_scores)
+            assert p.lo <= p.default <= p.hi, (agent, p.name)
+    with pytest.raises(qc.AgentError, match="unknown agent 'wizard'; available: random, greedy, heuristic, mc"):
+        agent_params("wizard")
 
 
-def test_heuristic_with_zero_weights_is_greedy():
-    plain = qc.simulate(60, agents=("greedy", "greedy"), seed=3, threads=1)
-    zero = qc.simulate(60, agents=("heuristic:group=0:dup=0:danger=0:setup=0:reply=0:follow=0", "greedy"), seed=3, threads=1)
-    np.testing.assert_array_equal(plain.scores, zero.scores)
+def test_the_forms_of_an_agent():
+    spec = qc.parse_agent("mc:playouts=32:depth=0")
+    assert spec == qc.AgentSpec("mc", (("depth", 0), ("playouts", 32)))
+    assert spec.label == "mc:depth=0:playouts=32" and str(spec) == spec.label
+    assert qc.parse_agent(" mc : playouts = 32 : depth=0 ") == spec
+    assert qc.parse_agent(("mc", {"playouts": 32, "depth": 0})) == spec
+    assert qc.parse_agent(spec) is spec
+    assert qc.parse_agent(spec.row()).row().tolist() == spec.row().tolist()
+    assert spec.value("playouts") == 32 and spec.value("candidates") == 8 and spec.value("policy") == "heuristic"
+    with pytest.raises(qc.AgentError, match="agent 'mc' has no parameter 'speed'"):
+        spec.value("speed")
+    assert qc.parse_agent("greedy") == qc.AgentSpec("greedy") and qc.parse_agent("greedy").label == "greedy"
 
 
-def test_agent_parameters_are_checked():
+def test_spec_rows_hold_the_agent_id_then_its_parameters_in_table_order():
+    for agent_id, agent in enumerate(qc.AGENTS):
+        row = qc.parse_agent(agent).row()
+        assert row.dtype == np.float64 and row.ndim == 1
+        assert row[0] == agent_id
+        table = agent_params(agent)
+        for col, p in enumerate(table, start=1):
+            expected = dict(p.choices)[p.default] if p.kind == "choice" else p.default
+            assert row[col] == expected, (agent, p.name)
+        assert not row[1 + len(table):].any()
+    assert spec_row("mc:policy=greedy")[4] == 1.0
+    assert qc.parse_agent("mc:policy=1") == qc.parse_agent("mc:policy=greedy")
+
+
+@st.composite
+def valid_values(draw):
+    agent, p = draw(st.sampled_from(PARAMS))
+    if p.kind == "choice":
+        value = draw(st.sampled_from([name for name, _ in p.choices]))
+    elif p.kind == "int":
+        value = draw(st.integers(p.lo, p.hi))
+    else:
+        value = draw(st.floats(p.lo, p.hi, allow_nan=False))
+    return agent, p, value
+
+
+@given(valid_values())
+def test_every_value_in_range_is_taken_and_round_trips(case):
+    agent, p, value = case
+    text = f"{agent}:{p.name}={value!r}" if isinstance(value, float) else f"{agent}:{p.name}={value}"
+    spec = qc.parse_agent(text)
+    assert spec.value(p.name) == value
+    col = 1 + [q.name for q in agent_params(agent)].index(p.name)
+    stored = dict(p.choices)[value] if p.kind == "choice" else value
+    assert spec.row()[col] == stored
+    assert qc.parse_agent(spec.label).row().tolist() == pytest.approx(spec.row().tolist(), rel=1e-5)
+    assert qc.parse_agent((agent, {p.name: value})) == spec
+
+
+def out_of_range(p):
+    if p.kind == "choice":
+        return ["7", "-1", "best", "", "nan"]
+    bad = [str(p.lo - 1), str(p.hi + 1), "nan", "inf", "-inf", "1e400", "x", ""]
+    if p.kind == "int":
+        bad += [str(p.lo + 0.5), "1e12", str(10**30)]
+    return bad
+
+
+@pytest.mark.parametrize("agent, p", PARAMS, ids=[f"{a}:{p.name}" for a, p in PARAMS])
+def test_values_out_of_range_name_the_agent_the_parameter_and_the_range(agent, p):
+    for value in out_of_range(p):
+        with pytest.raises(qc.AgentError) as err:
+            qc.parse_agent(f"{agent}:{p.name}={value}")
+        message = str(err.value)
+        assert f"agent '{agent}:{p.name}={value}'" in message
+        assert f"{p.name} must be {p.allowed()}" in message, message
+        if p.kind != "choice":
+            assert str(p.lo) in message.replace(".0", "") or f"{p.lo:g}" in message
+
+
+def test_numbers_in_python_form_are_checked_too():
+    assert qc.parse_agent(("mc", {"playouts": np.int64(5)})).value("playouts") == 5
+    assert qc.parse_agent(("mc", {"playouts": 5.0})).value("playouts") == 5
+    for bad in (0, 2.5, math.nan, math.inf, True, None, [3], 10**30):
+        with pytest.raises(qc.AgentError, match="playouts must be an int in 1..1000000"):
+            qc.parse_agent(("mc", {"playouts": bad}))
+
+
+@pytest.mark.parametrize(
+    "agent, message",
+    [
+        ("wizard", "unknown agent 'wizard'"),
+        ("", "unknown agent ''"),
+        ("heuristic:boldness=2", "agent 'heuristic:boldness=2': unknown parameter 'boldness'; heuristic takes group, dup"),
+        ("greedy:x=1", "greedy takes no parameters"),
+        ("mc:playouts", "parameters are written name:key=value:key=value, not 'playouts'"),
+        ("mc:=3", "parameters are written name:key=value"),
+        ("mc:playouts=3:playouts=4", "parameter 'playouts' is given twice"),
+        (("mc", {"speed": 1}), "unknown parameter 'speed'"),
+        (5, "an agent is a name such as 'greedy' or 'mc:playouts=32', not 5"),
+        (None, "an agent is a name"),
+        (("mc",), "an agent is a name"),
+    ],
+)
+def test_bad_agents_are_refused(agent, message):
+    with pytest.raises(qc.AgentError, match=message):
+        qc.parse_agent(agent)
+
+
+def test_agent_errors_are_value_errors():
+    assert issubclass(qc.AgentError, ValueError)
+
+
+@pytest.mark.parametrize(
+    "row, message",
+    [
+        (np.array([3.0]), "spec row: a spec row has 10 values, not 1"),
+        (np.zeros(11), "a spec row has 10 values, not 11"),
+        (np.zeros((1, 10)), "1-d numeric array"),
+        (np.array(["a"] * 10), "1-d numeric array"),
+        (np.full(10, np.nan), "unknown agent id nan"),
+        (np.r_[4.0, np.zeros(9)], "unknown agent id 4"),
+        (np.r_[1.5, np.zeros(9)], "unknown agent id 1.5"),
+        (np.r_[1.0, 1.0, np.zeros(8)], "spec columns past its 0 parameter(s) must be 0"),
+        (np.r_[3.0, 0.0, 8, 4, 2, np.zeros(5)], "playouts must be an int in 1..1000000"),
+        (np.r_[3.0, 24, 65, 4, 2, np.zeros(5)], "candidates must be an int in 1..64"),
+        (np.r_[3.0, 24, 8, 4, 7, np.zeros(5)], "policy must be one of random, greedy, heuristic"),
+        (np.r_[2.0, 0, 0.5, 6, 6, 0.5, 4, -5, 1, 0.3], "horizon must be an int in 0..108"),
+        (np.r_[2.0, 0, 0.5, 6, 6, 0.5, 4, 0, 1e12, 0.3], "samples must be an int in 1..64"),
+        (np.r_[2.0, np.inf, 0.5, 6, 6, 0.5, 4, 0, 1, 0.3], "group must be a finite number in -1000..1000"),
+    ],
+)
+def test_bad_spec_rows_are_refused(row, message):
+    with pytest.raises(qc.AgentError, match=message.replace("(", r"\(").replace(")", r"\)")):
+        qc.parse_agent(row)
+
+
+def test_parse_agents():
+    assert qc.parse_agents("greedy, mc:playouts=3") == (qc.AgentSpec("greedy"), qc.AgentSpec("mc", (("playouts", 3),)))
+    assert qc.parse_agents(["random", qc.AgentSpec("greedy")]) == (qc.AgentSpec("random"), qc.AgentSpec("greedy"))
+    with pytest.raises(qc.AgentError, match="no agents given"):
+        qc.parse_agents([])
+    for bad in (None, 3, qc.AgentSpec("greedy"), np.zeros(10)):
+        with pytest.raises(qc.AgentError, match="agents must be a list of agents"):
+            qc.parse_agents(bad)
+    with pytest.raises(qc.AgentError, match="unknown agent 'nobody'"):
+        qc.parse_agents("greedy,nobody")
+
+
+def test_agent_parameters_are_checked_before_a_batch():
     with pytest.raises(ValueError, match="unknown parameter"):
         qc.simulate(2, agents=("heuristic:boldness=2", "greedy"))
-    with pytest.raises(ValueError, match="key=number"):
+    with pytest.raises(ValueError, match="key=value"):
         qc.simulate(2, agents=("mc:playouts", "greedy"))
 
 
-def test_tournament_swaps_seats_on_the_same_deals():
-    from qwirkle_core.tournament import tournament
-
-    t = tournament(["greedy", "random"], games=40, seed=1, timing_games=4, timing_seconds=0)
-    (m,) = t.matches
-    assert m.games == 40 and m.wins > 35
-    assert m.margin.mean() == pytest.approx((m.scores_first - m.scores_second).mean())
-    assert set(t.seconds_per_move) == {"greedy", "random"} and all(s > 0 for s in t.seconds_per_move.values())
-
-
-@pytest.mark.parametrize("seed", [0, 1, 2])
-def test_undoable_placement_is_taken_back_exactly(seed):
-    from qwirkle_core._kernels import board as bd
-
-    g = mid_game(seed=seed, turns=10 + 7 * seed)
-    def state():  # anchor slots past the count are scratch
-        return [g._board.copy(), g._cross.copy(), g._anchors[: g._bmeta[bd.B_ANCHORS]].copy(), g._bmeta.copy()]
-
-    before = state()
-    undo = bd.new_undo()
-    moves = g.legal_moves()
-    assert moves
-    for m in moves[:25]:
-        cells = np.array([bd.cell_of(r, c) for r, c, _ in m.placements], np.int64)
-        tiles = np.array(m.tiles, np.int64)
-        bd.place_cells_undoable(g._board, g._cross, g._anchors, g._bmeta, cells, tiles, len(tiles), undo)
-        assert all(g._board[c] == t for c, t in zip(cells, tiles))
-        bd.take_back(g._board, g._cross, g._anchors, g._bmeta, cells, len(tiles), undo)
-        for a, b in zip(before, state()):
-            np.testing.assert_array_equal(a, b)
-    assert set(g.legal_moves()) == set(moves)
+@pytest.mark.parametrize(
+    "spec, message",
+    [
+        (qc.AgentSpec("wizard"), "unknown agent 'wizard'"),
+        (qc.AgentSpec("mc", (("speed", 1),)), "unknown parameter 'speed'"),
+        (qc.AgentSpec("mc", (("playouts", 0),)), "playouts must be an int in 1..1000000"),
+        (qc.AgentSpec(5), "not a valid agent"),
+        (qc.AgentSpec("mc", 5), "not a valid agent"),
+        (qc.AgentSpec("mc", (("candidates", False), ("candidates", 1))), "parse_agent would make"),
+        (qc.AgentSpec("mc", (("playouts", 3.0),)), r"parse_agent would make AgentSpec\(name='mc', params=\(\('playouts', 3\),\)\)"),
+    ],
+)
+def test_agent_specs_made_by_hand_are_checked_too(spec, message):
+    """An AgentSpec built directly (not by parse_agent) is checked wherever it is used."""
+    for use in (qc.parse_agent, lambda s: s.row(), lambda s: qc.Game(seed=1).play_agent(s), lambda s: qc.simulate(1, agents=(s, "greedy"))):
+        with pytest.raises(qc.AgentError, match=message):
+            use(spec)
+    good = qc.AgentSpec("mc", (("playouts", 3),))
+    assert qc.parse_agent(good) is good and good.row()[1] == 3
 
 
-def reference_heuristic(g, move, w):
-    """The heuristic value of ``move`` from the rule text and docs/agents.md (two players)."""
-    board, player = g.board, g.current_player
-    leave = Counter(g.hand()) - Counter(move.tiles)
-    unseen = Counter({t: 3 for t in range(36)}) - Counter(board.values()) - Counter(g.hand())
-    total, other_hand = sum(unseen.values()), len(g.hand(1 - player))
-
-    def p_other(t):  # the next player holds at least one copy of t
-        return 1 - comb(total - unseen[t], other_hand) / comb(total, other_hand)
-
-    after = dict(board)
-    after.update({(r, c): t for r, c, t in move.placements})
-    lines = {tuple(naive.run_through(after, (r, c), d)) for r, c, _ in move.placements for d in naive.DIRECTIONS}
-    risk = promise = 0.0
-    for line in lines:
-        if len(line) not in (4, 5):
-            continue
-        tiles = [after[x] for x in line]
-        missing = [t for t in range(36) if naive.naive_is_valid_line(tiles + [t])]
-        dr, dc = line[1][0] - line[0][0], line[1][1] - line[0][1]
-        ends = [(line[0][0] - dr, line[0][1] - dc), (line[-1][0] + dr, line[-1][1] + dc)]
-
-        def fits_an_end(t):  # across the line, on the board as it is
-            return any(naive.naive_is_valid_line([{**after, e: t}[x] for x in naive.run_through({**after, e: t}, e, (dc, dr))]) for e in ends)
-
-        fitting = [t for t in missing if fits_an_end(t)]
-        if fitting and len(fitting) == len(missing):
-            r = float(np.prod([p_other(t) for t in missing]))
-            risk += r
-            promise += (1 - r) if all(leave[t] for t in missing) else 0.0
-    # the best single-tile score of a leave tile on the board before the move
-    follow = max((max(naive.naive_legal_placements(board, [t]).values(), default=0) for t in +leave), default=0)
-    value = move.score - w["danger"] * risk + w["setup"] * promise + w["follow"] * follow
-    if g.bag_size > 0:
-        value -= w["dup"] * (sum(leave.values()) - len(+leave))
-        value += w["group"] * naive.largest_group(+leave)
-    return value
-
-
-@pytest.mark.parametrize("seed,turns", [(1, 10), (2, 24), (5, 33), (8, 40), (9, 47)])
-def test_heuristic_values_match_the_reference(seed, turns):
-    g = qc.Game(seed=seed)
-    while g.turn < turns and not g.is_over:
-        g.play_agent("greedy")
-    weights = dict(_ag.PARAMS[_ag.HEURISTIC], group=0.5)
-    moves = g.legal_moves()
-    values = np.zeros(len(moves))
-    spec = _ag.make_spec(_ag.HEURISTIC, **weights)
-    _ag.heuristic_values(g._kernel_state(), g._moves, len(moves), spec, values)
-    expected = [reference_heuristic(g, m, weights) for m in moves]
-    assert len(moves) > 5
-    np.testing.assert_allclose(values, expected, rtol=0, atol=1e-9)
+def test_labels_keep_every_digit():
+    """A label is the agent exactly (it names agents in result files and tournaments)."""
+    a, b = qc.parse_agent("heuristic:group=100.9375"), qc.parse_agent("heuristic:dup=0.1234561:group=2")
+    assert a.label == "heuristic:group=100.9375" and b.label == "heuristic:dup=0.1234561:group=2"
+    assert qc.parse_agent(a.label) == a and qc.parse_agent(b.label) == b
+    assert qc.parse_agent("heuristic:dup=1.0").label == "heuristic:dup=1"
+    t = qc.tournament(["heuristic:dup=0.1234561", "heuristic:dup=0.1234562"], games=2, timing_games=1, timing_seconds=0)
+    assert t.agents == ("heuristic:dup=0.1234561", "heuristic:dup=0.1234562")

@@ -2,29 +2,32 @@
 
 from __future__ import annotations
 
-import argparse
 import io
 import random
+import re
+from collections import Counter
 
 import pytest
 
 import qwirkle_core as qc
-from qwirkle_core.frontend import add_play_arguments, board_text, main_play, run_play
+from qwirkle_core.frontend import board_text, run_play
 
 
 def scripted(seed, players=2, human=0, opponent="greedy"):
     """The lines a human types to play a whole game (each turn the greedy choice),
-    worked out on a parallel game; returns (lines, the finished parallel game)."""
+    worked out on a parallel game; returns (lines, the finished parallel game, the
+    human's hand before each line)."""
     g = qc.Game(players=players, seed=seed)
-    lines = []
+    lines, hands = [], []
     while not g.is_over:
         if g.current_player == human:
+            hands.append(g.hand())
             move = g.copy().play_agent("greedy").move
             g.play(move)
             lines.append(str(move))
         else:
             g.play_agent(opponent)
-    return lines, g
+    return lines, g, hands
 
 
 def play(lines, **kwargs):
@@ -36,7 +39,7 @@ def play(lines, **kwargs):
 
 @pytest.mark.parametrize("seed, players, human", [(1, 2, 0), (2, 2, 1), (3, 3, 2)])
 def test_a_whole_game_through_a_pipe(tmp_path, seed, players, human):
-    lines, expected = scripted(seed, players, human)
+    lines, expected, _ = scripted(seed, players, human)
     path = tmp_path / "game.json"
     game, out = play(lines + [f"save {path}", "quit"], seed=seed, players=players, human_seat=human)
     assert game.is_over and game.scores == expected.scores
@@ -51,7 +54,7 @@ def test_a_whole_game_through_a_pipe(tmp_path, seed, players, human):
 
 
 def test_bad_input_and_commands_do_not_derail_the_game(tmp_path):
-    lines, expected = scripted(7)
+    lines, expected, _ = scripted(7)
     rng = random.Random(7)
     noise = ["", "hello", "R9@0,0", "R1@0,0 R1@0,0", "x", "pass now", "moves", "moves all", "moves 3", "hint",
              "hint me", "show", "help", "?", "save", "99999", "1 2", "Z1@3,3", "R1@200,200", "exchange Q1"]
@@ -115,20 +118,38 @@ def test_board_drawing():
     assert "empty board" in board_text({}).plain
 
 
-def test_arguments_and_errors(monkeypatch, capsys):
-    parser = argparse.ArgumentParser()
-    add_play_arguments(parser)
-    args = parser.parse_args(["--players", "3", "--seed", "0x10", "--seat", "1", "--no-color", "--opponent", "random"])
-    assert (args.players, args.seed, args.seat, args.opponent) == (3, 16, 1, "random")
-    monkeypatch.setattr("sys.stdin", io.StringIO("show\nquit\n"))
-    assert main_play(args) == 0
-    out = capsys.readouterr().out
-    assert "you are seat 1; random plays seat 0, seat 2. Seed 16." in out
-    with pytest.raises(SystemExit):
-        parser.parse_args(["--opponent", "grandmaster"])
-    with pytest.raises(SystemExit):
-        parser.parse_args(["--seed", "-1"])
-    with pytest.raises(ValueError, match="seat must be 0..1, not 2"):
+def test_bad_arguments_are_refused_before_the_game():
+    with pytest.raises(ValueError, match="the human's seat must be 0 to 1, not 2"):
         play([], seed=1, human_seat=2)
     with pytest.raises(ValueError, match="unknown agent"):
         play([], seed=1, opponent="grandmaster")
+    with pytest.raises(ValueError, match="unknown opening rule"):
+        play([], seed=1, opening="fast")
+    with pytest.raises(TypeError, match="seed must be an int"):
+        play([], seed=1.5)
+
+
+def test_a_seeded_game_says_who_plays_where():
+    game, out = play(["show", "quit"], seed=16, players=3, human_seat=1, opponent="random")
+    assert "you are seat 1; random plays seat 0, seat 2. Seed 16." in out
+    assert game.seed == 16 and game.players == 3 and out.count("your hand: ") == 2
+
+
+def test_issue9_terminal_game_messages():
+    """The terminal game said 'you hold only 1 2' and 'the list has 1 to 0', and did not
+    mention the +6 when the opponent went out."""
+    lines, expected, hands = scripted(0)
+    stuck = next(i for i, h in enumerate(hands) if lines[i].startswith("x "))  # no placement: the human exchanges
+    j = next(i for i in range(stuck + 1, len(lines)) if not lines[i].startswith("x ") and 1 in Counter(hands[i]).values())
+    once = next(t for t, n in Counter(hands[j]).items() if n == 1)
+    code = qc.tile_code(once)
+    script = lines[:stuck] + ["moves", "1"] + lines[stuck:j] + [f"{code}@50,50 {code}@50,51", "moves", "99"] + lines[j:] + ["quit"]
+    game, text = play(script, seed=0)
+    assert game.is_over and game.scores == expected.scores
+    assert "error: the last 'moves' list is empty: no placement is possible" in text
+    assert f"illegal: {qc.tile_name(once)} ({code}): you hold 1, not 2" in text
+    assert re.search(r"error: no move number 99; the list has moves 1 to \d+", text)
+    assert "hold only" not in text and "1 to 0" not in text
+    last = expected.history[-1]
+    assert last.player == 1 and expected.hand_sizes[1] == 0  # the opponent went out
+    assert f"greedy (seat 1) plays {last.move}: {last.points} points +6 for going out" in text

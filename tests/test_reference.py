@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 
 import naive
 import qwirkle_core as qc
-from conftest import (
+from strategies import (
     ALL_TILES,
     SYMMETRIES,
     advance,

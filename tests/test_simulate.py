@@ -1,12 +1,17 @@
-"""The batch simulator: reproducibility, replays, agent behaviour, summaries, CLI."""
+"""simulate.py: the batch simulator (reproducibility, ranges, replays, summaries,
+rows streamed to files, interruption) and play_game."""
 
-import math
+from __future__ import annotations
+
+import time
 
 import numpy as np
 import pytest
 
 import qwirkle_core as qc
-from qwirkle_core import cli
+from qwirkle_core.rows import read_metadata
+from qwirkle_core.simulate import ROW_BYTES, row_bytes
+from strategies import assert_same_rows
 
 
 @pytest.fixture(scope="module")
@@ -16,8 +21,16 @@ def batch():
 
 def test_threads_do_not_change_results(batch):
     other = qc.simulate(300, agents=("greedy", "random"), seed=7, threads=2)
-    for name in ("scores", "winner", "turns", "tiles_placed", "qwirkles", "starter", "seeds"):
+    for name in ("scores", "winner", "turns", "tiles_placed", "qwirkles", "starter", "seeds", "truncated"):
         np.testing.assert_array_equal(getattr(batch, name), getattr(other, name), err_msg=name)
+
+
+def test_any_split_into_ranges_gives_the_same_rows(batch):
+    parts = [qc.simulate(n, agents=("greedy", "random"), seed=7, start=s, threads=1) for s, n in ((0, 17), (17, 200), (217, 83))]
+    assert [p.start for p in parts] == [0, 17, 217]
+    assert_same_rows(qc.GameRows.concat([p.rows for p in parts]), batch.rows)
+    merged = parts[0].stats.merge(parts[1].stats).merge(parts[2].stats)
+    assert merged.to_dict() == batch.stats.to_dict()
 
 
 def test_seed_changes_results(batch):
@@ -28,6 +41,7 @@ def test_seed_changes_results(batch):
 def test_result_arrays_are_consistent(batch):
     n = batch.games
     assert batch.scores.shape == (n, 2) and batch.qwirkles.shape == (n, 2)
+    assert batch.rows.game.tolist() == list(range(300))
     assert len(set(batch.seeds.tolist())) == n
     # Winner is the unique best score, -1 on a tie.
     best = batch.scores.max(axis=1)
@@ -36,6 +50,7 @@ def test_result_arrays_are_consistent(batch):
     np.testing.assert_array_equal(batch.winner, expected)
     assert not batch.truncated.any()
     assert (batch.tiles_placed <= 108).all() and (batch.tiles_placed >= 90).all()
+    assert batch.agents == ("greedy", "random") and batch.players == 2 and not batch.interrupted
 
 
 @pytest.mark.parametrize("i", [0, 1, 123, 299])
@@ -43,59 +58,13 @@ def test_game_replays_alone(batch, i):
     record = qc.play_game(("greedy", "random"), seed=int(batch.seeds[i]))
     assert tuple(record.final_scores) == tuple(batch.scores[i])
     assert len(record.actions) == batch.turns[i]
+    assert record.agents == ["greedy", "random"]
     # The record's actions through a plain Game reproduce every score, draws included.
     game = qc.replay(record)
     assert game.scores == tuple(batch.scores[i])
     assert game.winner == batch.winner[i]
     assert game.qwirkles == tuple(batch.qwirkles[i])
-
-
-def test_greedy_always_plays_a_best_move():
-    record = qc.play_game(("greedy", "greedy"), seed=11)
-    g = qc.Game(seed=11)
-    checked = 0
-    for action in record.actions:
-        if action.move.kind == "place":
-            best = max(m.score for m in g.legal_moves())
-            assert action.points == best
-            checked += 1
-        else:
-            assert g.legal_moves() == []
-        g.play(action.move)
-    assert checked > 20
-
-
-def test_greedy_exchanges_whole_hand_when_stuck():
-    # A single red circle on the board and a hand with no red and no circle: nothing fits.
-    hand = [qc.tile("blue", "square")] * 2 + [qc.tile("green", "star")] * 2 + [qc.tile("yellow", "cross")] * 2
-    g = qc.Game.from_position(board={(0, 0): qc.tile("red", "circle")}, hands=[hand, [1]], bag=list(range(10, 20)), seed=3)
-    assert g.legal_moves() == []
-    action = g.play_agent("greedy")
-    assert action.move.kind == "exchange" and sorted(action.move.tiles) == sorted(hand)
-    assert g.bag_size == 10 and g.current_player == 1
-
-
-def test_random_agent_is_uniform_over_legal_moves():
-    # A small position: a red circle, a hand of two reds, a blue circle and a green star.
-    board = {(0, 0): qc.tile("red", "circle")}
-    hand = [qc.tile("red", "square"), qc.tile("red", "diamond"), qc.tile("blue", "circle"), qc.tile("green", "star")]
-    g0 = qc.Game.from_position(board=board, hands=[hand, [0]], bag=[5, 6, 7, 8], seed=0)
-    legal = g0.legal_moves()
-    k = len(legal)
-    assert 10 <= k <= 60
-    counts = {m: 0 for m in legal}
-    samples = 60 * k
-    for s in range(samples):
-        g = g0.copy()
-        g._rng[1] = np.uint64(s * 0x9E3779B97F4A7C15 % 2**64)  # a fresh agents' stream
-        counts[g.play_agent("random").move] += 1
-    assert len(counts) == k and min(counts.values()) > 0
-    expected = samples / k
-    chi2 = sum((c - expected) ** 2 / expected for c in counts.values())
-    # 99.9% quantile of chi-square with k-1 dof, Wilson-Hilferty approximation.
-    df = k - 1
-    limit = df * (1 - 2 / (9 * df) + 3.09 * math.sqrt(2 / (9 * df))) ** 3
-    assert chi2 < limit
+    assert game.starting_player == batch.starter[i]
 
 
 def test_summary_matches_direct_computation(batch):
@@ -106,20 +75,18 @@ def test_summary_matches_direct_computation(batch):
         assert rates[p][1] < rates[p][0] < rates[p][2] or wins in (0, batch.games)
     np.testing.assert_allclose(batch.mean_scores(), batch.scores.mean(axis=0))
     np.testing.assert_allclose(batch.score_std(), batch.scores.std(axis=0, ddof=1))
+    np.testing.assert_allclose(batch.mean_qwirkles(), batch.qwirkles.mean(axis=0))
     assert batch.mean_turns() == pytest.approx(batch.turns.mean())
+    assert batch.tie_rate == pytest.approx(np.mean(batch.winner == -1))
     fp = batch.first_player_advantage()
     assert fp["win_rate"] == pytest.approx(np.mean(batch.winner == batch.starter))
     start = batch.scores[np.arange(batch.games), batch.starter.astype(int)]
     other = batch.scores[np.arange(batch.games), 1 - batch.starter.astype(int)]
     assert fp["score_margin"] == pytest.approx(np.mean(start - other))
-    assert batch.summary()["games"] == 300
-
-
-def test_wilson_interval_known_value():
-    from qwirkle_core.simulate import wilson_interval
-
-    low, high = wilson_interval(50, 100)
-    assert low == pytest.approx(0.4038, abs=1e-4) and high == pytest.approx(0.5962, abs=1e-4)
+    summary = batch.summary()
+    assert summary["games"] == 300 and summary["agents"] == ["greedy", "random"] and summary["seed"] == 7
+    assert summary["mean_scores"] == batch.mean_scores().tolist()
+    assert "games=300" in repr(batch)
 
 
 def test_greedy_beats_random():
@@ -135,96 +102,139 @@ def test_three_to_six_players_and_any_line_opening():
         assert set(np.unique(r.starter)) <= set(range(players))
     r = qc.simulate(50, agents=("random", "greedy"), seed=1, rules=qc.Rules(opening="any_line"))
     assert (r.starter == 0).all()
+    assert r.rules == qc.Rules(opening="any_line")
+    assert qc.simulate(5, agents="greedy,random,greedy", seed=1).players == 3
 
 
-def test_interrupt_keeps_finished_games():
+def test_progress_and_time_exclude_the_kernel_preparation():
+    calls = []
+    t0 = time.perf_counter()
+    r = qc.simulate(500, seed=2, threads=1, progress=lambda done, total: calls.append((done, total, time.perf_counter())))
+    t1 = time.perf_counter()
+    assert calls[0][:2] == (0, 500) and calls[-1][:2] == (500, 500)
+    assert [c[0] for c in calls] == sorted(c[0] for c in calls)
+    assert r.compile_seconds >= 0 and r.elapsed > 0
+    assert r.elapsed <= t1 - calls[0][2] + 1e-3  # the clock starts once the kernels are ready
+    assert r.compile_seconds + r.elapsed <= t1 - t0
+    assert r.games_per_second == pytest.approx(500 / r.elapsed)
+
+
+def test_interrupt_keeps_finished_games(tmp_path):
     calls = []
 
     def stop(done, total):
         calls.append(done)
-        raise KeyboardInterrupt
+        if done:
+            raise KeyboardInterrupt
 
-    r = qc.simulate(100_000, seed=2, threads=1, progress=stop)
-    assert r.interrupted and r.games == calls[0] < 100_000
+    path = tmp_path / "r.parquet"
+    r = qc.simulate(100_000, seed=2, threads=1, progress=stop, out=path)
+    assert r.interrupted and r.games == calls[-1] < 100_000 and calls[0] == 0
     assert (r.scores.sum(axis=1) > 0).all()
+    assert r.path == path and len(qc.simulate(1, seed=2).rows) == 1
+    assert_same_rows(r.rows, qc.simulate(r.games, seed=2, threads=1).rows)
+    meta = read_metadata(path)
+    assert meta["games"] == 100_000 and meta["start"] == 0 and meta["seed"] == 2
+
+
+def test_rows_streamed_to_a_file_are_read_back_lazily(tmp_path, batch):
+    for name in ("r.parquet", "r.csv"):
+        r = qc.simulate(300, agents=("greedy", "random"), seed=7, threads=1, out=tmp_path / name, keep_rows=False)
+        assert r._rows is None and r.path == tmp_path / name
+        assert r.stats.to_dict() == batch.stats.to_dict()
+        assert_same_rows(r.rows, batch.rows)
+    summary_only = qc.simulate(30, seed=7, keep_rows=False)
+    assert summary_only.games == 30 and summary_only.path is None
+    with pytest.raises(ValueError, match="kept no per-game rows"):
+        summary_only.rows
+
+
+def test_parquet_files_describe_their_batch(tmp_path):
+    path = tmp_path / "r.parquet"
+    qc.simulate(20, agents=("greedy", "heuristic:dup=1"), seed=5, start=40, out=path, rules=qc.Rules(opening="any_line"))
+    meta = read_metadata(path)
+    assert meta["agents"] == ["greedy", "heuristic:dup=1"]
+    assert meta["rules"] == {"players": 2, "opening": "any_line"}
+    assert (meta["seed"], meta["start"], meta["games"], meta["version"]) == (5, 40, 20, qc.__version__)
+    assert meta["created"][:2] == "20"
+
+
+def test_a_failed_write_keeps_the_rows(tmp_path):
+    """The destination becomes a folder while the games run: the file cannot be put in
+    place, the result says why, and the rows are still there."""
+    path = tmp_path / "r.parquet"
+
+    def block(done, total):
+        if done and not path.exists():
+            path.mkdir()
+            (path / "x").write_text("x")
+
+    r = qc.simulate(3000, seed=1, threads=1, out=path, progress=block)
+    assert r.path is None and r.write_error is not None and str(path) in r.write_error
+    assert r.games == 3000 and len(r.rows) == 3000
+    assert [p.name for p in tmp_path.iterdir()] == ["r.parquet"]  # no temporary file left
+
+
+def test_huge_batches_need_a_file_or_no_rows():
+    # game, seed, scores and qwirkles per seat, winner, starter, turns, tiles_placed, truncated
+    assert row_bytes(2) == ROW_BYTES == 8 + 8 + 2 * (4 + 2) + 1 + 1 + 4 + 2 + 1
+    assert row_bytes(4) == ROW_BYTES + 2 * 6
+    with pytest.raises(ValueError, match=r"1,000,000,000 games\) would keep 34\.5 GiB .* pass out=.* or keep_rows=False"):
+        qc.simulate(10**9)
 
 
 @pytest.mark.parametrize(
     "kwargs, error",
     [
         ({"games": 0}, ValueError),
+        ({"games": 2.5e8}, TypeError),
         ({"games": 10, "agents": ("greedy", "nobody")}, ValueError),
         ({"games": 10, "agents": ("greedy",)}, ValueError),
         ({"games": 10, "agents": ["greedy"] * 7}, ValueError),
         ({"games": 10, "threads": 0}, ValueError),
+        ({"games": 10, "threads": 0, "out": "r.parquet"}, ValueError),
+        ({"games": 10, "threads": 1.0, "out": "r.csv"}, TypeError),
         ({"games": "10"}, TypeError),
         ({"games": 10, "rules": qc.Rules(players=3)}, ValueError),
+        ({"games": 10, "seed": -1}, ValueError),
+        ({"games": 10, "seed": 1.0}, TypeError),
+        ({"games": 10, "start": -1}, ValueError),
+        ({"games": 10, "start": 2**62}, ValueError),
+        ({"games": 10, "progress": "bar"}, TypeError),
+        ({"games": 10, "keep_rows": "yes"}, TypeError),
+        ({"games": 10, "out": "r.txt"}, ValueError),
+        ({"games": 10, "out": "/no/such/folder/r.csv"}, OSError),
     ],
 )
-def test_simulate_rejects_bad_arguments(kwargs, error):
+def test_simulate_rejects_bad_arguments(kwargs, error, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
     with pytest.raises(error):
         qc.simulate(**kwargs)
+    assert list(tmp_path.iterdir()) == []
 
 
-@pytest.mark.parametrize(
-    "argv, message",
-    [
-        (["simulate", "--games", "0"], "--games"),
-        (["simulate", "--games", "ten"], "--games"),
-        (["simulate", "--agents", "greedy,wizard"], "unknown agent 'wizard'"),
-        (["simulate", "--agents", "greedy"], "2 to 6 agents"),
-        (["simulate", "--agents", ",".join(["greedy"] * 7)], "2 to 6 agents"),
-        (["simulate", "--out", "/no/such/folder/r.parquet"], "does not exist"),
-        (["simulate", "--out", "results.txt"], ".parquet or .csv"),
-        (["simulate", "--seed", "-1"], "seed"),
-        (["frobnicate"], "invalid choice"),
-    ],
-)
-def test_cli_rejects_bad_arguments(argv, message, capsys):
-    assert cli.main(argv) == 2
-    err = capsys.readouterr().err
-    assert message in err and "Traceback" not in err
-    assert err.count("\n") <= 3
+def test_play_game_checks_its_arguments():
+    with pytest.raises(ValueError):
+        qc.play_game(("greedy", "wizard"))
+    with pytest.raises(TypeError):
+        qc.play_game(seed=1.5)
+    with pytest.raises(ValueError, match="disagrees"):
+        qc.play_game(("greedy", "greedy"), rules=qc.Rules(players=3))
 
 
-def test_cli_simulate_writes_rows(tmp_path, capsys):
-    import pyarrow as pa
-    import pyarrow.csv as pcsv
-    import pyarrow.parquet as pq
+def test_the_package_exports_functions_not_their_modules():
+    """Importing the submodules (as tournament.py does) must not hide the functions."""
+    import subprocess
+    import sys
 
-    def read_csv(path):  # seeds exceed int64, so say the column is uint64
-        return pcsv.read_csv(path, convert_options=pcsv.ConvertOptions(column_types={"seed": pa.uint64()}))
-
-    for name, read in (("r.parquet", pq.read_table), ("r.csv", read_csv)):
-        out = tmp_path / name
-        assert cli.main(["simulate", "--games", "40", "--seed", "5", "--threads", "1", "--no-progress", "--out", str(out)]) == 0
-        table = read(str(out))
-        assert table.num_rows == 40
-        expected = qc.simulate(40, seed=5, threads=1)
-        np.testing.assert_array_equal(np.asarray(table.column("score_0")), expected.scores[:, 0])
-        np.testing.assert_array_equal(np.asarray(table.column("seed")).astype(np.uint64), expected.seeds)
-    printed = capsys.readouterr().out
-    assert "win rate" in printed and "first player" in printed
-
-
-def test_kernel_cache_is_dropped_when_any_kernel_source_changes(tmp_path):
-    from qwirkle_core._kernels._jit import _drop_stale_cache
-
-    (tmp_path / "a.py").write_text("x = 1\n")
-    (tmp_path / "b.py").write_text("y = 2\n")
-    cached = tmp_path / "__pycache__" / "a.f-1.py311.nbi"
-
-    def compile_something():
-        cached.parent.mkdir(exist_ok=True)
-        cached.write_bytes(b"index")
-
-    _drop_stale_cache(tmp_path)
-    compile_something()
-    _drop_stale_cache(tmp_path)  # nothing changed: the cache stays
-    assert cached.exists()
-    (tmp_path / "b.py").write_text("y = 3\n")  # a callee in another file changed
-    _drop_stale_cache(tmp_path)
-    assert not cached.exists()
-    compile_something()
-    _drop_stale_cache(tmp_path)
-    assert cached.exists()
+    code = (
+        "import qwirkle_core as qc\n"
+        "qc.tournament\n"
+        "import qwirkle_core.simulate, qwirkle_core.tournament\n"
+        "from qwirkle_core.simulate import ROW_BYTES, row_bytes\n"
+        "assert qc.simulate.__name__ == 'simulate' and callable(qc.simulate), qc.simulate\n"
+        "assert qc.tournament.__name__ == 'tournament' and callable(qc.tournament), qc.tournament\n"
+        "print(qc.simulate(3, seed=1, threads=1).games)\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0 and out.stdout == "3\n", out.stderr

@@ -29,7 +29,7 @@ from hypothesis.stateful import (
 
 import naive
 import qwirkle_core as qc
-from conftest import advance, snapshot, tile_counts
+from strategies import advance, snapshot, tile_counts
 
 TOTAL = 108
 

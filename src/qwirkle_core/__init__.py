@@ -13,6 +13,8 @@ and the command line can catch Ctrl-C while the engine loads.
 from __future__ import annotations
 
 import importlib
+import sys
+import types
 from typing import TYPE_CHECKING, Any
 
 from ._version import __version__
@@ -82,3 +84,21 @@ def __getattr__(name: str) -> Any:
 
 def __dir__() -> list[str]:
     return sorted(set(globals()) | set(_EXPORTS))
+
+
+_SHADOWED = frozenset(name for name, module in _EXPORTS.items() if name == module)
+"""Exported functions named like their module (``simulate``, ``tournament``)."""
+
+
+class _Package(types.ModuleType):
+    """The package's module type: importing the submodule ``simulate`` (directly, or
+    through another module) binds the package attribute ``simulate`` to the function,
+    not to the submodule, which would otherwise hide it from ``qc.simulate``."""
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        if name in _SHADOWED and isinstance(value, types.ModuleType):
+            value = getattr(value, name)
+        super().__setattr__(name, value)
+
+
+sys.modules[__name__].__class__ = _Package

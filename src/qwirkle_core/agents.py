@@ -49,7 +49,7 @@ class AgentSpec:
     @property
     def label(self) -> str:
         """The spec written back as text, e.g. ``"mc:playouts=32"``."""
-        return self.name + "".join(f":{k}={v if isinstance(v, str) else format(v, 'g')}" for k, v in self.params)
+        return self.name + "".join(f":{k}={_value_text(v)}" for k, v in self.params)
 
     def value(self, key: str) -> float | int | str:
         """The value of parameter ``key`` (its default when not given)."""
@@ -61,8 +61,10 @@ class AgentSpec:
 
     def row(self) -> np.ndarray:
         """The spec row the kernels read: float64[SPEC_COLS], the agent id then its
-        parameters in table order."""
-        return _lay.make_spec(_lay.AGENT_IDS[self.name], **dict(self.params))
+        parameters in table order. Raises AgentError for a spec made by hand with a bad
+        name or parameter."""
+        checked = _validated(self)
+        return _lay.make_spec(_lay.AGENT_IDS[checked.name], **dict(checked.params))
 
     def __str__(self) -> str:
         return self.label
@@ -78,6 +80,7 @@ def parse_agent(agent: AgentLike) -> AgentSpec:
     Raises AgentError naming the agent, the parameter and the allowed range.
     """
     if isinstance(agent, AgentSpec):
+        _validated(agent)
         return agent
     if isinstance(agent, np.ndarray):
         return _from_row(agent)
@@ -117,6 +120,28 @@ def parse_agents(agents: Iterable[AgentLike] | str) -> tuple[AgentSpec, ...]:
 def spec_row(agent: AgentLike) -> np.ndarray:
     """The checked float64 spec row of ``agent`` (anything :func:`parse_agent` takes)."""
     return parse_agent(agent).row()
+
+
+def _value_text(value: float | int | str) -> str:
+    """A parameter value as text that parses back to exactly the same value (``1``,
+    ``0.3``, ``100.9375``; ``format(v, 'g')`` would keep only 6 digits)."""
+    if isinstance(value, (str, int)):
+        return str(value)
+    text = repr(float(value))
+    return text[:-2] if text.endswith(".0") else text
+
+
+def _validated(spec: AgentSpec) -> AgentSpec:
+    """``spec`` parsed again from its name and parameters (an AgentSpec may have been
+    made by hand, unchecked); AgentError unless they are valid and written as
+    :func:`parse_agent` writes them (sorted, each once, in their stored type)."""
+    params = spec.params
+    if not (isinstance(spec.name, str) and isinstance(params, tuple) and all(isinstance(p, tuple) and len(p) == 2 and isinstance(p[0], str) for p in params)):
+        raise AgentError(f"not a valid agent: {_short(spec)}; make one with parse_agent('name:key=value')")
+    checked = parse_agent((spec.name, dict(params)))
+    if [(k, v, type(v)) for k, v in checked.params] != [(k, v, type(v)) for k, v in params]:
+        raise AgentError(f"not a valid agent: {_short(spec)}; parse_agent would make {checked!r}")
+    return checked
 
 
 def _split(text: str) -> tuple[str, dict[str, str]]:

@@ -196,9 +196,11 @@ def read_rows(path: str | os.PathLike[str]) -> GameRows:
     parts (a distributed run), sorted by game index."""
     p = Path(path)
     if p.suffix.lower() == ".csv":
+        import pyarrow as pa
         import pyarrow.csv as pcsv
 
-        table = pcsv.read_csv(p)
+        # seeds use all 64 bits: inferred as int64 they would not fit, as double they lose digits
+        table = pcsv.read_csv(p, convert_options=pcsv.ConvertOptions(column_types={"seed": pa.uint64()}))
     else:
         import pyarrow.dataset as ds
 

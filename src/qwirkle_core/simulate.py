@@ -18,9 +18,9 @@ from typing import Any
 
 import numpy as np
 
-from ._checks import check_int, check_seed
+from ._checks import check_int, check_seed, check_threads
 from ._kernels import batch as _bt
-from ._threads import numba_threads
+from ._threads import available_threads, numba_threads
 from ._version import __version__
 from .agents import AgentLike, AgentSpec, parse_agents
 from .game import MAX_TURNS, Game
@@ -265,6 +265,7 @@ def simulate(
     seed = check_seed(seed)
     if progress is not None and not callable(progress):
         raise TypeError(f"progress must be a callable f(done, total), not {progress!r}")
+    check_threads(threads, available_threads())  # before the output file is created
     keep = _keep_rows(games, rules.players, keep_rows, out)
     writer = RowWriter(out, rules.players, batch_metadata(specs, rules, seed, start, games)) if out is not None else None
     batch = _Batch(specs, rules, seed, start, games, keep, writer)

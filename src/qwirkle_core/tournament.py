@@ -9,7 +9,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ._checks import check_int, check_seed
+from ._checks import check_finite, check_int, check_seed
 from .agents import AgentLike, AgentSpec, parse_agents
 from .simulate import SimulationResult, simulate
 from .stats import wilson_interval
@@ -17,6 +17,7 @@ from .stats import wilson_interval
 __all__ = ["Match", "TournamentResult", "tournament"]
 
 MAX_GAMES = 10**9
+MAX_TIMING_SECONDS = 3600.0
 _DEAL_SECONDS = 1.0  # target length of one round of deals: Ctrl-C stops within about this
 
 
@@ -91,6 +92,7 @@ def tournament(
               deals is played once from each seat.
     seed:     deal ``i`` is game ``i`` of the batch ``seed`` (see :func:`simulate`).
     progress: a callable ``f(done, total)`` counting finished games of all pairings.
+    timing_seconds: 0 to 3,600 (see below).
 
     Time per move is measured separately on one thread: each agent plays games
     against itself, ``timing_games`` first and twice as many each time until a run
@@ -110,6 +112,10 @@ def tournament(
         raise ValueError(f"games must be even (each deal is played from both seats), not {games}")
     seed = check_seed(seed)
     check_int(timing_games, "timing_games", 1, 4096)
+    if not 0 <= check_finite(timing_seconds, "timing_seconds") <= MAX_TIMING_SECONDS:
+        raise ValueError(f"timing_seconds must be 0 to {MAX_TIMING_SECONDS}, not {timing_seconds!r}")
+    if progress is not None and not callable(progress):
+        raise TypeError(f"progress must be a callable f(done, total), not {progress!r}")
     clock = time.perf_counter()
     pairs = list(itertools.combinations(specs, 2))
     matches, interrupted = _play_pairs(pairs, games // 2, seed, threads, progress)
@@ -132,16 +138,20 @@ def _play_pairs(pairs: list[tuple[AgentSpec, AgentSpec]], deals: int, seed: int,
         while done < deals and not interrupted:
             n = min(chunk, deals - done)
             t = time.perf_counter()
-            ab = simulate(n, (a, b), seed=seed, threads=threads, start=done)
-            ba = simulate(n, (b, a), seed=seed, threads=threads, start=done) if not ab.interrupted else ab
-            interrupted = ab.interrupted or ba.interrupted
-            finished = min(ab.games, ba.games) if not ab.interrupted else 0
-            if finished:
-                halves.append((ab, ba) if finished == n else (_head(ab, finished), _head(ba, finished)))
-            done += finished
-            done_games += 2 * finished
-            if progress is not None:
-                progress(done_games, total)
+            try:
+                ab = simulate(n, (a, b), seed=seed, threads=threads, start=done)
+                ba = simulate(n, (b, a), seed=seed, threads=threads, start=done) if not ab.interrupted else ab
+                interrupted = ab.interrupted or ba.interrupted
+                finished = min(ab.games, ba.games) if not ab.interrupted else 0
+                if finished:
+                    halves.append((ab, ba) if finished == n else (_head(ab, finished), _head(ba, finished)))
+                done += finished
+                done_games += 2 * finished
+                if progress is not None:
+                    progress(done_games, total)
+            except KeyboardInterrupt:  # outside a kernel call (a batch starting, the progress display)
+                interrupted = True
+                break
             chunk = max(1, min(1 << 16, int(n * _DEAL_SECONDS / max(time.perf_counter() - t, 1e-6))))
         matches.append(_match(a.label, b.label, halves))
         if interrupted:
@@ -178,7 +188,10 @@ def _time_agents(specs: Iterable[AgentSpec], seed: int, timing_games: int, timin
     for a in specs:
         n = timing_games
         while True:
-            r = simulate(n, agents=(a, a), seed=seed ^ 0x5EED, threads=1)
+            try:
+                r = simulate(n, agents=(a, a), seed=seed ^ 0x5EED, threads=1)
+            except KeyboardInterrupt:
+                return True
             if r.interrupted:
                 return True
             if r.elapsed >= timing_seconds or n >= 4096:

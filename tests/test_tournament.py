@@ -1,0 +1,83 @@
+"""tournament.py: round robins on shared deals from both seats, time per move, and
+interruption (only finished deals, both seats of each, are kept)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import qwirkle_core as qc
+
+
+def test_tournament_swaps_seats_on_the_same_deals():
+    calls = []
+    t = qc.tournament(["greedy", "random"], games=40, seed=1, timing_games=4, timing_seconds=0, progress=lambda d, n: calls.append((d, n)))
+    (m,) = t.matches
+    assert (m.first, m.second) == ("greedy", "random")
+    assert m.games == 40 and m.wins > 35 and m.wins + m.losses + m.ties == 40
+    assert m.margin.mean() == pytest.approx((m.scores_first - m.scores_second).mean())
+    assert set(t.seconds_per_move) == {"greedy", "random"} and all(s > 0 for s in t.seconds_per_move.values())
+    assert not t.interrupted and t.games == 40 and t.seed == 1 and t.agents == ("greedy", "random")
+    assert calls[-1] == (40, 40)
+    # The deals are games 0..19 of the batch seed 1, played once from each seat.
+    ab = qc.simulate(20, agents=("greedy", "random"), seed=1, threads=1)
+    ba = qc.simulate(20, agents=("random", "greedy"), seed=1, threads=1)
+    np.testing.assert_array_equal(m.scores_first, np.concatenate([ab.scores[:, 0], ba.scores[:, 1]]))
+    np.testing.assert_array_equal(m.scores_second, np.concatenate([ab.scores[:, 1], ba.scores[:, 0]]))
+    np.testing.assert_array_equal(np.sort(t.scores("random")), np.sort(np.concatenate([ab.scores[:, 1], ba.scores[:, 0]])))
+    low, high = m.interval()
+    assert low <= m.win_rate <= high
+
+
+def test_every_pair_plays():
+    t = qc.tournament("greedy,random,heuristic:reply=0", games=4, seed=2, timing_games=1, timing_seconds=0)
+    assert [(m.first, m.second) for m in t.matches] == [("greedy", "random"), ("greedy", "heuristic:reply=0"), ("random", "heuristic:reply=0")]
+    assert all(m.games == 4 for m in t.matches)
+    assert len(t.scores("greedy")) == 8 and len(t.scores("nobody")) == 0
+
+
+def test_an_interruption_keeps_only_finished_deals():
+    calls = []
+
+    def stop(done, total):
+        calls.append(done)
+        if len(calls) == 2:
+            raise KeyboardInterrupt
+
+    t = qc.tournament(["greedy", "random"], games=2_000_000, seed=3, progress=stop)
+    assert t.interrupted and t.seconds_per_move == {}
+    (m,) = t.matches
+    assert m.games == calls[-1] and m.games % 2 == 0 and 0 < m.games < 2_000_000
+    deals = m.games // 2
+    ab = qc.simulate(deals, agents=("greedy", "random"), seed=3, threads=1)
+    np.testing.assert_array_equal(m.scores_first[:deals], ab.scores[:, 0])  # both seats of each finished deal
+
+
+@pytest.mark.parametrize(
+    "kwargs, error, message",
+    [
+        ({"agents": ["greedy"]}, ValueError, "at least 2 agents"),
+        ({"agents": ["greedy", "greedy"]}, ValueError, "each agent may appear once"),
+        ({"agents": ["greedy", "wizard"]}, qc.AgentError, "unknown agent 'wizard'"),
+        ({"games": 3}, ValueError, "games must be even"),
+        ({"games": 1}, ValueError, "games must be 2 to"),
+        ({"games": 2.0}, TypeError, "games must be an int"),
+        ({"seed": -1}, ValueError, "seed must be an int 0 .. 2"),
+        ({"timing_games": 0}, ValueError, "timing_games must be 1 to 4,096"),
+        ({"threads": 0}, ValueError, "threads must be at least 1"),
+        ({"timing_seconds": float("nan")}, ValueError, "timing_seconds must be a finite number"),
+        ({"timing_seconds": float("inf")}, ValueError, "timing_seconds must be a finite number"),
+        ({"timing_seconds": -1}, ValueError, "timing_seconds must be 0 to 3600"),
+        ({"timing_seconds": "1"}, TypeError, "timing_seconds must be a number"),
+        ({"progress": "bar"}, TypeError, "progress must be a callable"),
+    ],
+)
+def test_bad_arguments_are_refused(kwargs, error, message):
+    args = {"agents": ["greedy", "random"], "games": 2, "timing_seconds": 0}
+    args.update(kwargs)
+    calls = []
+    args.setdefault("progress", lambda done, total: calls.append(done))
+    with pytest.raises(error, match=message):
+        qc.tournament(**args)
+    if "threads" not in kwargs:
+        assert calls == []  # refused before any game
