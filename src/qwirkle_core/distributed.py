@@ -306,7 +306,7 @@ def check_client(client: Any) -> None:
         raise TypeError(f"client must be a dask.distributed.Client, not {type(client).__name__}")
 
 
-def auto_range_size(games: int, seconds_per_game: float, worker_threads: int, threads: int = 1) -> int:
+def auto_range_size(games: int, seconds_per_game: float, worker_threads: float, threads: int = 1) -> int:
     """Games per range: about :data:`TASK_SECONDS` of work for a task of ``threads``
     numba threads playing a game in ``seconds_per_game`` on one thread, but small
     enough for :data:`TASKS_PER_THREAD` ranges per worker thread, and no shorter than
@@ -314,7 +314,7 @@ def auto_range_size(games: int, seconds_per_game: float, worker_threads: int, th
     rate = threads / max(seconds_per_game, 1e-9)
     longest = max(1, int(rate * TASK_SECONDS))
     shortest = max(1, int(rate * MIN_TASK_SECONDS))
-    balanced = math.ceil(games / (TASKS_PER_THREAD * max(worker_threads, 1)))
+    balanced = math.ceil(games / (TASKS_PER_THREAD * max(worker_threads, 1.0)))
     return max(1, min(games, max(shortest, min(longest, balanced))))
 
 
