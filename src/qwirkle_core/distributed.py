@@ -44,7 +44,7 @@ except ImportError as e:  # pragma: no cover - the message is what the command l
 
 from ._checks import check_int
 from ._version import __version__
-from .agents import AgentSpec
+from .agents import AgentSpec, parse_agents
 from .local import MEMORY_LIMIT, Progress, SimulationResult, batch_metadata, play_range, row_bytes
 from .rows import read_metadata, write_rows
 from .rules import Rules
@@ -56,6 +56,7 @@ __all__ = [
     "WorkerReady",
     "auto_range_size",
     "check_batch_folder",
+    "existing_parts",
     "map_ranges",
     "part_name",
     "play_part",
@@ -104,9 +105,10 @@ def ranges(first: int, end: int, size: int, done: Iterable[tuple[int, int]] = ()
 # -- the batch folder -----------------------------------------------------------------
 
 
-def _existing_parts(folder: Path, start: int, games: int) -> list[tuple[int, int]]:
-    """The ranges of the complete part files in ``folder``, sorted; ValueError when one
-    lies outside the batch or two overlap."""
+def existing_parts(folder: Path, start: int, games: int) -> list[tuple[int, int]]:
+    """The ranges ``(first, end)`` of the complete part files in ``folder`` (none if it
+    does not exist), sorted; ValueError when one lies outside games ``start .. start +
+    games - 1`` or two overlap."""
     found = []
     if folder.is_dir():
         for entry in os.scandir(folder):
@@ -141,7 +143,7 @@ def check_batch_folder(
     if not folder.parent.is_dir():
         raise FileNotFoundError(f"{str(out)!r}: folder {folder.parent} does not exist")
     _probe_writable(folder if folder.is_dir() else folder.parent)
-    parts = _existing_parts(folder, start, games)
+    parts = existing_parts(folder, start, games)
     stored = _read_batch_file(folder)
     if stored is None:
         if parts:
@@ -246,11 +248,12 @@ def _warm(version: str, probes: tuple[tuple[AgentSpec, ...], ...], opening: str)
     t0 = time.perf_counter()
     if version != __version__:
         raise RuntimeError(f"worker {socket.gethostname()} runs qwirkle-core {__version__}, the client {version}: install the same version everywhere")
+    greedy = parse_agents("greedy,greedy")
+    play_range(greedy, Rules(), _PROBE_SEED, 0, 1, threads=1, keep=False)  # compile, or load from the cache
+    ready = time.perf_counter() - t0
     per_game = []
     for specs in probes:
         rules = Rules(players=len(specs), opening=opening)
-        play_range(specs, rules, _PROBE_SEED, 0, 1, threads=1, keep=False)  # compile, or load from the cache
-        ready = time.perf_counter() - t0
         n = 1
         while True:
             r = play_range(specs, rules, _PROBE_SEED, 0, n, threads=1, keep=False)
@@ -258,7 +261,7 @@ def _warm(version: str, probes: tuple[tuple[AgentSpec, ...], ...], opening: str)
                 break
             n *= 4
         per_game.append(r.elapsed / n)
-    return socket.gethostname(), os.getpid(), ready if probes else time.perf_counter() - t0, tuple(per_game)
+    return socket.gethostname(), os.getpid(), ready, tuple(per_game)
 
 
 def warm_up(
@@ -404,7 +407,7 @@ def run_batch(
     folder.mkdir(exist_ok=True)
     if stored is None:
         _write_batch_file(folder, {**batch_metadata(specs, rules, seed, start, games), "range_size": range_size})
-    done = _existing_parts(folder, start, games)
+    done = existing_parts(folder, start, games)
     stats = BatchStats(rules.players)
     for a, b in done:
         stats = stats.merge(_part_stats(folder / part_name(a, b), batch_metadata(specs, rules, seed, a, b - a)))
