@@ -372,7 +372,7 @@ def _cluster(args: argparse.Namespace) -> Iterator[Any]:
         # only: it stops the run and closes the cluster (no traceback from each worker).
         handler = signal.signal(signal.SIGINT, signal.SIG_IGN)
         try:
-            cluster = LocalCluster(n_workers=args.workers, threads_per_worker=1, processes=True, host="127.0.0.1", dashboard_address=None, silence_logs=logging.ERROR)
+            cluster = LocalCluster(n_workers=args.workers, threads_per_worker=1, processes=True, host="127.0.0.1", dashboard_address=":0", silence_logs=logging.ERROR)
         finally:
             signal.signal(signal.SIGINT, handler)
         with cluster, Client(cluster) as client:
