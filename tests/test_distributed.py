@@ -31,13 +31,19 @@ import qwirkle_core as qc
 from qwirkle_core import cli
 from qwirkle_core.rows import read_metadata, read_rows
 
+# qc.simulate and qc.tournament are these functions, but only until the submodules of
+# the same names are imported (the command line does): then the package attribute is
+# the module (reported to the lead), so the tests take them from their modules.
+from qwirkle_core.simulate import simulate
+from qwirkle_core.tournament import tournament
+
 distributed = pytest.importorskip("distributed")
 dist = pytest.importorskip("qwirkle_core.distributed")
 
 
 @pytest.fixture(scope="module")
 def cluster():
-    qc.simulate(1, threads=1)  # compile here (or load): the workers then load the cache
+    simulate(1, threads=1)  # compile here (or load): the workers then load the cache
     with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, host="127.0.0.1", dashboard_address=":0") as c:
         yield c
 
@@ -57,7 +63,7 @@ def two_workers(request):
 
 @functools.cache
 def local(games: int, agents: str, seed: int, start: int = 0) -> qc.SimulationResult:
-    return qc.simulate(games, agents=agents, seed=seed, start=start)
+    return simulate(games, agents=agents, seed=seed, start=start)
 
 
 def assert_same_rows(folder: Path, expected: qc.SimulationResult) -> None:
@@ -114,7 +120,7 @@ def test_auto_range_size_balances_and_bounds_the_tasks() -> None:
 def test_distributed_rows_equal_the_local_batch(client, tmp_path: Path, games: int, agents: str, seed: int, start: int, size: int) -> None:
     out = tmp_path / "results"
     seen = []
-    r = qc.simulate(games, agents=agents, seed=seed, start=start, client=client, out=out, range_size=size, progress=lambda d, t: seen.append((d, t)))
+    r = simulate(games, agents=agents, seed=seed, start=start, client=client, out=out, range_size=size, progress=lambda d, t: seen.append((d, t)))
     expected = local(games, agents, seed, start)
     assert_same_rows(out, expected)
     assert r.stats.to_dict() == expected.stats.to_dict()
@@ -142,7 +148,7 @@ def test_distributed_rows_equal_the_local_batch(client, tmp_path: Path, games: i
 
 
 def test_the_automatic_range_size_gives_the_same_rows(client, tmp_path: Path) -> None:
-    r = qc.simulate(2_000, agents="greedy,greedy", seed=4, client=client, out=tmp_path / "auto")
+    r = simulate(2_000, agents="greedy,greedy", seed=4, client=client, out=tmp_path / "auto")
     assert_same_rows(tmp_path / "auto", local(2_000, "greedy,greedy", 4))
     size = json.loads((tmp_path / "auto" / dist.BATCH_FILE).read_text())["range_size"]
     assert 1 <= size <= 2_000 and len(part_files(tmp_path / "auto")) == -(-2_000 // size)
@@ -165,7 +171,7 @@ def test_a_worker_killed_mid_run_still_gives_every_game_once(client, tmp_path: P
             killed.append((pid, done))
 
     out = tmp_path / "killed"
-    r = qc.simulate(8_000, agents="greedy,greedy", seed=21, client=client, out=out, range_size=400, progress=kill_a_busy_worker)
+    r = simulate(8_000, agents="greedy,greedy", seed=21, client=client, out=out, range_size=400, progress=kill_a_busy_worker)
     assert killed and killed[0][1] < 8_000  # killed while ranges were still running
     assert not r.interrupted and r.games == 8_000
     rows = read_rows(out)
@@ -183,11 +189,11 @@ def test_resume_after_an_interruption_gives_the_uninterrupted_dataset(client, tm
         if done >= 1_000:
             raise KeyboardInterrupt  # what Ctrl-C does in the client
 
-    first = qc.simulate(6_000, agents="heuristic,greedy", seed=8, client=client, out=out, range_size=500, progress=stop_after_two_ranges)
+    first = simulate(6_000, agents="heuristic,greedy", seed=8, client=client, out=out, range_size=500, progress=stop_after_two_ranges)
     assert first.interrupted and 1_000 <= first.games < 6_000
     kept = sum(b - a for a, b in dist.existing_parts(out, 0, 6_000))
     assert kept >= first.games  # ranges still running when it stopped may finish too
-    second = qc.simulate(6_000, agents="heuristic,greedy", seed=8, client=client, out=out, resume=True)
+    second = simulate(6_000, agents="heuristic,greedy", seed=8, client=client, out=out, resume=True)
     expected = local(6_000, "heuristic,greedy", 8)
     assert second.resumed >= kept and second.games == 6_000 and not second.interrupted
     assert second.stats.to_dict() == expected.stats.to_dict()
@@ -200,7 +206,7 @@ def test_a_task_that_raises_stops_the_run_and_keeps_the_finished_parts(client, t
     out.mkdir()
     (out / dist.part_name(2_000, 2_500)).mkdir()  # the fifth range cannot be written
     with pytest.raises(IsADirectoryError) as info:
-        qc.simulate(6_000, agents="greedy,random", seed=3, client=client, out=out, range_size=500)
+        simulate(6_000, agents="greedy,random", seed=3, client=client, out=out, range_size=500)
     assert "part-2000-2500.parquet" in str(info.value)
     assert any("resume" in note for note in info.value.__notes__)
     deadline = time.monotonic() + 30
@@ -212,7 +218,7 @@ def test_a_task_that_raises_stops_the_run_and_keeps_the_finished_parts(client, t
     for a, b in parts:  # every kept part is complete
         np.testing.assert_array_equal(read_rows(out / dist.part_name(a, b)).scores, expected.scores[a:b])
     (out / dist.part_name(2_000, 2_500)).rmdir()  # the fix
-    r = qc.simulate(6_000, agents="greedy,random", seed=3, client=client, out=out, resume=True)
+    r = simulate(6_000, agents="greedy,random", seed=3, client=client, out=out, resume=True)
     assert r.resumed == sum(b - a for a, b in parts) and r.games == 6_000
     assert_same_rows(out, expected)
 
@@ -222,7 +228,7 @@ def test_a_task_that_raises_stops_the_run_and_keeps_the_finished_parts(client, t
 
 def test_a_second_run_with_other_parameters_is_refused(client, tmp_path: Path) -> None:
     out = tmp_path / "batch"
-    qc.simulate(600, agents="greedy,greedy", seed=1, client=client, out=out, range_size=300)
+    simulate(600, agents="greedy,greedy", seed=1, client=client, out=out, range_size=300)
     before = {p.name: p.stat().st_mtime_ns for p in out.iterdir()}
     for kwargs, field in [
         ({"seed": 2}, "seed 1 there, 2 here"),
@@ -234,36 +240,36 @@ def test_a_second_run_with_other_parameters_is_refused(client, tmp_path: Path) -
         args = {"games": 600, "agents": "greedy,greedy", "seed": 1, **kwargs}
         for resume in (False, True):
             with pytest.raises(ValueError, match="holds another batch") as info:
-                qc.simulate(**args, client=client, out=out, resume=resume)
+                simulate(**args, client=client, out=out, resume=resume)
             assert field in str(info.value)
     with pytest.raises(ValueError, match="already holds this batch"):
-        qc.simulate(600, agents="greedy,greedy", seed=1, client=client, out=out)
+        simulate(600, agents="greedy,greedy", seed=1, client=client, out=out)
     assert {p.name: p.stat().st_mtime_ns for p in out.iterdir()} == before  # untouched
-    again = qc.simulate(600, agents="greedy,greedy", seed=1, client=client, out=out, resume=True)
+    again = simulate(600, agents="greedy,greedy", seed=1, client=client, out=out, resume=True)
     assert (again.resumed, again.games) == (600, 600)  # nothing left to play
     assert {p.name: p.stat().st_mtime_ns for p in out.iterdir()} == before
 
 
 def test_bad_arguments_are_refused_before_anything_runs(client, tmp_path: Path) -> None:
     with pytest.raises(ValueError, match="needs out="):
-        qc.simulate(10, client=client)
+        simulate(10, client=client)
     with pytest.raises(ValueError, match="not a file"):
-        qc.simulate(10, client=client, out=tmp_path / "r.parquet")
+        simulate(10, client=client, out=tmp_path / "r.parquet")
     with pytest.raises(ValueError, match="keeps no rows"):
-        qc.simulate(10, client=client, out=tmp_path / "x", keep_rows=True)
+        simulate(10, client=client, out=tmp_path / "x", keep_rows=True)
     with pytest.raises(ValueError, match="range_size"):
-        qc.simulate(10, client=client, out=tmp_path / "x", range_size=0)
+        simulate(10, client=client, out=tmp_path / "x", range_size=0)
     with pytest.raises(TypeError, match="dask.distributed.Client"):
-        qc.simulate(10, client="tcp://127.0.0.1:8786", out=tmp_path / "x")
+        simulate(10, client="tcp://127.0.0.1:8786", out=tmp_path / "x")
     with pytest.raises(FileNotFoundError):
-        qc.simulate(10, client=client, out=tmp_path / "no" / "such" / "folder")
+        simulate(10, client=client, out=tmp_path / "no" / "such" / "folder")
     with pytest.raises(ValueError, match="distributed batch only"):
-        qc.simulate(10, resume=True)
+        simulate(10, resume=True)
     stray = tmp_path / "stray"
     stray.mkdir()
     (stray / "part-0-5.parquet").write_bytes(b"")
     with pytest.raises(ValueError, match="no _batch.json"):
-        qc.simulate(10, client=client, out=stray, resume=True)
+        simulate(10, client=client, out=stray, resume=True)
     assert sorted(p.name for p in tmp_path.iterdir()) == ["stray"]  # nothing created
 
 
@@ -272,8 +278,8 @@ def test_bad_arguments_are_refused_before_anything_runs(client, tmp_path: Path) 
 
 def test_a_tournament_on_the_cluster_equals_the_local_one(client) -> None:
     agents = "greedy,heuristic,random"
-    there = qc.tournament(agents, games=300, seed=9, client=client, range_size=40, timing_games=2, timing_seconds=0.01)
-    here = qc.tournament(agents, games=300, seed=9, timing_games=2, timing_seconds=0.01)
+    there = tournament(agents, games=300, seed=9, client=client, range_size=40, timing_games=2, timing_seconds=0.01)
+    here = tournament(agents, games=300, seed=9, timing_games=2, timing_seconds=0.01)
     assert len(there.matches) == len(here.matches) == 3
     for m, n in zip(there.matches, here.matches):
         assert (m.first, m.second, m.wins, m.losses, m.ties) == (n.first, n.second, n.wins, n.losses, n.ties)
@@ -326,7 +332,7 @@ def test_cli_ctrl_c_then_resume(cluster, tmp_path: Path, capsys: pytest.CaptureF
 def test_cli_tournament_on_local_workers(capsys: pytest.CaptureFixture[str]) -> None:
     assert cli.main(["tournament", "--agents", "greedy,random", "--games", "40", "--seed", "3", "--no-progress", "--workers", "1"]) == 0
     text = capsys.readouterr().out
-    here = qc.tournament("greedy,random", games=40, seed=3, timing_games=1, timing_seconds=0.0)
+    here = tournament("greedy,random", games=40, seed=3, timing_games=1, timing_seconds=0.0)
     m = here.matches[0]
     assert f"{m.wins}-{m.losses}-{m.ties}" in text
 
