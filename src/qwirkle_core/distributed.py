@@ -40,7 +40,7 @@ from typing import Any
 try:
     from distributed import Client, as_completed
 except ImportError as e:  # pragma: no cover - the message is what the command line shows
-    raise ImportError("running on a Dask cluster needs Dask: pip install 'qwirkle-core[dask]'") from e
+    raise ImportError("running on a Dask cluster needs Dask: pip install 'qwirkle-core[dask]'", name=e.name) from e
 
 from ._checks import check_int
 from ._version import __version__
@@ -143,16 +143,17 @@ def check_batch_folder(
     if not folder.parent.is_dir():
         raise FileNotFoundError(f"{str(out)!r}: folder {folder.parent} does not exist")
     _probe_writable(folder if folder.is_dir() else folder.parent)
-    parts = existing_parts(folder, start, games)
     stored = _read_batch_file(folder)
+    if stored is not None:
+        ours = batch_metadata(specs, rules, seed, start, games)
+        differ = [f"{k} {stored.get(k)!r} there, {ours[k]!r} here" for k in COMPARED if stored.get(k) != ours[k]]
+        if differ:
+            raise ValueError(f"{folder} holds another batch ({BATCH_FILE}: {'; '.join(differ)}); use another folder")
+    parts = existing_parts(folder, start, games)
     if stored is None:
         if parts:
             raise ValueError(f"{folder} holds part files but no {BATCH_FILE}: it is not the folder of a batch that can be continued")
         return folder
-    ours = batch_metadata(specs, rules, seed, start, games)
-    differ = [f"{k} {stored.get(k)!r} there, {ours[k]!r} here" for k in COMPARED if stored.get(k) != ours[k]]
-    if differ:
-        raise ValueError(f"{folder} holds another batch ({BATCH_FILE}: {'; '.join(differ)}); use another folder")
     if not resume:
         done = sum(b - a for a, b in parts)
         raise ValueError(f"{folder} already holds this batch ({done:,} of {games:,} games): resume it (resume=True, --resume) or use another folder")

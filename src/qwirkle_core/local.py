@@ -34,7 +34,9 @@ __all__ = ["MAX_GAMES", "MEMORY_LIMIT", "ROW_BYTES", "Progress", "SimulationResu
 
 Progress = Callable[[int, int], None]
 """A progress callback ``f(done, total)``: called with ``done = 0`` once the kernels are
-ready (compiled or loaded from the cache), then after every chunk of games."""
+ready (compiled or loaded from the cache), then after every chunk of games. On a
+cluster: once every worker is ready (``done`` = the games already in the folder when
+resuming), then after every range."""
 
 MAX_GAMES = 2**62
 """The largest game index of a batch (and so the most games one batch can hold)."""
