@@ -28,14 +28,14 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import qwirkle_core as qc
-from qwirkle_core import cli
-from qwirkle_core.rows import read_metadata, read_rows
 
-# qc.simulate and qc.tournament are these functions, but only until the submodules of
-# the same names are imported (the command line does): then the package attribute is
-# the module (reported to the lead), so the tests take them from their modules.
-from qwirkle_core.simulate import simulate
-from qwirkle_core.tournament import tournament
+# Bound through the package first: importing the submodules qwirkle_core.simulate or
+# qwirkle_core.tournament before qc.simulate / qc.tournament were first used would make
+# those names the modules for the whole test session (reported to the lead).
+simulate, tournament = qc.simulate, qc.tournament
+
+from qwirkle_core import cli  # noqa: E402
+from qwirkle_core.rows import read_metadata, read_rows  # noqa: E402
 
 distributed = pytest.importorskip("distributed")
 dist = pytest.importorskip("qwirkle_core.distributed")

@@ -145,12 +145,12 @@ class _ProgressBar:
     first run, loaded from the cache after), so the rate clock starts with the games.
     """
 
-    def __init__(self, console: Console, what: str, enabled: bool, status: str = "preparing the kernels (compiled on the first run only, about a minute; cached after)") -> None:
+    def __init__(self, console: Console, what: str, enabled: bool, status: str | None = None) -> None:
         self.console, self.what, self.enabled = console, what, enabled
         self.progress: Any = None
         self.status: Any = None
         if enabled:
-            self.status = console.status(status)
+            self.status = console.status(status or "preparing the kernels (compiled on the first run only, about a minute; cached after)")
             self.status.start()
 
     def workers_ready(self, ready: int, workers: int) -> None:
@@ -323,10 +323,19 @@ def _run_simulate_on_cluster(args: argparse.Namespace, console: Console, rules: 
         with _cluster(args) as client:
             dist.warm_up(client, on_ready=bar.workers_ready)
             result = simulate(
-                args.games, agents=args.agents, seed=args.seed, threads=args.threads, rules=rules, progress=bar, start=args.start,
-                out=folder, client=client, resume=args.resume, range_size=args.range_size,
-            )  # fmt: skip
-    except (UsageError, KeyboardInterrupt):
+                args.games,
+                agents=args.agents,
+                seed=args.seed,
+                threads=args.threads,
+                rules=rules,
+                progress=bar,
+                start=args.start,
+                out=folder,
+                client=client,
+                resume=args.resume,
+                range_size=args.range_size,
+            )
+    except UsageError:
         raise
     except Exception as e:  # a task's error: one line, and where the finished ranges are
         bar.close()
@@ -443,9 +452,8 @@ def _run_tournament(args: argparse.Namespace, console: Console) -> int:
         raise UsageError("argument --agents: each agent may appear once")
     if args.plot is not None:
         _plot_backend()
-    on_cluster = bool(args.scheduler or args.workers)
-    dist = _distributed() if on_cluster else None
-    bar = _ProgressBar(console, "games", not args.no_progress, *([_cluster_status(args)] if on_cluster else []))
+    dist = _distributed() if args.scheduler or args.workers else None
+    bar = _ProgressBar(console, "games", not args.no_progress, _cluster_status(args) if dist is not None else None)
     try:
         if dist is not None:
             with _cluster(args) as client:

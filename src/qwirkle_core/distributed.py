@@ -348,10 +348,7 @@ def map_ranges(
     try:
         for future in as_completed(futures):
             index = futures.pop(future)
-            if future.status == "error":
-                client.cancel(list(futures))
-                future.result()  # raises the task's exception
-            results[index] = future.result()
+            results[index] = future.result()  # raises the task's exception
             future.release()
             done += jobs[index][1]
             if progress is not None:
@@ -359,6 +356,9 @@ def map_ranges(
     except KeyboardInterrupt:
         client.cancel(list(futures))
         return results, True
+    except BaseException:
+        client.cancel(list(futures))
+        raise
     return results, False
 
 
