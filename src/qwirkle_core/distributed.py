@@ -382,8 +382,8 @@ def run_batch(
     parsed and ``rules`` matching them; ``threads``: numba threads per task (default
     1); ``range_size``: games per task (default :func:`auto_range_size`; on resume,
     the size stored in ``_batch.json``), at most the rows that fit in 1 GiB.
-    ``progress(done, total)`` is called with ``done = 0`` once every worker is ready,
-    then as ranges finish. Returns a :class:`SimulationResult` whose rows are read
+    ``progress(done, total)`` is called once every worker is ready (``done``: the
+    games already in the folder, 0 for a new batch), then as ranges finish. Returns a :class:`SimulationResult` whose rows are read
     from ``out`` on request. Raises TypeError/ValueError for bad arguments and a
     folder holding another batch (:func:`check_batch_folder`) before anything runs;
     then the exception of a task that raised.
