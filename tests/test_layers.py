@@ -47,6 +47,7 @@ LAYERS = (
             "qwirkle_core.records",
             "qwirkle_core.evaluate",
             "qwirkle_core.endgame",
+            "qwirkle_core.local",
             "qwirkle_core.simulate",
             "qwirkle_core.tournament",
             "qwirkle_core.players",

@@ -12,7 +12,8 @@ import argparse
 import datetime
 import os
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -24,6 +25,8 @@ if TYPE_CHECKING:  # the heavy imports happen inside main(), where Ctrl-C is han
 
 EXIT_USAGE = 2
 EXIT_INTERRUPTED = 130
+CONNECT_SECONDS = 10
+"""How long ``--scheduler`` waits to reach the scheduler."""
 
 
 class UsageError(Exception):
@@ -142,13 +145,18 @@ class _ProgressBar:
     first run, loaded from the cache after), so the rate clock starts with the games.
     """
 
-    def __init__(self, console: Console, what: str, enabled: bool) -> None:
+    def __init__(self, console: Console, what: str, enabled: bool, status: str | None = None) -> None:
         self.console, self.what, self.enabled = console, what, enabled
         self.progress: Any = None
         self.status: Any = None
         if enabled:
-            self.status = console.status("preparing the kernels (compiled on the first run only, about a minute; cached after)")
+            self.status = console.status(status or "preparing the kernels (compiled on the first run only, about a minute; cached after)")
             self.status.start()
+
+    def workers_ready(self, ready: int, workers: int) -> None:
+        """Show how many of a cluster's workers have their kernels loaded."""
+        if self.status is not None and self.progress is None:
+            self.status.update(f"loading the kernels on the workers: {ready} of {workers} ready (compiled on a machine's first run, about a minute; cached after)")
 
     def __call__(self, done: int, total: int) -> None:
         if not self.enabled:
@@ -202,11 +210,31 @@ def _add_simulate(sub: Any) -> None:
     )
     p.add_argument("--seed", type=seed_type, default=0, help="batch seed; game i plays from a hash of (seed, i) (default: 0)")
     p.add_argument("--start", type=_nonnegative_int, default=0, help="index of the first game of the batch (default: 0)")
-    p.add_argument("--threads", type=_positive_int, default=None, help="worker threads (default: all cores); results do not depend on it")
+    p.add_argument("--threads", type=_positive_int, default=None, help="worker threads (default: all cores; on a cluster, numba threads per task, default 1); results do not depend on it")
     p.add_argument("--opening", choices=sorted(OPENING_RULES), default="largest_group", help="opening rule (default: largest_group, the official one)")
-    p.add_argument("--out", type=_output_path, default=None, help="write the per-game rows to this .parquet or .csv file (docs/results.md)")
+    p.add_argument(
+        "--out",
+        default=None,
+        metavar="PATH",
+        help="write the per-game rows to this .parquet or .csv file (docs/results.md); with --scheduler or --workers, "
+        "to this folder, one part-<first>-<end>.parquet file per range of games (docs/distributed.md)",
+    )
+    _add_cluster_options(p)
+    p.add_argument("--resume", action="store_true", help="with --scheduler/--workers: continue the batch in --out, playing only the ranges without a complete file")
+    p.add_argument("--range-size", type=_positive_int, default=None, metavar="N", help="with --scheduler/--workers: games per task (default: about 5 seconds of work)")
     p.add_argument("--no-progress", action="store_true", help="no progress display")
     p.set_defaults(run=_run_simulate)
+
+
+def _add_cluster_options(p: Any) -> None:
+    group = p.add_mutually_exclusive_group()
+    group.add_argument(
+        "--scheduler",
+        default=None,
+        metavar="ADDRESS",
+        help="run on the Dask cluster whose scheduler is at ADDRESS, e.g. tcp://host:8786 (needs pip install 'qwirkle-core[dask]'; docs/distributed.md)",
+    )
+    group.add_argument("--workers", type=_positive_int, default=None, metavar="K", help="run on a local Dask cluster of K worker processes, one thread each")
 
 
 def summary_table(result: SimulationResult) -> Any:
@@ -236,7 +264,15 @@ def print_summary(result: SimulationResult, console: Console) -> None:
     )
     if result.stats.truncated:
         console.print(f"{result.stats.truncated} games stopped at the turn limit (counted as no winner)")
-    console.print(f"{result.games:,} games in {result.elapsed:.1f} s ({result.games_per_second:,.0f} games/s, {result.threads} threads)")
+    if result.workers:
+        if result.resumed:
+            console.print(f"{result.resumed:,} games were already in the part files (resumed)")
+        console.print(
+            f"{result.games - result.resumed:,} games in {result.elapsed:.1f} s ({result.games_per_second:,.0f} games/s) on {result.workers} workers "
+            f"({result.threads} worker threads; kernels ready in {result.compile_seconds:.1f} s)"
+        )
+    else:
+        console.print(f"{result.games:,} games in {result.elapsed:.1f} s ({result.games_per_second:,.0f} games/s, {result.threads} threads)")
 
 
 def _run_simulate(args: argparse.Namespace, console: Console) -> int:
@@ -244,6 +280,15 @@ def _run_simulate(args: argparse.Namespace, console: Console) -> int:
     from .simulate import simulate
 
     rules = Rules(players=len(args.agents), opening=args.opening)
+    if args.scheduler or args.workers:
+        return _run_simulate_on_cluster(args, console, rules)
+    if args.resume or args.range_size is not None:
+        raise UsageError(f"argument {'--resume' if args.resume else '--range-size'}: needs --scheduler or --workers (see 'qwirkle simulate --help')")
+    if args.out is not None:
+        try:
+            args.out = _output_path(args.out)
+        except argparse.ArgumentTypeError as e:
+            raise UsageError(f"argument --out: {e} (see 'qwirkle simulate --help')") from None
     bar = _ProgressBar(console, "games", not args.no_progress)
     try:
         result = simulate(args.games, agents=args.agents, seed=args.seed, threads=args.threads, rules=rules, progress=bar, start=args.start, out=args.out)
@@ -261,6 +306,93 @@ def _run_simulate(args: argparse.Namespace, console: Console) -> int:
         console.print(f"interrupted: kept the {result.games:,} of {args.games:,} games finished before Ctrl-C")
         return EXIT_INTERRUPTED
     return 0
+
+
+def _run_simulate_on_cluster(args: argparse.Namespace, console: Console, rules: Any) -> int:
+    from .simulate import simulate
+
+    dist = _distributed()
+    if args.out is None:
+        raise UsageError("argument --out: a run on a cluster needs --out DIR, the folder for its part files (see 'qwirkle simulate --help')")
+    try:
+        folder = dist.check_batch_folder(args.out, args.agents, rules, args.seed, args.start, args.games, args.resume)
+    except (OSError, ValueError) as e:
+        raise UsageError(f"argument --out: {_reason(e)}") from None
+    bar = _ProgressBar(console, "games", not args.no_progress, _cluster_status(args))
+    try:
+        with _cluster(args) as client:
+            dist.warm_up(client, on_ready=bar.workers_ready)
+            result = simulate(
+                args.games,
+                agents=args.agents,
+                seed=args.seed,
+                threads=args.threads,
+                rules=rules,
+                progress=bar,
+                start=args.start,
+                out=folder,
+                client=client,
+                resume=args.resume,
+                range_size=args.range_size,
+            )
+    except UsageError:
+        raise
+    except Exception as e:  # a task's error: one line, and where the finished ranges are
+        bar.close()
+        print(f"qwirkle: error: {type(e).__name__}: {e}", file=sys.stderr)
+        for note in getattr(e, "__notes__", []):
+            print(f"qwirkle: {note}", file=sys.stderr)
+        return 1
+    finally:
+        bar.close()
+    print_summary(result, console)
+    parts = dist.existing_parts(folder, args.start, args.games)
+    console.print(f"{folder}: {sum(b - a for a, b in parts):,} of {args.games:,} games in {len(parts):,} part files")
+    if result.interrupted:
+        console.print("interrupted: the finished ranges are kept; run again with --resume to continue")
+        return EXIT_INTERRUPTED
+    return 0
+
+
+def _distributed() -> Any:
+    """The distributed module, or a usage error saying what to install."""
+    try:
+        from . import distributed
+    except ImportError as e:
+        raise UsageError(f"--scheduler and --workers need Dask ({e.name or e}): pip install 'qwirkle-core[dask]'") from None
+    return distributed
+
+
+def _cluster_status(args: argparse.Namespace) -> str:
+    return f"starting {args.workers} local workers" if args.workers else f"connecting to the scheduler at {args.scheduler}"
+
+
+@contextmanager
+def _cluster(args: argparse.Namespace) -> Iterator[Any]:
+    """A Dask client: of a LocalCluster of ``--workers`` processes (closed after), or
+    connected to ``--scheduler``."""
+    import logging
+    import signal
+
+    from distributed import Client, LocalCluster
+
+    if args.workers:
+        # The worker processes inherit an ignored SIGINT, so Ctrl-C reaches this process
+        # only: it stops the run and closes the cluster (no traceback from each worker).
+        handler = signal.signal(signal.SIGINT, signal.SIG_IGN)
+        try:
+            cluster = LocalCluster(n_workers=args.workers, threads_per_worker=1, processes=True, host="127.0.0.1", dashboard_address=":0", silence_logs=logging.ERROR)
+        finally:
+            signal.signal(signal.SIGINT, handler)
+        with cluster, Client(cluster) as client:
+            yield client
+        return
+    try:
+        client = Client(args.scheduler, timeout=CONNECT_SECONDS)
+    except (OSError, ValueError) as e:
+        raise UsageError(f"argument --scheduler: cannot reach {args.scheduler!r}: {e}") from None
+    with client:
+        yield client
 
 
 def _save_elsewhere(result: SimulationResult, path: Path, console: Console) -> int:
@@ -298,8 +430,9 @@ def _add_tournament(sub: Any) -> None:
     )
     p.add_argument("--games", type=_even_games, default=1000, help="games per pairing, an even number (each deal is played from both seats; default: 1000)")
     p.add_argument("--seed", type=seed_type, default=0, help="seed (default: 0)")
-    p.add_argument("--threads", type=_positive_int, default=None, help="worker threads (default: all cores)")
+    p.add_argument("--threads", type=_positive_int, default=None, help="worker threads (default: all cores; on a cluster, numba threads per task, default 1)")
     p.add_argument("--plot", type=_plot_path, default=None, help="save the score distributions to this .png file (needs matplotlib)")
+    _add_cluster_options(p)
     p.add_argument("--no-progress", action="store_true", help="no progress display")
     p.set_defaults(run=_run_tournament)
 
@@ -319,9 +452,15 @@ def _run_tournament(args: argparse.Namespace, console: Console) -> int:
         raise UsageError("argument --agents: each agent may appear once")
     if args.plot is not None:
         _plot_backend()
-    bar = _ProgressBar(console, "games", not args.no_progress)
+    dist = _distributed() if args.scheduler or args.workers else None
+    bar = _ProgressBar(console, "games", not args.no_progress, _cluster_status(args) if dist is not None else None)
     try:
-        result = tournament(args.agents, games=args.games, seed=args.seed, threads=args.threads, progress=bar)
+        if dist is not None:
+            with _cluster(args) as client:
+                dist.warm_up(client, on_ready=bar.workers_ready)
+                result = tournament(args.agents, games=args.games, seed=args.seed, threads=args.threads, progress=bar, client=client)
+        else:
+            result = tournament(args.agents, games=args.games, seed=args.seed, threads=args.threads, progress=bar)
     finally:
         bar.close()
     _print_tournament(result, console)

@@ -3,222 +3,25 @@
 A batch plays games ``start .. start + games - 1`` of the batch ``seed``; game ``i``
 plays from its own seed, a hash of ``(seed, i)``, so a batch's rows do not depend on
 the thread count, on how it is split into ranges, or on the machine that plays them.
+Locally the games run in this process (:mod:`qwirkle_core.local`); given a Dask client,
+in ranges on the cluster's workers (:mod:`qwirkle_core.distributed`).
 """
 
 from __future__ import annotations
 
-import datetime
-import math
 import os
-import time
-from collections.abc import Callable, Iterable
-from dataclasses import dataclass
-from pathlib import Path
+from collections.abc import Iterable
 from typing import Any
 
-import numpy as np
-
 from ._checks import check_int, check_seed, check_threads
-from ._kernels import batch as _bt
-from ._threads import available_threads, numba_threads
-from ._version import __version__
-from .agents import AgentLike, AgentSpec, parse_agents
+from ._threads import available_threads
+from .agents import AgentLike, parse_agents
 from .game import MAX_TURNS, Game
+from .local import MAX_GAMES, ROW_BYTES, Progress, SimulationResult, batch_metadata, keep_rows_for, play_range, row_bytes
 from .records import GameRecord
-from .rows import GameRows, RowWriter, read_rows
 from .rules import Rules, resolve_rules
-from .stats import BatchStats
 
-__all__ = ["ROW_BYTES", "Progress", "SimulationResult", "batch_metadata", "play_game", "simulate"]
-
-Progress = Callable[[int, int], None]
-"""A progress callback ``f(done, total)``: called with ``done = 0`` once the kernels are
-ready (compiled or loaded from the cache), then after every chunk of games."""
-
-MAX_GAMES = 2**62
-"""The largest game index of a batch (and so the most games one batch can hold)."""
-MEMORY_LIMIT = 2**30
-"""Rows kept in memory by default, in bytes: a larger batch streams them to ``out``."""
-_CHUNK_SECONDS = 0.4  # target length of one kernel call: Ctrl-C and progress react within it
-
-
-def row_bytes(players: int) -> int:
-    """Bytes of memory per game kept by :func:`simulate` (the arrays of :class:`GameRows`)."""
-    return 8 + 8 + 6 * players + 1 + 1 + 4 + 2 + 1
-
-
-ROW_BYTES = row_bytes(2)
-"""Bytes per kept game of a two-player batch."""
-
-
-@dataclass
-class SimulationResult:
-    """A batch's summary (:attr:`stats`, always) and its per-game rows (on request).
-
-    agents:   the agents' labels, one per seat.
-    rules, seed, start: the batch (its games are ``start .. start + games - 1``).
-    stats:    :class:`~qwirkle_core.stats.BatchStats` of the finished games.
-    elapsed:  seconds of play (kernel compilation excluded; see ``compile_seconds``).
-    interrupted: True when Ctrl-C stopped the batch early (the finished games are kept).
-    path:     the result file or folder the rows were written to, if any.
-    write_error: why ``out`` could not be written (the kept rows are then still here,
-              for the caller to save elsewhere), or None.
-
-    The row arrays (``scores``, ``winner``, ``seeds``... see :class:`GameRows`) are
-    read from memory, or lazily from ``path`` when the rows were not kept in memory.
-    """
-
-    agents: tuple[str, ...]
-    rules: Rules
-    seed: int
-    start: int
-    stats: BatchStats
-    elapsed: float = 0.0
-    interrupted: bool = False
-    threads: int = 1
-    compile_seconds: float = 0.0
-    path: Path | None = None
-    write_error: str | None = None
-    _rows: GameRows | None = None
-
-    # -- rows ----------------------------------------------------------------------------
-
-    @property
-    def rows(self) -> GameRows:
-        """The per-game rows (read from :attr:`path` on first use if not kept in memory).
-
-        Raises ValueError when the rows were neither kept nor written to a file.
-        """
-        if self._rows is None:
-            if self.path is None:
-                raise ValueError("this batch kept no per-game rows (keep_rows=False and no out=)")
-            self._rows = read_rows(self.path)
-        return self._rows
-
-    @property
-    def scores(self) -> np.ndarray:
-        """int32[games, players]: final scores."""
-        return self.rows.scores
-
-    @property
-    def winner(self) -> np.ndarray:
-        """int8[games]: the winning seat, -1 for a tie."""
-        return self.rows.winner
-
-    @property
-    def turns(self) -> np.ndarray:
-        """int32[games]: actions taken per game."""
-        return self.rows.turns
-
-    @property
-    def tiles_placed(self) -> np.ndarray:
-        """int16[games]: tiles on the board at the end."""
-        return self.rows.tiles_placed
-
-    @property
-    def qwirkles(self) -> np.ndarray:
-        """int16[games, players]: Qwirkles per seat."""
-        return self.rows.qwirkles
-
-    @property
-    def starter(self) -> np.ndarray:
-        """int8[games]: the seat that opened."""
-        return self.rows.starter
-
-    @property
-    def seeds(self) -> np.ndarray:
-        """uint64[games]: each game's seed (``play_game(agents, seed=...)`` replays it)."""
-        return self.rows.seeds
-
-    @property
-    def truncated(self) -> np.ndarray:
-        """bool[games]: stopped at the turn limit."""
-        return self.rows.truncated
-
-    def columns(self) -> dict[str, np.ndarray]:
-        """The per-game rows as a dict of 1-D columns (docs/results.md)."""
-        return self.rows.columns()
-
-    # -- summary -------------------------------------------------------------------------
-
-    @property
-    def games(self) -> int:
-        """The number of finished games."""
-        return self.stats.games
-
-    @property
-    def players(self) -> int:
-        """The number of seats."""
-        return len(self.agents)
-
-    @property
-    def games_per_second(self) -> float:
-        """Finished games per second of play."""
-        return self.games / self.elapsed if self.elapsed > 0 else math.nan
-
-    def win_rates(self) -> list[tuple[float, float, float]]:
-        """Per seat: (rate, low, high) with a 95% Wilson interval; ties count as no win."""
-        return self.stats.win_rates()
-
-    @property
-    def tie_rate(self) -> float:
-        """The share of tied games."""
-        return self.stats.tie_rate
-
-    def mean_scores(self) -> np.ndarray:
-        """float64[players]: mean final scores."""
-        return self.stats.mean_scores()
-
-    def score_std(self) -> np.ndarray:
-        """float64[players]: standard deviations of the final scores."""
-        return self.stats.score_std()
-
-    def mean_turns(self) -> float:
-        """Mean actions per game."""
-        return self.stats.mean_turns()
-
-    def mean_qwirkles(self) -> np.ndarray:
-        """float64[players]: Qwirkles per game of each seat."""
-        return self.stats.mean_qwirkles()
-
-    def first_player_advantage(self) -> dict[str, float]:
-        """See :meth:`BatchStats.first_player_advantage`."""
-        return self.stats.first_player_advantage()
-
-    def summary(self) -> dict[str, Any]:
-        """A dict of the headline figures (what the command line prints)."""
-        return {
-            "games": self.games,
-            "agents": list(self.agents),
-            "seed": self.seed,
-            "start": self.start,
-            "win_rates": self.win_rates(),
-            "tie_rate": self.tie_rate,
-            "mean_scores": self.mean_scores().tolist(),
-            "score_std": self.score_std().tolist(),
-            "mean_turns": self.mean_turns(),
-            "mean_qwirkles": self.mean_qwirkles().tolist(),
-            "first_player": self.first_player_advantage(),
-            "truncated": self.stats.truncated,
-            "seconds": self.elapsed,
-            "games_per_second": self.games_per_second,
-        }
-
-    def __repr__(self) -> str:
-        return f"<SimulationResult games={self.games} agents={','.join(self.agents)} mean_scores={np.round(self.mean_scores(), 1).tolist()}>"
-
-
-def batch_metadata(agents: Iterable[AgentSpec | str], rules: Rules, seed: int, start: int, games: int) -> dict[str, Any]:
-    """The description of a batch written into its result files."""
-    return {
-        "agents": [a if isinstance(a, str) else a.label for a in agents],
-        "rules": rules.to_dict(),
-        "seed": seed,
-        "start": start,
-        "games": games,
-        "version": __version__,
-        "created": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
-    }
+__all__ = ["MAX_GAMES", "ROW_BYTES", "Progress", "SimulationResult", "batch_metadata", "play_game", "row_bytes", "simulate"]
 
 
 def simulate(
@@ -231,6 +34,10 @@ def simulate(
     start: int = 0,
     out: str | os.PathLike[str] | None = None,
     keep_rows: bool | None = None,
+    *,
+    client: Any = None,
+    resume: bool = False,
+    range_size: int | None = None,
 ) -> SimulationResult:
     """Play ``games`` complete games with ``agents`` (one per seat) inside numba.
 
@@ -240,23 +47,33 @@ def simulate(
                comma-separated str; see :data:`~qwirkle_core.AGENTS`.
     seed:      the batch seed (an int 0..2**64-1). Game ``i`` plays from a hash of
                ``(seed, i)``, so results do not depend on ``threads`` or on chunking.
-    threads:   numba threads (default: all cores).
+    threads:   numba threads (default: all cores); on a cluster, numba threads per
+               task (default 1: a worker runs one task per worker thread).
     rules:     a :class:`Rules`; its ``players`` must equal ``len(agents)``.
     progress:  a callable ``f(done, total)`` (see :data:`Progress`).
     start:     the index of the first game: the batch plays games ``start`` ..
                ``start + games - 1`` of the batch ``seed``; any split of a batch into
                ranges gives exactly the rows of the whole batch.
     out:       a ``.parquet`` or ``.csv`` file to write the rows to, chunk by chunk as
-               they are played (checked before the first game; docs/results.md).
+               they are played (checked before the first game; docs/results.md); with
+               ``client``, a folder (docs/distributed.md).
     keep_rows: keep the rows in memory (True), or only the summary (False). By default
                they are kept when they fit in 1 GiB (:func:`row_bytes` per game); a
                larger batch needs ``out`` (the rows are then read from the file on
-               request) or ``keep_rows=False``, and is refused otherwise.
+               request) or ``keep_rows=False``, and is refused otherwise. A
+               distributed batch never keeps them (True is refused).
+    client:    a ``dask.distributed.Client``: play the batch on its cluster, in ranges
+               of ``range_size`` games, each written to ``out`` as
+               ``part-<start>-<end>.parquet`` (:func:`qwirkle_core.distributed.run_batch`).
+    resume:    with ``client``: continue the batch already in ``out``, playing only
+               the ranges that have no complete file yet.
+    range_size: with ``client``: games per task (default: about 5 seconds of work).
 
     Games run in chunks of about half a second, so memory stays bounded and Ctrl-C
     stops within a chunk: the finished games are kept (and written) and the result
     says ``interrupted=True``. Raises TypeError/ValueError (AgentError for agents)
-    before any game is played; OSError when ``out`` cannot be written.
+    before any game is played; OSError when ``out`` cannot be written; on a cluster,
+    the exception of a task that raised (the finished ranges stay in ``out``).
     """
     games = check_int(games, "games", 1, MAX_GAMES)
     start = check_int(start, "start", 0, MAX_GAMES - games)
@@ -265,142 +82,19 @@ def simulate(
     seed = check_seed(seed)
     if progress is not None and not callable(progress):
         raise TypeError(f"progress must be a callable f(done, total), not {progress!r}")
+    if not isinstance(resume, bool):
+        raise TypeError(f"resume must be True or False, not {resume!r}")
+    if client is not None:
+        from .distributed import run_batch
+
+        if keep_rows:
+            raise ValueError("a distributed batch keeps no rows in memory: they are read from the files in out= on request")
+        return run_batch(client, specs, rules, seed, start, games, out, threads=threads, progress=progress, resume=resume, range_size=range_size)
+    if resume or range_size is not None:
+        raise ValueError("resume and range_size apply to a distributed batch only (pass client=)")
     check_threads(threads, available_threads())  # before the output file is created
-    keep = _keep_rows(games, rules.players, keep_rows, out)
-    writer = RowWriter(out, rules.players, batch_metadata(specs, rules, seed, start, games)) if out is not None else None
-    batch = _Batch(specs, rules, seed, start, games, keep, writer)
-    with numba_threads(threads) as n_threads:
-        batch.run(n_threads, progress)
-    path = batch.finish()
-    return SimulationResult(
-        agents=tuple(a.label for a in specs),
-        rules=rules,
-        seed=seed,
-        start=start,
-        stats=batch.stats,
-        elapsed=batch.elapsed,
-        interrupted=batch.interrupted,
-        threads=n_threads,
-        compile_seconds=batch.compile_seconds,
-        path=path,
-        write_error=batch.write_error,
-        _rows=batch.rows() if keep else None,
-    )
-
-
-def _keep_rows(games: int, players: int, keep_rows: bool | None, out: Any) -> bool:
-    if keep_rows is not None:
-        if not isinstance(keep_rows, bool):
-            raise TypeError(f"keep_rows must be True, False or None, not {keep_rows!r}")
-        return keep_rows
-    need = games * row_bytes(players)
-    if need <= MEMORY_LIMIT:
-        return True
-    if out is not None:
-        return False
-    raise ValueError(
-        f"simulate({games:,} games) would keep {need / 2**30:.1f} GiB of per-game rows in memory "
-        f"({row_bytes(players)} bytes per game); pass out='results.parquet' to stream them to a file, "
-        "or keep_rows=False to keep only the summary statistics"
-    )
-
-
-class _Batch:
-    """The chunk loop of one :func:`simulate` call.
-
-    A failure to write the rows does not lose them when they are kept in memory: the
-    writer is dropped, ``write_error`` says why, and the caller saves them elsewhere;
-    when they are not kept, the batch stops at the failure (the file keeps what was
-    written before it).
-    """
-
-    def __init__(self, specs: tuple[AgentSpec, ...], rules: Rules, seed: int, start: int, games: int, keep: bool, writer: RowWriter | None) -> None:
-        self.specs = np.stack([a.row() for a in specs])
-        self.rules, self.seed, self.start, self.games = rules, seed, start, games
-        self.stats = BatchStats(rules.players)
-        self.parts: list[GameRows] = []
-        self.keep = keep
-        self.writer = writer
-        self.write_error: str | None = None
-        self.elapsed = 0.0
-        self.compile_seconds = 0.0
-        self.interrupted = False
-
-    def run(self, threads: int, progress: Progress | None) -> None:
-        try:
-            t0 = time.perf_counter()
-            self._play(0, 0, 1)  # compile the kernel, or load it from the cache
-            self.compile_seconds = time.perf_counter() - t0
-            if progress is not None:
-                progress(0, self.games)
-        except BaseException:
-            if self.writer is not None:
-                self.writer.abort()
-            raise
-        clock = time.perf_counter()
-        done, chunk = 0, 4 * threads
-        try:
-            while done < self.games and (self.keep or self.write_error is None):
-                n = min(chunk, self.games - done)
-                t = time.perf_counter()
-                rows = self._play(self.start + done, n, min(4 * threads, n))
-                seconds = time.perf_counter() - t
-                self._book(rows)
-                done += n
-                if progress is not None:
-                    progress(done, self.games)
-                chunk = max(threads, min(1 << 20, int(n * _CHUNK_SECONDS / max(seconds, 1e-6))))
-        except KeyboardInterrupt:
-            self.interrupted = True
-        self.elapsed = time.perf_counter() - clock
-
-    def finish(self) -> Path | None:
-        """Close the result file; its path, or None when nothing was written."""
-        if self.writer is None or (self.write_error is not None and self.keep):
-            return None  # no file, or it was dropped after a failure (the rows are kept)
-        try:
-            path = self.writer.close()
-            return path if self.writer.rows else None
-        except OSError as e:
-            self.writer.abort()
-            self.write_error = f"{self.writer.path}: {e}"
-            return None
-
-    def _play(self, first: int, n: int, nchunks: int) -> GameRows:
-        players = self.rules.players
-        seeds = _bt.seeds_for(np.uint64(self.seed), first, n)
-        scores = np.zeros((n, players), np.int32)
-        qwirkles = np.zeros((n, players), np.int16)
-        stats = np.zeros((n, _bt.STATS), np.int32)
-        _bt.run_games(seeds, self.specs, self.rules.opening_code, scores, qwirkles, stats, nchunks)
-        return GameRows(
-            game=np.arange(first, first + n, dtype=np.int64),
-            seeds=seeds,
-            scores=scores,
-            winner=stats[:, _bt.S_WINNER].astype(np.int8),
-            starter=stats[:, _bt.S_STARTER].astype(np.int8),
-            turns=stats[:, _bt.S_TURNS].copy(),
-            tiles_placed=stats[:, _bt.S_PLACED].astype(np.int16),
-            qwirkles=qwirkles,
-            truncated=stats[:, _bt.S_TRUNCATED].astype(bool),
-        )
-
-    def _book(self, rows: GameRows) -> None:
-        self.stats = self.stats.merge(BatchStats.from_rows(rows.scores, rows.winner, rows.starter, rows.turns, rows.tiles_placed, rows.qwirkles, rows.truncated))
-        if self.keep:
-            self.parts.append(rows)
-        if self.writer is not None and self.write_error is None:
-            try:
-                self.writer.write(rows)
-            except OSError as e:
-                self.write_error = f"{self.writer.path}: {e}"
-                if self.keep:
-                    self.writer.abort()
-
-    def rows(self) -> GameRows:
-        if not self.parts:
-            return self._play(self.start, 0, 1)
-        return self.parts[0] if len(self.parts) == 1 else GameRows.concat(self.parts)
+    keep = keep_rows_for(games, rules.players, keep_rows, out)
+    return play_range(specs, rules, seed, start, games, threads, progress, out, keep)
 
 
 def play_game(agents: Iterable[AgentLike] | str = ("greedy", "greedy"), seed: int = 0, rules: Rules | None = None) -> GameRecord:

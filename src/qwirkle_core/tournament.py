@@ -3,18 +3,20 @@
 from __future__ import annotations
 
 import itertools
+import statistics
 import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
 from ._checks import check_finite, check_int, check_seed
 from .agents import AgentLike, AgentSpec, parse_agents
-from .simulate import SimulationResult, simulate
+from .simulate import simulate
 from .stats import wilson_interval
 
-__all__ = ["Match", "TournamentResult", "tournament"]
+__all__ = ["Match", "TournamentResult", "play_deals", "tournament"]
 
 MAX_GAMES = 10**9
 MAX_TIMING_SECONDS = 3600.0
@@ -85,14 +87,23 @@ def tournament(
     timing_games: int = 8,
     timing_seconds: float = 0.5,
     progress: Callable[[int, int], None] | None = None,
+    *,
+    client: Any = None,
+    range_size: int | None = None,
 ) -> TournamentResult:
     """Play every pair of ``agents`` (at least 2, each once) for ``games`` games.
 
     games:    games per pairing: an even number >= 2, since each of the ``games // 2``
               deals is played once from each seat.
     seed:     deal ``i`` is game ``i`` of the batch ``seed`` (see :func:`simulate`).
+    threads:  numba threads (default: all cores); on a cluster, per task (default 1).
     progress: a callable ``f(done, total)`` counting finished games of all pairings.
     timing_seconds: 0 to 3,600 (see below).
+    client:   a ``dask.distributed.Client``: play the deals on its cluster, each pair's
+              deals split into ranges of ``range_size`` deals (default: about 5
+              seconds of work per task), both seats of a deal in the same task; the
+              time per move is then measured on a worker. The matches are the same
+              as a local tournament's.
 
     Time per move is measured separately on one thread: each agent plays games
     against itself, ``timing_games`` first and twice as many each time until a run
@@ -113,15 +124,22 @@ def tournament(
     seed = check_seed(seed)
     check_int(timing_games, "timing_games", 1, 4096)
     if not 0 <= check_finite(timing_seconds, "timing_seconds") <= MAX_TIMING_SECONDS:
-        raise ValueError(f"timing_seconds must be 0 to {MAX_TIMING_SECONDS}, not {timing_seconds!r}")
+        raise ValueError(f"timing_seconds must be 0 to {MAX_TIMING_SECONDS:g}, not {timing_seconds!r}")
     if progress is not None and not callable(progress):
         raise TypeError(f"progress must be a callable f(done, total), not {progress!r}")
     clock = time.perf_counter()
     pairs = list(itertools.combinations(specs, 2))
-    matches, interrupted = _play_pairs(pairs, games // 2, seed, threads, progress)
     timing: dict[str, float] = {}
-    if not interrupted:
-        interrupted = _time_agents(specs, seed, timing_games, timing_seconds, timing)
+    if client is not None:
+        matches, interrupted = _play_pairs_on(client, pairs, games // 2, seed, threads, progress, range_size)
+        if not interrupted:
+            timing, interrupted = client.submit(_time_agents, specs, seed, timing_games, timing_seconds, pure=False).result()
+    else:
+        if range_size is not None:
+            raise ValueError("range_size applies to a tournament on a cluster only (pass client=)")
+        matches, interrupted = _play_pairs(pairs, games // 2, seed, threads, progress)
+        if not interrupted:
+            timing, interrupted = _time_agents(specs, seed, timing_games, timing_seconds)
     return TournamentResult(
         agents=names, matches=matches, seconds_per_move=timing, seed=seed, games=games, interrupted=interrupted, elapsed=time.perf_counter() - clock
     )
@@ -133,7 +151,7 @@ def _play_pairs(pairs: list[tuple[AgentSpec, AgentSpec]], deals: int, seed: int,
     matches = []
     interrupted = False
     for a, b in pairs:
-        halves: list[tuple[SimulationResult, SimulationResult]] = []
+        halves: list[tuple[np.ndarray, np.ndarray]] = []
         done, chunk = 0, 64
         while done < deals and not interrupted:
             n = min(chunk, deals - done)
@@ -144,7 +162,7 @@ def _play_pairs(pairs: list[tuple[AgentSpec, AgentSpec]], deals: int, seed: int,
                 interrupted = ab.interrupted or ba.interrupted
                 finished = min(ab.games, ba.games) if not ab.interrupted else 0
                 if finished:
-                    halves.append((ab, ba) if finished == n else (_head(ab, finished), _head(ba, finished)))
+                    halves.append((ab.scores[:finished], ba.scores[:finished]))
                 done += finished
                 done_games += 2 * finished
                 if progress is not None:
@@ -159,14 +177,46 @@ def _play_pairs(pairs: list[tuple[AgentSpec, AgentSpec]], deals: int, seed: int,
     return matches, interrupted
 
 
-def _head(r: SimulationResult, n: int) -> SimulationResult:
-    """The first ``n`` games of a batch's rows (only their scores are used)."""
-    return SimulationResult(agents=r.agents, rules=r.rules, seed=r.seed, start=r.start, stats=r.stats, _rows=r.rows[:n])
+def play_deals(a: AgentSpec, b: AgentSpec, seed: int, first: int, end: int, threads: int) -> tuple[np.ndarray, np.ndarray]:
+    """One task of a tournament on a cluster: deals ``first .. end - 1`` of the batch
+    ``seed`` played by ``a`` against ``b`` and from the other seats; the final scores
+    of both (int32[deals, 2] each, seat order)."""
+    ab = simulate(end - first, (a, b), seed=seed, threads=threads, start=first)
+    ba = simulate(end - first, (b, a), seed=seed, threads=threads, start=first)
+    return ab.scores, ba.scores
 
 
-def _match(first: str, second: str, halves: list[tuple[SimulationResult, SimulationResult]]) -> Match:
-    s_ab = [ab.scores for ab, _ in halves]
-    s_ba = [ba.scores for _, ba in halves]
+def _play_pairs_on(
+    client: Any, pairs: list[tuple[AgentSpec, AgentSpec]], deals: int, seed: int, threads: int | None, progress: Callable[[int, int], None] | None, range_size: int | None
+) -> tuple[list[Match], bool]:
+    """The deals of every pair on ``client``'s cluster, in ranges (see :func:`tournament`)."""
+    from .distributed import auto_range_size, map_ranges, ranges, warm_up
+
+    threads = 1 if threads is None else check_int(threads, "threads", 1)
+    size = None if range_size is None else check_int(range_size, "range_size", 1, MAX_GAMES)
+    agents = list(dict.fromkeys(a for pair in pairs for a in pair))
+    workers = warm_up(client, [(a, a) for a in agents])
+    per_game = {a: statistics.median(w.seconds_per_game[i] for w in workers) for i, a in enumerate(agents)}
+    threads_per_pair = sum(w.threads for w in workers) / len(pairs)
+    if progress is not None:
+        progress(0, 2 * deals * len(pairs))
+    jobs = []
+    for a, b in pairs:
+        # a deal is one game from each seat: about one self-play game of each agent
+        pair_size = size or auto_range_size(deals, per_game[a] + per_game[b], threads_per_pair, threads)
+        jobs += [((a, b, seed, first, end, threads), 2 * (end - first)) for first, end in ranges(0, deals, pair_size)]
+    results, interrupted = map_ranges(client, play_deals, jobs, progress)
+    matches = []
+    for a, b in pairs:
+        halves = [results[i] for i, (args, _) in enumerate(jobs) if args[:2] == (a, b) and i in results]
+        matches.append(_match(a.label, b.label, halves))
+    return matches, interrupted
+
+
+def _match(first: str, second: str, halves: list[tuple[np.ndarray, np.ndarray]]) -> Match:
+    """A pair's match from its deals' scores: ``(ab, ba)`` per range of deals, in order."""
+    s_ab = [ab for ab, _ in halves]
+    s_ba = [ba for _, ba in halves]
     empty = np.zeros((0, 2), np.int32)
     ab = np.concatenate(s_ab) if s_ab else empty
     ba = np.concatenate(s_ba) if s_ba else empty
@@ -183,19 +233,21 @@ def _match(first: str, second: str, halves: list[tuple[SimulationResult, Simulat
     )
 
 
-def _time_agents(specs: Iterable[AgentSpec], seed: int, timing_games: int, timing_seconds: float, timing: dict[str, float]) -> bool:
-    """Fill ``timing`` with each agent's seconds per move; True if interrupted."""
+def _time_agents(specs: Iterable[AgentSpec], seed: int, timing_games: int, timing_seconds: float) -> tuple[dict[str, float], bool]:
+    """Each agent's seconds per move (the agents timed before an interruption), and
+    whether it was interrupted."""
+    timing: dict[str, float] = {}
     for a in specs:
         n = timing_games
         while True:
             try:
                 r = simulate(n, agents=(a, a), seed=seed ^ 0x5EED, threads=1)
             except KeyboardInterrupt:
-                return True
+                return timing, True
             if r.interrupted:
-                return True
+                return timing, True
             if r.elapsed >= timing_seconds or n >= 4096:
                 break
             n *= 2
         timing[a.label] = r.elapsed / max(r.stats.turns, 1)
-    return False
+    return timing, False
