@@ -32,7 +32,6 @@ from strategies import mid_game, snapshot
 
 ROOT = Path(__file__).resolve().parent.parent
 KERNEL_FIX = pytest.mark.xfail(strict=True, reason="kernel fix pending on branch kernels")
-DOCS_FIX = pytest.mark.xfail(strict=True, reason="docs/results.md pending on the lead's branch (core)")
 _ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
 
 
@@ -552,7 +551,6 @@ def test_issue9_version_and_help(capsys):
 # the "preparing the kernels" line in test_issue9_ctrl_c_before_a_game_finishes_keeps_an_existing_file.
 
 
-@DOCS_FIX
 def test_issue9_every_result_column_is_documented():
     text = (ROOT / "docs" / "results.md").read_text()
     for name in COLUMNS:

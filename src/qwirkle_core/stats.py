@@ -29,7 +29,8 @@ def wilson_interval(successes: float, n: int, z: float = Z95) -> tuple[float, fl
     denom = 1 + z * z / n
     centre = (p + z * z / (2 * n)) / denom
     half = z * math.sqrt(max(p * (1 - p), 0.0) / n + z * z / (4 * n * n)) / denom
-    return (max(0.0, centre - half), min(1.0, centre + half))
+    # the bounds contain p exactly (rounding could put them a hair beyond it at 0 and 1)
+    return (min(max(0.0, centre - half), p), max(min(1.0, centre + half), p))
 
 
 def _zeros(players: int) -> np.ndarray:
@@ -134,8 +135,9 @@ class BatchStats:
         n = self.games
         if n < 2:
             return np.full(self.players, math.nan)
-        var = (self.score_sq - self.score_sum.astype(np.float64) ** 2 / n) / (n - 1)
-        return np.sqrt(np.maximum(var, 0.0))
+        # exact in Python ints: n * sum(x^2) - (sum x)^2, so equal scores give exactly 0
+        var = [(n * int(q) - int(t) * int(t)) / (n * (n - 1)) for q, t in zip(self.score_sq, self.score_sum)]
+        return np.sqrt(np.array(var, np.float64))
 
     def mean_qwirkles(self) -> np.ndarray:
         """float64[players]: Qwirkles per game of each seat."""
