@@ -8,7 +8,8 @@ import pytest
 
 import naive
 import qwirkle_core as qc
-from qwirkle_core._kernels import agents as _ag
+from qwirkle_core._kernels import layout as _lo
+from qwirkle_core._kernels import policies as _po
 
 R = {name: qc.tile("red", name) for name in qc.SHAPES}
 
@@ -192,11 +193,11 @@ def test_heuristic_values_match_the_reference(seed, turns):
     g = qc.Game(seed=seed)
     while g.turn < turns and not g.is_over:
         g.play_agent("greedy")
-    weights = dict(_ag.PARAMS[_ag.HEURISTIC], group=0.5)
+    weights = dict({p.name: p.default for p in _lo.AGENT_PARAMS[_lo.HEURISTIC]}, group=0.5)
     moves = g.legal_moves()
     values = np.zeros(len(moves))
-    spec = _ag.make_spec(_ag.HEURISTIC, **weights)
-    _ag.heuristic_values(g._kernel_state(), g._moves, len(moves), spec, values)
+    spec = _lo.make_spec(_lo.HEURISTIC, **weights)
+    _po.heuristic_values(g._kernel_state(), g._moves, len(moves), spec, values)
     expected = [reference_heuristic(g, m, weights) for m in moves]
     assert len(moves) > 5
     np.testing.assert_allclose(values, expected, rtol=0, atol=1e-9)

@@ -74,7 +74,7 @@ def evaluate_moves(game, playouts=200, policy="greedy", seed=0, moves=None, top=
     moves = [m if isinstance(m, Move) else Move(m) for m in moves]
     if not moves:
         return []
-    cands = np.zeros((len(moves), _mc.CAND_COLS), np.int64)
+    cands = np.zeros((len(moves), _ag.CAND_COLS), np.int64)
     for i, m in enumerate(moves):
         if m.kind == "place":
             points = game.check(m)

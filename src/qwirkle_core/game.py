@@ -7,6 +7,7 @@ import numpy as np
 
 from ._kernels import agents as _ag
 from ._kernels import board as _bd
+from ._kernels import layout as _lo
 from ._kernels import movegen as _mg
 from ._kernels import scoring as _sc
 from ._kernels import state as _st
@@ -541,8 +542,8 @@ class Game:
         return self._log_action(player, move, int(act[2]), before, placed)
 
     def _kernel_state(self):
-        """The kernels' game-state tuple over this game's arrays (see ``_kernels.agents``)."""
-        return (self._board, self._cross, self._anchors, self._bmeta, self._hands, self._bag, self._gmeta, self._rng, self._scratch, self._act)
+        """The kernels' game state (``_kernels.layout.GameState``) over this game's arrays."""
+        return _lo.GameState(self._board, self._cross, self._anchors, self._bmeta, self._hands, self._bag, self._gmeta, self._rng, self._scratch, self._act)
 
     def _kernel_move(self, act):
         """The :class:`Move` a kernel described in ``act`` (see ``_kernels.agents``), and
@@ -690,7 +691,7 @@ class Game:
         gm[_st.G_QWIRKLES : _st.G_QWIRKLES + len(qwirkles)] = qwirkles
         self._rng[:] = np.array(rng, np.uint64)
         if over:
-            _st._finish(gm)
+            _st.finish_game(gm)
 
     def observation(self, player=None):
         """What ``player`` (the current player by default) may see, as an

@@ -59,13 +59,11 @@ def agent_turn(game, spec, scratch=None):
     draws). Returns ``(act, scratch)``: the kernel's action word (see
     ``_kernels.agents``) and the agent scratch to pass to the next call.
     """
-    from ._kernels import mc as _mc
-
     if scratch is None:
-        scratch = _mc.new_agent_scratch()
+        scratch = _ag.new_agent_scratch()
     gs = game._kernel_state()
-    game._moves = _mc.take_turn(spec, gs, game._moves, scratch)
-    return gs[9], scratch
+    game._moves = _ag.take_turn(spec, gs, game._moves, scratch)
+    return gs.act, scratch
 
 
 def _check_seed(seed):
