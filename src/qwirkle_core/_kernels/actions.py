@@ -5,15 +5,15 @@ A game state is a :class:`.layout.GameState` named tuple over the arrays of
 (int64[ACT_SIZE], fields ``A_*`` of :mod:`.layout`). Agents write the action they
 choose into ``act`` (:func:`set_place`, :func:`set_fallback`) and :func:`apply_act`
 plays it, so every agent, the batch loop and :class:`qwirkle_core.Game` play a turn
-the same way. Agents draw only from the agents' stream (``rng[1]``); the game's bag
-draws from ``rng[0]``.
+the same way. Agents draw only from the agents' stream (``rng[R_AGENTS]``); the game's bag
+draws from ``rng[R_GAME]``.
 """
 
 import numpy as np
 
 from ._jit import njit
 from .board import new_board, place_cells
-from .layout import A_CELL, A_KIND, A_N, A_POINTS, A_QWIRKLES, A_TILE, ACT_SIZE, EXCHANGE, G_BAG, G_CURRENT, G_HAND, M_CELL, M_N, M_SCORE, M_TILE, MOVE_COLS, PASS, PLACE, GameState
+from .layout import A_CELL, A_KIND, A_N, A_POINTS, A_QWIRKLES, A_TILE, ACT_SIZE, EXCHANGE, G_BAG, G_CURRENT, G_HAND, M_CELL, M_N, M_SCORE, M_TILE, MOVE_COLS, PASS, PLACE, R_AGENTS, GameState
 from .movegen import generate_all, new_scratch_array
 from .rng import below
 from .scoring import qwirkles_made
@@ -70,13 +70,13 @@ def set_fallback(gs, exchange_all):
     p = gmeta[G_CURRENT]
     n = gmeta[G_HAND + p]
     most = min(n, bag)
-    k = most if exchange_all else 1 + below(rng, 1, most)
+    k = most if exchange_all else 1 + below(rng, R_AGENTS, most)
     act[A_KIND] = EXCHANGE
     act[A_N] = k
     for i in range(n):
         act[A_TILE + i] = hands[p, i]
     for i in range(k):
-        j = i + below(rng, 1, n - i)
+        j = i + below(rng, R_AGENTS, n - i)
         tmp = act[A_TILE + i]
         act[A_TILE + i] = act[A_TILE + j]
         act[A_TILE + j] = tmp

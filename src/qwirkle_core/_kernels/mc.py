@@ -55,6 +55,8 @@ from .layout import (
     P_MC_PLAYOUTS,
     P_MC_POLICY,
     PLACE,
+    R_AGENTS,
+    R_GAME,
     SPEC_ID,
 )
 from .policies import best_index, heuristic_values, take_turn_simple
@@ -140,9 +142,9 @@ def playout(sim, moves, values, cand, policy, depth, seed):
     """
     gmeta, rng = sim.gmeta, sim.rng
     player = gmeta[G_CURRENT]
-    rng[0] = mix64(np.uint64(seed))
-    rng[1] = mix64(np.uint64(seed) ^ _PLAYOUT_SALT)
-    determinize(sim.hands, sim.bag, gmeta, player, rng, 1)
+    rng[R_GAME] = mix64(np.uint64(seed))
+    rng[R_AGENTS] = mix64(np.uint64(seed) ^ _PLAYOUT_SALT)
+    determinize(sim.hands, sim.bag, gmeta, player, rng, R_AGENTS)
     root_turn = gmeta[G_TURNS]
     sim.act[:] = cand
     apply_act(sim)
@@ -242,7 +244,7 @@ def mc_choose(spec, gs, moves, n, values, scratch):
     sim, smoves, svalues = scratch.sim, scratch.sim_moves, scratch.sim_values
     ntiles = board_tiles(gs.board, gs.bmeta, rows, cols, tiles)
     means = np.zeros(k, np.float64)
-    base = next_u64(rng, 1)
+    base = next_u64(rng, R_AGENTS)
     for j in range(playouts):
         s = playout_seed(base, j)
         for c in range(k):

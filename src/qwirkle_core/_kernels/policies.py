@@ -6,7 +6,7 @@ parameters, their defaults and ranges are the agent's entry in
 :func:`choose` is the choice of the agents that do not search; the heuristic's reply
 search (:func:`reply_choose`) and the Monte Carlo agent (:mod:`.mc`) are dispatched by
 :func:`.agents.take_turn`. Every choice is written into the game state's action word
-(:mod:`.actions`) and draws only from the agents' stream (``rng[1]``).
+(:mod:`.actions`) and draws only from the agents' stream (``rng[R_AGENTS]``).
 """
 
 import numpy as np
@@ -35,6 +35,7 @@ from .layout import (
     P_HEUR_REPLY,
     P_HEUR_SAMPLES,
     P_HEUR_SETUP,
+    R_AGENTS,
     RANDOM,
     SPEC_ID,
 )
@@ -53,7 +54,7 @@ def best_index(values, n, rng):
     ties = 0
     for i in range(n):
         ties += values[i] == top
-    r = below(rng, 1, ties) if ties > 1 else 0
+    r = below(rng, R_AGENTS, ties) if ties > 1 else 0
     for i in range(n):
         if values[i] == top:
             if r == 0:
@@ -231,7 +232,7 @@ def choose(spec, gs, moves, n, values):
         set_fallback(gs, agent != RANDOM)
         return
     if agent == RANDOM:
-        set_place(act, moves, below(rng, 1, n))
+        set_place(act, moves, below(rng, R_AGENTS, n))
         return
     if agent == HEURISTIC:
         set_place(act, moves, best_index(heuristic_values(gs, moves, n, spec, values), n, rng))
@@ -291,7 +292,7 @@ def reply_choose(spec, gs, moves, n, values, smoves, undo):
             trial[j] = hand_mask(hands, gmeta, nxt)
         else:
             for i in range(min(size, npool)):
-                k = i + below(rng, 1, npool - i)
+                k = i + below(rng, R_AGENTS, npool - i)
                 pool[i], pool[k] = pool[k], pool[i]
                 trial[j] |= 1 << pool[i]
     cells = np.empty(6, np.int64)

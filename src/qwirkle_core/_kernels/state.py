@@ -5,7 +5,7 @@ Arrays of one game (besides the board arrays of :mod:`.board`):
 ``hands``  int8[6, 6]   the tiles of each seat (first ``gmeta[G_HAND + p]`` slots).
 ``bag``    int8[108]    the bag; tiles are drawn from the end (``bag[G_BAG - 1]``).
 ``gmeta``  int64[GMETA] the game's counters (``G_*`` in :mod:`.layout`).
-``rng``    uint64[2]    the game's random streams (:mod:`.rng`).
+``rng``    uint64[STREAMS] the game's random streams (``R_*``, :mod:`.rng`).
 """
 
 import numpy as np
@@ -31,6 +31,8 @@ from .layout import (
     G_TURNS,
     G_WINNER,
     GMETA,
+    R_GAME,
+    STREAMS,
 )
 from .rng import below
 
@@ -52,7 +54,7 @@ def new_game_arrays():
         np.full((MAX_PLAYERS, HAND), -1, np.int8),
         np.zeros(NTILES, np.int8),
         np.zeros(GMETA, np.int64),
-        np.zeros(2, np.uint64),
+        np.zeros(STREAMS, np.uint64),
     )
 
 
@@ -121,7 +123,7 @@ def new_game(hands, bag, gmeta, rng, players, rule_opening):
     for i in range(NTILES):
         bag[i] = i // 3
     for i in range(NTILES - 1, 0, -1):
-        j = below(rng, 0, i + 1)
+        j = below(rng, R_GAME, i + 1)
         tmp = bag[i]
         bag[i] = bag[j]
         bag[j] = tmp
@@ -224,7 +226,7 @@ def exchange(hands, bag, gmeta, rng, tiles, n):
         insert_sorted(tiles, i, tiles[i])
     for i in range(n):
         k = gmeta[G_BAG]
-        j = below(rng, 0, k + 1)
+        j = below(rng, R_GAME, k + 1)
         bag[k] = bag[j]
         bag[j] = tiles[i]
         gmeta[G_BAG] = k + 1

@@ -1,0 +1,247 @@
+"""The named fields of the kernels' arrays: the one place that says which slot is what.
+
+No kernel reads a bare offset: action words, move-buffer and candidate rows, the game
+counters ``gmeta``, the board counters ``bmeta``, the batch's stats columns and the
+agent spec rows are read through the constants below, and the tuples of arrays the
+kernels pass around (the game state, the agent scratch, the Monte Carlo root) are named
+tuples. Numba compiles ``collections.namedtuple`` exactly like a plain tuple (a field
+read is a constant-index read of the same struct): the batch ran at 1.00x the plain
+tuple's speed and compiled in the same time (``benchmarks/`` and a cold compile,
+measured when they were introduced; see the commit message).
+
+The agent parameter table :data:`AGENT_PARAMS` lists, per agent id, its parameters in
+spec-column order with default, type and allowed range; the spec columns (``P_*``),
+the spec width and :func:`make_spec` are derived from it, and the Python layer parses
+and validates ``name:key=value`` agents from the same table. This module is plain
+Python and numpy (no numba): it is imported by every kernel and by the Python layer.
+"""
+
+import math
+from collections import namedtuple
+from dataclasses import dataclass
+from types import MappingProxyType
+
+import numpy as np
+
+# -- action words: int64[ACT_SIZE], one action of the current player ---------------------
+# A_KIND the kind (PLACE, EXCHANGE, PASS); A_N the tile count n; A_POINTS the points of a
+# placement (without the going-out bonus); A_QWIRKLES the Qwirkles it made (set when it
+# is applied); A_CELL + i the wrapped cell of tile i (placements); A_TILE + i tile i.
+A_KIND, A_N, A_POINTS, A_QWIRKLES, A_CELL, A_TILE = 0, 1, 2, 3, 4, 10
+ACT_SIZE = 16
+PLACE, EXCHANGE, PASS = 0, 1, 2
+
+# -- candidate rows of the Monte Carlo agent and of evaluate: action words ---------------
+CAND_COLS = ACT_SIZE
+MAX_CANDIDATES = 64  # rows of the agent's candidate scratch; a larger limit is clamped
+
+# -- move-buffer rows: int32[capacity, MOVE_COLS], one legal placement each -------------
+# M_N the tile count n, M_SCORE its points, M_CELL + i the wrapped cells, M_TILE + i the
+# tiles, in order along the line.
+M_N, M_SCORE, M_CELL, M_TILE = 0, 1, 2, 8
+MOVE_COLS = 14
+
+# -- board counters: int64[BMETA] -------------------------------------------------------
+# the tile count, the anchor count and the tiles' bounding box in true coordinates.
+B_TILES, B_ANCHORS, B_MINR, B_MAXR, B_MINC, B_MAXC = 0, 1, 2, 3, 4, 5
+BMETA = 8
+
+# -- game counters: int64[GMETA] ----------------------------------------------------------
+G_PLAYERS = 0
+G_CURRENT = 1
+G_BAG = 2  # tiles in the bag
+G_PASSES = 3  # consecutive passes
+G_OVER = 4
+G_OPENING = 5  # 1 while the opening is still to be played
+G_OPEN_LEN = 6  # exact opening length, 0 for any
+G_TURNS = 7
+G_RULE_OPENING = 8  # 0 largest group, 1 any line
+G_STARTER = 9
+G_WINNER = 10  # -1 tie, -2 not over
+G_PLACED = 11  # tiles placed on the board in the game
+G_SCORE = 16  # G_SCORE + p: seat p's score (8 slots)
+G_HAND = 24  # G_HAND + p: seat p's hand size
+G_QWIRKLES = 32  # G_QWIRKLES + p: seat p's Qwirkles
+GMETA = 40
+
+# -- random streams: uint64[STREAMS] per game (see rng.py) -------------------------------
+# R_GAME the shuffle, draws and exchanges; R_AGENTS the agents' tie-breaks and sampling.
+R_GAME, R_AGENTS = 0, 1
+STREAMS = 2
+
+# -- batch stats: int32[games, STATS], one row per game ----------------------------------
+S_WINNER, S_TURNS, S_PLACED, S_STARTER, S_TRUNCATED = 0, 1, 2, 3, 4
+STATS = 5
+
+# -- tuples of arrays --------------------------------------------------------------------
+GameState = namedtuple("GameState", "board cross anchors bmeta hands bag gmeta rng gen_scratch act")
+GameState.__doc__ = """One game's arrays as the kernels pass them: the board arrays of
+:mod:`.board` (``board, cross, anchors, bmeta``), the game arrays of :mod:`.state`
+(``hands, bag, gmeta, rng``), the move generator's scratch ``gen_scratch``
+(:func:`.movegen.new_scratch_array`) and the action word ``act`` (int64[ACT_SIZE])."""
+
+AgentScratch = namedtuple("AgentScratch", "values sim sim_moves sim_values root")
+AgentScratch.__doc__ = """What an agent may need beyond its game, made once per thread:
+``values`` float64[>= moves] (the policies' move values), ``sim`` a scratch
+:class:`GameState` the playouts rebuild from the root, with its move buffer
+``sim_moves`` and values ``sim_values``, and the :class:`RootScratch` ``root``."""
+
+RootScratch = namedtuple("RootScratch", "rows cols tiles cells cands policy undo")
+RootScratch.__doc__ = """The Monte Carlo agent's root position and candidates: the board
+as a tile list in true coordinates (``rows, cols`` int64[108], ``tiles`` int8[108]),
+``cells`` int64[108] the scratch to put it down, ``cands`` int64[MAX_CANDIDATES,
+CAND_COLS] the candidate action words, ``policy`` float64[SPEC_COLS] the playout
+policy's spec, and ``undo`` (:func:`.board.new_undo`) for the heuristic's reply search."""
+
+# -- agents ------------------------------------------------------------------------------
+RANDOM, GREEDY, HEURISTIC, MONTE_CARLO = 0, 1, 2, 3
+AGENT_NAMES = ("random", "greedy", "heuristic", "mc")  # indexed by agent id
+AGENT_IDS = MappingProxyType({name: i for i, name in enumerate(AGENT_NAMES)})
+
+FLOAT, INT, CHOICE = "float", "int", "choice"
+
+
+@dataclass(frozen=True)
+class Param:
+    """One agent parameter: its spec column is 1 + its index in the agent's tuple.
+
+    ``kind`` is FLOAT (a finite number in ``lo .. hi``), INT (an integer in ``lo ..
+    hi``) or CHOICE (one of the names in ``choices``, ``(name, stored value)`` pairs;
+    ``lo`` and ``hi`` are None). ``default`` is a value of that kind (a name for a
+    CHOICE). A spec row stores every value as a float64.
+    """
+
+    name: str
+    default: float | int | str
+    kind: str
+    lo: float | int | None
+    hi: float | int | None
+    doc: str
+    choices: tuple[tuple[str, int], ...] = ()
+
+    def allowed(self) -> str:
+        """The allowed values in words, for error messages: ``an int in 1..64``."""
+        if self.kind == CHOICE:
+            return "one of " + ", ".join(name for name, _ in self.choices)
+        if self.kind == INT:
+            return f"an int in {self.lo}..{self.hi}"
+        return f"a finite number in {self.lo:g}..{self.hi:g}"
+
+    def encode(self, value: object) -> float:
+        """The spec-row value of ``value``; raises ValueError if it is not allowed.
+
+        A CHOICE takes a name of ``choices`` or its stored number; an INT takes an int
+        or an integral float (the stored form).
+        """
+        if self.kind == CHOICE:
+            for name, stored in self.choices:
+                if value == name or (_is_number(value) and value == stored):
+                    return float(stored)
+        elif _is_number(value) and math.isfinite(value) and self.lo <= value <= self.hi:
+            if self.kind == FLOAT or float(value).is_integer():
+                return float(value)
+        raise ValueError(f"{self.name} must be {self.allowed()}, not {value!r}")
+
+
+def _is_number(value: object) -> bool:
+    return isinstance(value, (int, float, np.integer, np.floating)) and not isinstance(value, (bool, np.bool_))
+
+
+_POLICIES = tuple((name, AGENT_IDS[name]) for name in ("random", "greedy", "heuristic"))
+
+AGENT_PARAMS = (
+    (),  # random
+    (),  # greedy
+    (  # heuristic (see policies.heuristic_values and policies.reply_choose)
+        Param("group", 0.0, FLOAT, -1000.0, 1000.0, "weight of the leave's largest group of one colour or shape"),
+        Param("dup", 0.5, FLOAT, -1000.0, 1000.0, "penalty per duplicate tile left in the hand"),
+        Param("danger", 6.0, FLOAT, -1000.0, 1000.0, "penalty per expected Qwirkle handed to the next player"),
+        Param("setup", 6.0, FLOAT, -1000.0, 1000.0, "bonus per Qwirkle the mover can complete next turn"),
+        Param("reply", 0.5, FLOAT, -1000.0, 1000.0, "weight of the next player's best reply (0: no reply search)"),
+        Param("breadth", 4, INT, 1, 64, "placements whose reply is searched"),
+        Param("horizon", 0, INT, 0, 108, "search replies once the bag holds at most this many tiles"),
+        Param("samples", 1, INT, 1, 64, "next-player hands sampled while the bag has tiles"),
+        Param("follow", 0.3, FLOAT, -1000.0, 1000.0, "weight of the leave's best single-tile score now"),
+    ),
+    (  # mc (see mc.mc_choose)
+        Param("playouts", 24, INT, 1, 1_000_000, "playouts per candidate"),
+        Param("candidates", 8, INT, 1, MAX_CANDIDATES, "the policy's best placements that are played out"),
+        Param("depth", 4, INT, 0, 10_000, "turns played after the candidate (0: to the end of the game)"),
+        Param("policy", "heuristic", CHOICE, None, None, "the agent that plays every seat in the playouts", _POLICIES),
+    ),
+)
+SPEC_ID = 0
+SPEC_COLS = 1 + max(len(params) for params in AGENT_PARAMS)
+
+
+def param(agent: int, name: str) -> Param:
+    """The :class:`Param` ``name`` of agent id ``agent``; raises KeyError if it has none."""
+    for p in AGENT_PARAMS[agent]:
+        if p.name == name:
+            return p
+    raise KeyError(f"agent {AGENT_NAMES[agent]!r} has no parameter {name!r}")
+
+
+def _column(agent: int, name: str) -> int:
+    return 1 + AGENT_PARAMS[agent].index(param(agent, name))
+
+
+P_HEUR_GROUP = _column(HEURISTIC, "group")
+P_HEUR_DUP = _column(HEURISTIC, "dup")
+P_HEUR_DANGER = _column(HEURISTIC, "danger")
+P_HEUR_SETUP = _column(HEURISTIC, "setup")
+P_HEUR_REPLY = _column(HEURISTIC, "reply")
+P_HEUR_BREADTH = _column(HEURISTIC, "breadth")
+P_HEUR_HORIZON = _column(HEURISTIC, "horizon")
+P_HEUR_SAMPLES = _column(HEURISTIC, "samples")
+P_HEUR_FOLLOW = _column(HEURISTIC, "follow")
+P_MC_PLAYOUTS = _column(MONTE_CARLO, "playouts")
+P_MC_CANDIDATES = _column(MONTE_CARLO, "candidates")
+P_MC_DEPTH = _column(MONTE_CARLO, "depth")
+P_MC_POLICY = _column(MONTE_CARLO, "policy")
+MAX_SAMPLES = param(HEURISTIC, "samples").hi  # the reply search clamps its sample count to it
+
+
+def make_spec(agent_id: int, **params: object) -> np.ndarray:
+    """The spec row (float64[SPEC_COLS]) of agent ``agent_id`` with ``params`` (by
+    name; defaults for those not given). Raises ValueError naming the agent and the
+    parameter for an unknown agent id, an unknown parameter or a value out of range."""
+    if not (_is_number(agent_id) and 0 <= agent_id < len(AGENT_NAMES) and agent_id == int(agent_id)):
+        raise ValueError(f"unknown agent id {agent_id!r}; the ids are 0..{len(AGENT_NAMES) - 1} ({', '.join(AGENT_NAMES)})")
+    agent = int(agent_id)
+    table = AGENT_PARAMS[agent]
+    unknown = set(params) - {p.name for p in table}
+    if unknown:
+        takes = ", ".join(p.name for p in table) or "none"
+        raise ValueError(f"agent {AGENT_NAMES[agent]!r}: unknown parameter(s) {', '.join(sorted(unknown))}; it takes: {takes}")
+    spec = np.zeros(SPEC_COLS, np.float64)
+    spec[SPEC_ID] = agent
+    for col, p in enumerate(table, start=1):
+        try:
+            spec[col] = p.encode(params.get(p.name, p.default))
+        except ValueError as e:
+            raise ValueError(f"agent {AGENT_NAMES[agent]!r}: {e}") from None
+    return spec
+
+
+def check_spec(spec: object) -> np.ndarray:
+    """``spec`` as a valid spec row (a float64[SPEC_COLS] copy): a known agent id in
+    column 0, every parameter of that agent allowed, the unused columns 0. Raises
+    ValueError (TypeError for something that is not a numeric 1-d array) naming what
+    is wrong, so no kernel ever reads a row it was not made for."""
+    row = np.asarray(spec)
+    if row.ndim != 1 or not (np.issubdtype(row.dtype, np.integer) or np.issubdtype(row.dtype, np.floating)):
+        raise TypeError(f"a spec row is a 1-d numeric array of {SPEC_COLS} values, not {spec!r}")
+    if row.shape[0] != SPEC_COLS:
+        raise ValueError(f"a spec row has {SPEC_COLS} values, not {row.shape[0]}")
+    row = row.astype(np.float64)
+    agent = row[SPEC_ID].item()
+    make_spec(agent)  # raises for an unknown id
+    table = AGENT_PARAMS[int(agent)]
+    if np.any(row[1 + len(table) :] != 0):
+        raise ValueError(f"agent {AGENT_NAMES[int(agent)]!r}: spec columns past its {len(table)} parameter(s) must be 0")
+    return make_spec(int(agent), **{p.name: row[col].item() for col, p in enumerate(table, start=1)})
+
+
+# Default spec rows, one per agent id (read by the kernels as constants).
+DEFAULT_SPECS = np.stack([make_spec(agent) for agent in range(len(AGENT_NAMES))])
