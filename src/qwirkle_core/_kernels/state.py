@@ -290,7 +290,7 @@ def hidden_tiles(hands, bag, gmeta, viewer, pool):
 def unseen_counts(hands, bag, gmeta, viewer, out):
     """How many copies of each tile ``viewer`` cannot see (:func:`hidden_tiles`) into
     ``out`` (int64[NUM_TILE_TYPES]); returns their total."""
-    pool = np.empty(bag.shape[0] + MAX_PLAYERS * HAND, np.int64)
+    pool = np.empty(NTILES, np.int64)  # every tile of the game at most
     total = hidden_tiles(hands, bag, gmeta, viewer, pool)
     out[:] = 0
     for i in range(total):
