@@ -208,7 +208,7 @@ def test_cli_simulate_writes_rows(tmp_path, capsys):
 
 
 def test_kernel_cache_is_dropped_when_any_kernel_source_changes(tmp_path):
-    from qwirkle_core._kernels._jit import _drop_stale_cache
+    from qwirkle_core._kernels._jit import drop_stale_cache
 
     (tmp_path / "a.py").write_text("x = 1\n")
     (tmp_path / "b.py").write_text("y = 2\n")
@@ -218,13 +218,13 @@ def test_kernel_cache_is_dropped_when_any_kernel_source_changes(tmp_path):
         cached.parent.mkdir(exist_ok=True)
         cached.write_bytes(b"index")
 
-    _drop_stale_cache(tmp_path)
+    drop_stale_cache(tmp_path)
     compile_something()
-    _drop_stale_cache(tmp_path)  # nothing changed: the cache stays
+    drop_stale_cache(tmp_path)  # nothing changed: the cache stays
     assert cached.exists()
     (tmp_path / "b.py").write_text("y = 3\n")  # a callee in another file changed
-    _drop_stale_cache(tmp_path)
+    drop_stale_cache(tmp_path)
     assert not cached.exists()
     compile_something()
-    _drop_stale_cache(tmp_path)
+    drop_stale_cache(tmp_path)
     assert cached.exists()
