@@ -57,7 +57,8 @@ def run_games(seeds, specs, rule_opening, scores, qwirkles, stats, nchunks):
 
     ``specs``: float64[players, SPEC_COLS], one agent spec per seat. Outputs (one row
     per game): ``scores`` int32[G, P], ``qwirkles`` int16[G, P], ``stats``
-    int32[G, STATS] (columns ``S_*`` of :mod:`.layout`). The result of a game depends only on its seed.
+    int32[G, STATS] (columns ``S_*`` of :mod:`.layout`). The result of a game depends
+    only on its seed.
     """
     ngames = seeds.shape[0]
     players = specs.shape[0]

@@ -4,10 +4,12 @@ No kernel reads a bare offset: action words, move-buffer and candidate rows, the
 counters ``gmeta``, the board counters ``bmeta``, the batch's stats columns and the
 agent spec rows are read through the constants below, and the tuples of arrays the
 kernels pass around (the game state, the agent scratch, the Monte Carlo root) are named
-tuples. Numba compiles ``collections.namedtuple`` exactly like a plain tuple (a field
-read is a constant-index read of the same struct): the batch ran at 1.00x the plain
-tuple's speed and compiled in the same time (``benchmarks/`` and a cold compile,
-measured when they were introduced; see the commit message).
+tuples. Numba lowers a ``collections.namedtuple`` to the same struct as a plain tuple
+(a field read is a constant-index read). Measured against the plain tuples and bare
+offsets they replaced (on the shared 2-core machine, interleaved runs of both
+revisions, the same games): greedy batches 0.98x the games per CPU second (7 pairs,
+0.95-0.99x) for 0.985x the instructions (callgrind, 200 games), heuristic batches
+0.98x for 1.012x, and a cold compile of 64-68 s CPU either way.
 
 The agent parameter table :data:`AGENT_PARAMS` lists, per agent id, its parameters in
 spec-column order with default, type and allowed range; the spec columns (``P_*``),

@@ -13,8 +13,9 @@ and duplicate tiles in a hand yield no duplicate moves.
 
 Moves are written to an int32 array ``moves`` of shape (capacity, MOVE_COLS), one row
 per placement (columns ``M_*`` of :mod:`.layout`): the number of tiles n, the score,
-the n wrapped cells and the n tiles. The return value is the total count, which may exceed the capacity (then
-only the first ``capacity`` moves are written and the caller retries with more room).
+the n wrapped cells and the n tiles. The return value is the total count, which may
+exceed the capacity (then only the first ``capacity`` moves are written and the caller
+retries with more room); :func:`move_coords` gives the moves' true coordinates.
 """
 
 import numpy as np
