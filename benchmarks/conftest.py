@@ -4,6 +4,7 @@ import numpy as np
 import pytest
 
 import qwirkle_core as qc
+from qwirkle_core._kernels.state import hand_mask
 
 
 def mid_game_positions(games=50, turns=range(10, 41, 5)):
@@ -21,11 +22,12 @@ def mid_game_positions(games=50, turns=range(10, 41, 5)):
 @pytest.fixture(scope="session")
 def positions():
     games = mid_game_positions()
+    arrays = [g.kernel_arrays() for g in games]
     return {
         "games": games,
-        "board": np.stack([g._board for g in games]),
-        "cross": np.stack([g._cross for g in games]),
-        "anchors": np.stack([g._anchors for g in games]),
-        "bmeta": np.stack([g._bmeta for g in games]),
-        "hand": np.array([g._hand_mask() for g in games], np.int64),
+        "board": np.stack([a.board for a in arrays]),
+        "cross": np.stack([a.cross for a in arrays]),
+        "anchors": np.stack([a.anchors for a in arrays]),
+        "bmeta": np.stack([a.bmeta for a in arrays]),
+        "hand": np.array([hand_mask(a.hands, a.gmeta, g.current_player) for g, a in zip(games, arrays)], np.int64),
     }

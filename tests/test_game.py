@@ -219,7 +219,7 @@ def test_determinized_game_plays_on():
 def test_kernel_arrays_are_the_games_own_arrays():
     g = mid_game(seed=2, turns=6)
     a = g.kernel_arrays()
-    assert a._fields == ("board", "cross", "anchors", "bmeta", "hands", "bag", "gmeta", "rng", "scratch", "act")
+    assert a._fields == ("board", "cross", "anchors", "bmeta", "hands", "bag", "gmeta", "rng", "gen_scratch", "act")
     assert all(isinstance(x, np.ndarray) for x in a)
     assert sorted(a.hands[g.current_player, : len(g.hand())].tolist()) == list(g.hand())
     assert a.bag[: g.bag_size][::-1].tolist() == list(g.position().bag)

@@ -31,7 +31,6 @@ from qwirkle_core.rows import COLUMNS, read_rows
 from strategies import mid_game, snapshot
 
 ROOT = Path(__file__).resolve().parent.parent
-KERNEL_FIX = pytest.mark.xfail(strict=True, reason="kernel fix pending on branch kernels")
 _ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
 
 
@@ -148,7 +147,6 @@ for limit in (65, 0, -1):
 """
 
 
-@KERNEL_FIX
 def test_issue9_the_candidate_scratch_is_never_overrun():
     """The kernel wrote past its 64-row candidate scratch for a limit above 64 (or all
     placements, limit <= 0); run with numba's bounds checks so an overrun is an
@@ -354,7 +352,6 @@ def _at_turn(game: qc.Game, turn: int) -> qc.Game:
     return qc.Game.from_dict(d)
 
 
-@KERNEL_FIX
 def test_issue9_evaluate_counts_the_playout_limit_from_the_position():
     """At turn 4,999 every playout stopped at once, so each candidate got the immediate
     score difference with standard error 0. The turn counter must not change anything."""
@@ -365,7 +362,6 @@ def test_issue9_evaluate_counts_the_playout_limit_from_the_position():
     assert [(e.move, e.margin, e.margin_se) for e in late] == [(e.move, e.margin, e.margin_se) for e in early]
 
 
-@KERNEL_FIX
 def test_issue9_the_mc_agent_counts_the_playout_limit_from_the_position():
     g = mid_game(seed=0, turns=14)
     early = _at_turn(g, 14).play_agent("mc:playouts=8:candidates=4")

@@ -18,10 +18,7 @@ from qwirkle_core._kernels import layout
 from qwirkle_core.agents import agent_params
 from strategies import finished_game, mid_game, snapshot
 
-try:  # the heuristic's kernel (policies.py once the kernels are split by concern)
-    from qwirkle_core._kernels.policies import heuristic_values
-except ImportError:
-    from qwirkle_core._kernels.agents import heuristic_values
+from qwirkle_core._kernels.policies import heuristic_values
 
 
 @pytest.mark.parametrize(

@@ -9,8 +9,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from ._checks import check_int, check_seed
-from ._kernels import agents as _ag
 from ._kernels import board as _bd
+from ._kernels import layout as _lo
 from ._kernels import mc as _mc
 from ._threads import numba_threads
 from .agents import AgentLike, parse_agent
@@ -84,7 +84,7 @@ def evaluate_moves(
         return []
     cands = _candidate_rows(game, candidates)
     arrays = game.kernel_arrays()
-    ntiles = int(arrays.bmeta[_bd.B_TILES])
+    ntiles = int(arrays.bmeta[_lo.B_TILES])
     rows = np.zeros(max(ntiles, 1), np.int64)
     cols = np.zeros(max(ntiles, 1), np.int64)
     tiles = np.zeros(max(ntiles, 1), np.int8)
@@ -116,20 +116,20 @@ def _default_candidates(game: Game, top: int) -> list[Move]:
 
 def _candidate_rows(game: Game, moves: list[Move]) -> np.ndarray:
     """The candidates as the kernels' action rows, each checked legal now."""
-    cands = np.zeros((len(moves), _mc.CAND_COLS), np.int64)
+    cands = np.zeros((len(moves), _lo.CAND_COLS), np.int64)
     for i, m in enumerate(moves):
         if m.kind is MoveKind.PLACE:
-            cands[i, 0] = _ag.PLACE
-            cands[i, 1] = len(m.placements)
-            cands[i, 2] = game.check(m)
+            cands[i, _lo.A_KIND] = _lo.PLACE
+            cands[i, _lo.A_N] = len(m.placements)
+            cands[i, _lo.A_POINTS] = game.check(m)
             for j, (r, c, t) in enumerate(m.placements):
-                cands[i, 4 + j] = _bd.cell_of(r, c)
-                cands[i, 10 + j] = t
+                cands[i, _lo.A_CELL + j] = _bd.cell_of(r, c)
+                cands[i, _lo.A_TILE + j] = t
         elif m.kind is MoveKind.EXCHANGE:
             game.check_exchange(m.tiles)
-            cands[i, 0] = _ag.EXCHANGE
-            cands[i, 1] = len(m.tiles)
-            cands[i, 10 : 10 + len(m.tiles)] = m.tiles
+            cands[i, _lo.A_KIND] = _lo.EXCHANGE
+            cands[i, _lo.A_N] = len(m.tiles)
+            cands[i, _lo.A_TILE : _lo.A_TILE + len(m.tiles)] = m.tiles
         else:
             raise ValueError("a pass cannot be evaluated; it is only legal when nothing else is")
     return cands

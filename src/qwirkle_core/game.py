@@ -10,17 +10,18 @@ from __future__ import annotations
 import secrets
 from collections import Counter
 from collections.abc import Iterable, Sequence
-from typing import Any, NamedTuple
+from typing import Any
 
 import numpy as np
 
 from ._checks import COORD_LIMIT, INT_FIELD_LIMIT, check_coord, check_int, check_seed
+from ._kernels import agents as _ag
 from ._kernels import board as _bd
+from ._kernels import layout as _lo
 from ._kernels import mc as _mc
 from ._kernels import movegen as _mg
 from ._kernels import scoring as _sc
 from ._kernels import state as _st
-from ._kernels.agents import ACT_SIZE, EXCHANGE, PLACE
 from ._kernels.rng import seed_streams
 from .agents import AgentLike, spec_row
 from .errors import FormatError, IllegalMoveError
@@ -33,25 +34,15 @@ from .tiles import COPIES, check_tile, tile_code, tile_name
 __all__ = ["Game", "GameArrays"]
 
 MAX_TURNS = int(_st.MAX_TURNS)
-_U64 = 2**64 - 1
 
 
-class GameArrays(NamedTuple):
-    """The numpy arrays of one game, in the order the kernels take them (see
-    ``_kernels.board`` and ``_kernels.state`` for each array's layout). The seam
-    through which the modules above ``Game`` (evaluation, simulation) reach a game's
-    state; it is not part of the user-facing API."""
-
-    board: np.ndarray
-    cross: np.ndarray
-    anchors: np.ndarray
-    bmeta: np.ndarray
-    hands: np.ndarray
-    bag: np.ndarray
-    gmeta: np.ndarray
-    rng: np.ndarray
-    scratch: np.ndarray
-    act: np.ndarray
+GameArrays = _lo.GameState
+"""The numpy arrays of one game, in the order the kernels take them (a named tuple:
+``board, cross, anchors, bmeta`` as in ``_kernels.board``, ``hands, bag, gmeta, rng``
+as in ``_kernels.state``, the move generator's scratch ``gen_scratch`` and the action
+word ``act``; ``_kernels.layout`` names every field). The seam through which the
+modules above ``Game`` (evaluation, simulation) reach a game's state; it is not part
+of the user-facing API."""
 
 
 _ERRORS = {
@@ -96,7 +87,7 @@ class Game:
     def _new_scratch(self) -> None:
         self._moves = _mg.new_move_buffer(1024)
         self._scratch = _mg.new_scratch_array()
-        self._act = np.zeros(ACT_SIZE, np.int64)
+        self._act = np.zeros(_lo.ACT_SIZE, np.int64)
         self._cells = np.zeros(6, np.int64)
         self._agent_scratch: Any = None
 
@@ -172,19 +163,19 @@ class Game:
         g._new_arrays()
         seed_streams(g._rng, np.uint64(g._seed))
         gm = g._gmeta
-        gm[_st.G_PLAYERS] = p.rules.players
-        gm[_st.G_RULE_OPENING] = p.rules.opening_code
-        gm[_st.G_WINNER] = -2
+        gm[_lo.G_PLAYERS] = p.rules.players
+        gm[_lo.G_RULE_OPENING] = p.rules.opening_code
+        gm[_lo.G_WINNER] = -2
         for seat, hand in enumerate(p.hands):
             g._hands[seat, : len(hand)] = sorted(hand)
-            gm[_st.G_HAND + seat] = len(hand)
-            gm[_st.G_SCORE + seat] = p.scores[seat]
+            gm[_lo.G_HAND + seat] = len(hand)
+            gm[_lo.G_SCORE + seat] = p.scores[seat]
         g._bag[: len(p.bag)] = p.bag[::-1]
-        gm[_st.G_BAG] = len(p.bag)
-        gm[_st.G_CURRENT] = p.current_player
+        gm[_lo.G_BAG] = len(p.bag)
+        gm[_lo.G_CURRENT] = p.current_player
         g._place_groups(p.board)
         if p.board:
-            gm[_st.G_PLACED] = sum(len(group) for group in p.board)
+            gm[_lo.G_PLACED] = sum(len(group) for group in p.board)
         else:
             _st.set_opening(g._hands, gm, p.current_player)
         if counters:
@@ -194,14 +185,14 @@ class Game:
 
     def _load_counters(self, p: Position) -> None:
         gm = self._gmeta
-        if gm[_st.G_PLACED]:
-            gm[_st.G_STARTER] = p.starting_player
-        gm[_st.G_TURNS] = p.turn
-        gm[_st.G_PASSES] = p.passes
-        gm[_st.G_QWIRKLES : _st.G_QWIRKLES + len(p.qwirkles)] = p.qwirkles
+        if gm[_lo.G_PLACED]:
+            gm[_lo.G_STARTER] = p.starting_player
+        gm[_lo.G_TURNS] = p.turn
+        gm[_lo.G_PASSES] = p.passes
+        gm[_lo.G_QWIRKLES : _lo.G_QWIRKLES + len(p.qwirkles)] = p.qwirkles
         self._rng[:] = np.array(p.rng, np.uint64)
         if p.over:
-            _st._finish(gm)
+            _st.finish_game(gm)
 
     def position(self) -> Position:
         """The complete position as a :class:`~qwirkle_core.position.Position` value."""
@@ -270,62 +261,62 @@ class Game:
     @property
     def players(self) -> int:
         """The number of seats."""
-        return int(self._gmeta[_st.G_PLAYERS])
+        return int(self._gmeta[_lo.G_PLAYERS])
 
     @property
     def current_player(self) -> int:
         """The seat to move."""
-        return int(self._gmeta[_st.G_CURRENT])
+        return int(self._gmeta[_lo.G_CURRENT])
 
     @property
     def starting_player(self) -> int:
         """The seat that opened (or must open)."""
-        return int(self._gmeta[_st.G_STARTER])
+        return int(self._gmeta[_lo.G_STARTER])
 
     @property
     def scores(self) -> tuple[int, ...]:
         """Each seat's score (going-out bonus included)."""
-        return tuple(int(s) for s in self._gmeta[_st.G_SCORE : _st.G_SCORE + self.players])
+        return tuple(int(s) for s in self._gmeta[_lo.G_SCORE : _lo.G_SCORE + self.players])
 
     @property
     def qwirkles(self) -> tuple[int, ...]:
         """Qwirkles (lines of 6 completed) per seat."""
-        return tuple(int(s) for s in self._gmeta[_st.G_QWIRKLES : _st.G_QWIRKLES + self.players])
+        return tuple(int(s) for s in self._gmeta[_lo.G_QWIRKLES : _lo.G_QWIRKLES + self.players])
 
     @property
     def bag_size(self) -> int:
         """Tiles left in the bag."""
-        return int(self._gmeta[_st.G_BAG])
+        return int(self._gmeta[_lo.G_BAG])
 
     @property
     def turn(self) -> int:
         """The number of actions taken so far (placements, exchanges and passes)."""
-        return int(self._gmeta[_st.G_TURNS])
+        return int(self._gmeta[_lo.G_TURNS])
 
     @property
     def is_over(self) -> bool:
         """Whether the game has ended."""
-        return bool(self._gmeta[_st.G_OVER])
+        return bool(self._gmeta[_lo.G_OVER])
 
     @property
     def winner(self) -> int | None:
         """None while the game runs; then the winning seat, or -1 for a tie."""
-        return int(self._gmeta[_st.G_WINNER]) if self.is_over else None
+        return int(self._gmeta[_lo.G_WINNER]) if self.is_over else None
 
     @property
     def opening_pending(self) -> bool:
         """True until the opening has been played."""
-        return bool(self._gmeta[_st.G_OPENING])
+        return bool(self._gmeta[_lo.G_OPENING])
 
     @property
     def passes(self) -> int:
         """Passes in a row just before now (the game ends when every seat has passed)."""
-        return int(self._gmeta[_st.G_PASSES])
+        return int(self._gmeta[_lo.G_PASSES])
 
     @property
     def hand_sizes(self) -> tuple[int, ...]:
         """The number of tiles in each seat's hand (public information)."""
-        return tuple(int(n) for n in self._gmeta[_st.G_HAND : _st.G_HAND + self.players])
+        return tuple(int(n) for n in self._gmeta[_lo.G_HAND : _lo.G_HAND + self.players])
 
     def _seat(self, player: int | None) -> int:
         """``player`` checked as a seat number; the current player for None."""
@@ -337,20 +328,15 @@ class Game:
         """The tiles of ``player`` (the current player by default), sorted.
         Raises TypeError/ValueError for a bad seat."""
         p = self._seat(player)
-        return tuple(sorted(int(t) for t in self._hands[p, : self._gmeta[_st.G_HAND + p]]))
+        return tuple(sorted(int(t) for t in self._hands[p, : self._gmeta[_lo.G_HAND + p]]))
 
     @property
     def board(self) -> dict[tuple[int, int], int]:
         """A copy of the board as ``{(row, col): tile}``."""
-        bm = self._bmeta
-        if bm[_bd.B_TILES] == 0:
-            return {}
-        rows = np.arange(bm[_bd.B_MINR], bm[_bd.B_MAXR] + 1)
-        cols = np.arange(bm[_bd.B_MINC], bm[_bd.B_MAXC] + 1)
-        idx = ((rows[:, None] & _bd.GMASK) << _bd.GRID_BITS) | (cols[None, :] & _bd.GMASK)
-        tiles = self._board[idx]
-        rr, cc = np.nonzero(tiles >= 0)
-        return {(int(rows[i]), int(cols[j])): int(tiles[i, j]) for i, j in zip(rr, cc)}
+        n = int(self._bmeta[_lo.B_TILES])
+        rows, cols, tiles = np.zeros(n, np.int64), np.zeros(n, np.int64), np.zeros(n, np.int8)
+        _mc.board_tiles(self._board, self._bmeta, rows, cols, tiles)
+        return {(r, c): t for r, c, t in zip(rows.tolist(), cols.tolist(), tiles.tolist())}
 
     def kernel_arrays(self) -> GameArrays:
         """The game's numpy arrays for the kernels (internal seam; see :class:`GameArrays`).
@@ -358,7 +344,7 @@ class Game:
         The kernels may change them in place; the caller then owns keeping the action
         history consistent (the modules above ``Game`` only read them or copy them).
         """
-        return GameArrays(self._board, self._cross, self._anchors, self._bmeta, self._hands, self._bag, self._gmeta, self._rng, self._scratch, self._act)
+        return _lo.GameState(self._board, self._cross, self._anchors, self._bmeta, self._hands, self._bag, self._gmeta, self._rng, self._scratch, self._act)
 
     def copy(self) -> Game:
         """An independent copy of the game, history included."""
@@ -386,7 +372,7 @@ class Game:
     def _placements(self) -> int:
         """The number of legal placements of the current player."""
         bm = self._bmeta
-        near_edge = max(-bm[_bd.B_MINR], bm[_bd.B_MAXR], -bm[_bd.B_MINC], bm[_bd.B_MAXC]) >= COORD_LIMIT - 8
+        near_edge = max(-bm[_lo.B_MINR], bm[_lo.B_MAXR], -bm[_lo.B_MINC], bm[_lo.B_MAXC]) >= COORD_LIMIT - 8
         return len(self.legal_moves()) if near_edge else self._generate()
 
     def _generate(self) -> int:
@@ -406,18 +392,15 @@ class Game:
         if self.is_over:
             return []
         n = self._generate()
+        coords = np.zeros((n, 2, 6), np.int64)
+        _mg.move_coords(self._moves, n, self._bmeta, coords)
         mv = self._moves[:n]
-        cells = mv[:, _mg.M_CELL : _mg.M_CELL + 6].astype(np.int64)
-        rows = _unwrap(cells >> _bd.GRID_BITS, self._bmeta[_bd.B_MINR])
-        cols = _unwrap(cells & _bd.GMASK, self._bmeta[_bd.B_MINC])
-        counts = mv[:, _mg.M_N].tolist()
-        scores = mv[:, _mg.M_SCORE].tolist()
-        tiles = mv[:, _mg.M_TILE : _mg.M_TILE + 6].tolist()
-        inside = _inside(rows, cols, counts)
-        rows_l, cols_l = rows.tolist(), cols.tolist()
-        return [
-            Move(zip(rows_l[i][: counts[i]], cols_l[i][: counts[i]], tiles[i][: counts[i]]), score=scores[i]) for i in range(n) if inside[i]
-        ]
+        counts = mv[:, _lo.M_N].tolist()
+        scores = mv[:, _lo.M_SCORE].tolist()
+        tiles = mv[:, _lo.M_TILE : _lo.M_TILE + 6].tolist()
+        inside = _inside(coords, counts)
+        rows, cols = coords[:, 0].tolist(), coords[:, 1].tolist()
+        return [Move(zip(rows[i][: counts[i]], cols[i][: counts[i]], tiles[i][: counts[i]]), score=scores[i]) for i in range(n) if inside[i]]
 
     def has_legal_placement(self) -> bool:
         """Whether the current player can place at least one tile."""
@@ -455,9 +438,9 @@ class Game:
             raise IllegalMoveError(f"cell {dup} is used twice")
         self._check_in_hand(move.tiles)
         bm = self._bmeta
-        if bm[_bd.B_TILES]:
+        if bm[_lo.B_TILES]:
             for r, c in cells:
-                if not (bm[_bd.B_MINR] - 7 <= r <= bm[_bd.B_MAXR] + 7 and bm[_bd.B_MINC] - 7 <= c <= bm[_bd.B_MAXC] + 7):
+                if not (bm[_lo.B_MINR] - 7 <= r <= bm[_lo.B_MAXR] + 7 and bm[_lo.B_MINC] - 7 <= c <= bm[_lo.B_MAXC] + 7):
                     raise IllegalMoveError(f"cell {(r, c)} is too far from the tiles on the board to be part of a legal line")
         rows = np.array([r for r, _ in cells], np.int64)
         cols = np.array([c for _, c in cells], np.int64)
@@ -473,7 +456,7 @@ class Game:
         if code in _ERRORS:
             return _ERRORS[code]
         if code == _sc.OPENING_LENGTH:
-            k = int(self._gmeta[_st.G_OPEN_LEN])
+            k = int(self._gmeta[_lo.G_OPEN_LEN])
             return f"the opening must have exactly {k} tiles (the largest group of one colour or one shape in the hand)"
         at = move.placements[where] if where >= 0 else None
         if code == _sc.CELL_TAKEN and at is not None:
@@ -574,18 +557,20 @@ class Game:
         self._check_running()
         player, before = self.current_player, self._snapshot()
         if self._agent_scratch is None:
-            self._agent_scratch = _mc.new_agent_scratch()
-        self._moves = _mc.take_turn(spec, self.kernel_arrays(), self._moves, self._agent_scratch)
+            self._agent_scratch = _ag.new_agent_scratch()
+        self._moves = _ag.take_turn(spec, self.kernel_arrays(), self._moves, self._agent_scratch)
         act = self._act
-        kind, n = int(act[0]), int(act[1])
-        if kind == PLACE:
+        kind, n = int(act[_lo.A_KIND]), int(act[_lo.A_N])
+        if kind == _lo.PLACE:
             bm = self._bmeta
-            placed = tuple((int(_bd.true_row(bm, act[4 + i])), int(_bd.true_col(bm, act[4 + i])), int(act[10 + i])) for i in range(n))
+            cells = act[_lo.A_CELL : _lo.A_CELL + n]
+            tiles = act[_lo.A_TILE : _lo.A_TILE + n]
+            placed = tuple((int(_bd.true_row(bm, c)), int(_bd.true_col(bm, c)), int(t)) for c, t in zip(cells, tiles))
             if any(not (-COORD_LIMIT < x < COORD_LIMIT) for r, c, _ in placed for x in (r, c)):
                 self._restore(before, board_changed=True)
                 raise IllegalMoveError("the agent's move would leave the board (|row|, |col| < 2**31)")
-            return self._log_action(player, Move(placed), int(act[2]), before, placed)
-        move = Move.exchange(int(t) for t in act[10 : 10 + n]) if kind == EXCHANGE else Move.pass_turn()
+            return self._log_action(player, Move(placed), int(act[_lo.A_POINTS]), before, placed)
+        move = Move.exchange(int(t) for t in act[_lo.A_TILE : _lo.A_TILE + n]) if kind == _lo.EXCHANGE else Move.pass_turn()
         return self._log_action(player, move, 0, before, ())
 
     def determinize(self, player: int | None = None, seed: int = 0) -> Game:
@@ -598,7 +583,7 @@ class Game:
         rng = np.zeros(2, np.uint64)
         seed_streams(rng, np.uint64(check_seed(seed)))
         g = self.copy()
-        _mc.determinize(g._hands, g._bag, g._gmeta, p, rng, 1)
+        _mc.determinize(g._hands, g._bag, g._gmeta, p, rng, _lo.R_AGENTS)
         return g
 
     def observation(self, player: int | None = None) -> Observation:
@@ -606,11 +591,8 @@ class Game:
         hand and the public counts, with the opponents' hands and the bag merged into
         ``unseen``. Raises TypeError/ValueError for a bad seat."""
         p = self._seat(player)
-        hidden = list(self._bag[: self.bag_size])
-        for q in range(self.players):
-            if q != p:
-                hidden.extend(self._hands[q, : self._gmeta[_st.G_HAND + q]])
-        unseen = np.bincount(np.array(hidden, np.int64), minlength=36)
+        unseen = np.zeros(36, np.int64)
+        _st.unseen_counts(self._hands, self._bag, self._gmeta, p, unseen)
         return Observation(
             player=p,
             rules=self.rules,
@@ -708,16 +690,12 @@ def _as_move(move: Move | str | Iterable[tuple[int, int, int]]) -> Move:
     return Move(move)
 
 
-def _unwrap(w: np.ndarray, lo: Any) -> np.ndarray:
-    base = int(lo) - 8
-    return base + ((w - base) & _bd.GMASK)
-
-
-def _inside(rows: np.ndarray, cols: np.ndarray, counts: list[int]) -> list[bool]:
-    """Per move, whether all its cells lie inside the coordinate range (a legal move
-    may not leave the board; only positions within 7 cells of the limit are affected)."""
-    k = np.arange(6)[None, :] < np.array(counts, np.int64)[:, None]
-    out = ((np.abs(rows) < COORD_LIMIT) & (np.abs(cols) < COORD_LIMIT)) | ~k
+def _inside(coords: np.ndarray, counts: list[int]) -> list[bool]:
+    """Per move (``coords``: int64[n, 2, 6] rows and columns), whether all its cells lie
+    inside the coordinate range (a legal move may not leave the board; only positions
+    within 7 cells of the limit are affected)."""
+    used = np.arange(6)[None, :] < np.array(counts, np.int64)[:, None]
+    out = (np.abs(coords) < COORD_LIMIT).all(axis=1) | ~used
     return [bool(x) for x in out.all(axis=1)]
 
 

@@ -23,6 +23,7 @@ from typing import Any
 import numpy as np
 
 from ._kernels import batch as _bt
+from ._kernels import layout as _lo
 from ._threads import numba_threads
 from ._version import __version__
 from .agents import AgentSpec
@@ -356,18 +357,18 @@ class _RangeRun:
         seeds = _bt.seeds_for(np.uint64(self.seed), first, n)
         scores = np.zeros((n, players), np.int32)
         qwirkles = np.zeros((n, players), np.int16)
-        stats = np.zeros((n, _bt.STATS), np.int32)
+        stats = np.zeros((n, _lo.STATS), np.int32)
         _bt.run_games(seeds, self.specs, self.rules.opening_code, scores, qwirkles, stats, nchunks)
         return GameRows(
             game=np.arange(first, first + n, dtype=np.int64),
             seeds=seeds,
             scores=scores,
-            winner=stats[:, _bt.S_WINNER].astype(np.int8),
-            starter=stats[:, _bt.S_STARTER].astype(np.int8),
-            turns=stats[:, _bt.S_TURNS].copy(),
-            tiles_placed=stats[:, _bt.S_PLACED].astype(np.int16),
+            winner=stats[:, _lo.S_WINNER].astype(np.int8),
+            starter=stats[:, _lo.S_STARTER].astype(np.int8),
+            turns=stats[:, _lo.S_TURNS].copy(),
+            tiles_placed=stats[:, _lo.S_PLACED].astype(np.int16),
             qwirkles=qwirkles,
-            truncated=stats[:, _bt.S_TRUNCATED].astype(bool),
+            truncated=stats[:, _lo.S_TRUNCATED].astype(bool),
         )
 
     def _book(self, rows: GameRows) -> None:

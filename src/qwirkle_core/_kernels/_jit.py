@@ -9,7 +9,7 @@ import numba
 CACHE = os.environ.get("QWIRKLE_NO_CACHE", "") in ("", "0")
 
 
-def _drop_stale_cache(folder=Path(__file__).parent):
+def drop_stale_cache(folder=Path(__file__).parent):
     """Numba's on-disk cache notices edits to a kernel's own file only, not to the
     kernels it calls from other files (which it compiles in). So the whole cache is
     dropped whenever any kernel source changes (an upgrade, or a developer's edit): the
@@ -32,7 +32,7 @@ def _drop_stale_cache(folder=Path(__file__).parent):
 
 
 if CACHE:
-    _drop_stale_cache()
+    drop_stale_cache()
 
 
 def njit(*args, **kwargs):

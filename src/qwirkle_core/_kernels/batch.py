@@ -4,15 +4,27 @@ import numpy as np
 from numba import prange
 
 from ._jit import njit
+from .actions import new_state
+from .agents import new_agent_scratch, take_turn
 from .board import clear_board
-from .mc import new_agent_scratch, take_turn
-from .agents import new_state
+from .layout import (
+    G_CURRENT,
+    G_OVER,
+    G_PLACED,
+    G_QWIRKLES,
+    G_SCORE,
+    G_STARTER,
+    G_TURNS,
+    G_WINNER,
+    S_PLACED,
+    S_STARTER,
+    S_TRUNCATED,
+    S_TURNS,
+    S_WINNER,
+    STATS,  # noqa: F401  (re-exported: the Python layer sizes the stats array with it)
+)
 from .rng import game_seed, seed_streams
-from .state import MAX_TURNS, G_CURRENT, G_OVER, G_PLACED, G_QWIRKLES, G_SCORE, G_STARTER, G_TURNS, G_WINNER, new_game
-
-# Columns of the per-game int32 stats array.
-S_WINNER, S_TURNS, S_PLACED, S_STARTER, S_TRUNCATED = 0, 1, 2, 3, 4
-STATS = 5
+from .state import MAX_TURNS, new_game
 
 
 @njit
@@ -30,10 +42,10 @@ def play_one(seed, specs, rule_opening, gs, moves, scratch):
 
     Returns the (maybe grown) move buffer.
     """
-    board, cross, anchors, bmeta, hands, bag, gmeta, rng = gs[0], gs[1], gs[2], gs[3], gs[4], gs[5], gs[6], gs[7]
-    clear_board(board, cross, anchors, bmeta)
-    seed_streams(rng, seed)
-    new_game(hands, bag, gmeta, rng, specs.shape[0], rule_opening)
+    gmeta = gs.gmeta
+    clear_board(gs.board, gs.cross, gs.anchors, gs.bmeta)
+    seed_streams(gs.rng, seed)
+    new_game(gs.hands, gs.bag, gmeta, gs.rng, specs.shape[0], rule_opening)
     while gmeta[G_OVER] == 0 and gmeta[G_TURNS] < MAX_TURNS:
         moves = take_turn(specs[gmeta[G_CURRENT]], gs, moves, scratch)
     return moves
@@ -45,14 +57,15 @@ def run_games(seeds, specs, rule_opening, scores, qwirkles, stats, nchunks):
 
     ``specs``: float64[players, SPEC_COLS], one agent spec per seat. Outputs (one row
     per game): ``scores`` int32[G, P], ``qwirkles`` int16[G, P], ``stats``
-    int32[G, STATS]. The result of a game depends only on its seed.
+    int32[G, STATS] (columns ``S_*`` of :mod:`.layout`). The result of a game depends
+    only on its seed.
     """
     ngames = seeds.shape[0]
     players = specs.shape[0]
     for ch in prange(nchunks):
         gs, moves = new_state()
         scratch = new_agent_scratch()
-        gmeta = gs[6]
+        gmeta = gs.gmeta
         for g in range(ch * ngames // nchunks, (ch + 1) * ngames // nchunks):
             moves = play_one(seeds[g], specs, rule_opening, gs, moves, scratch)
             for p in range(players):

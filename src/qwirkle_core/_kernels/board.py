@@ -13,8 +13,8 @@ Layout (all plain numpy arrays, one set per game):
                               some tile could still fill (the first ``bmeta[B_ANCHORS]``
                               entries; an empty cell with a neighbour but no fitting
                               tile is "dead" and dropped for good).
-``bmeta``   int64[8]          tile count, anchor count and the bounding box of the tiles
-                              in true (unwrapped) coordinates.
+``bmeta``   int64[BMETA]      tile count, anchor count and the bounding box of the tiles
+                              in true (unwrapped) coordinates (``B_*`` in :mod:`.layout`).
 
 A cell index is ``((row & 127) << 7) | (col & 127)``: rows and columns wrap around.
 A legal game never spans more than 108 rows or columns, and every cell a move can
@@ -25,6 +25,7 @@ true coordinates are recovered from the bounding box (:func:`unwrap`).
 import numpy as np
 
 from ._jit import njit
+from .layout import B_ANCHORS, B_MAXC, B_MAXR, B_MINC, B_MINR, B_TILES, BMETA
 
 GRID_BITS = 7
 GRID = 1 << GRID_BITS
@@ -36,8 +37,6 @@ MAX_ANCHORS = 512
 
 ALL = (1 << 36) - 1
 NSHIFT = 40
-
-B_TILES, B_ANCHORS, B_MINR, B_MAXR, B_MINC, B_MAXC = 0, 1, 2, 3, 4, 5
 
 
 def _tables():
@@ -100,7 +99,7 @@ def new_board():
     board = np.full(NCELLS, EMPTY, np.int8)
     cross = np.full((NCELLS, 2), ALL, np.int64)
     anchors = np.zeros(MAX_ANCHORS, np.int32)
-    bmeta = np.zeros(8, np.int64)
+    bmeta = np.zeros(BMETA, np.int64)
     return board, cross, anchors, bmeta
 
 
@@ -245,7 +244,7 @@ def place_at(board, cross, anchors, bmeta, rows, cols, tiles, n, cells_scratch):
 def new_undo():
     """Scratch to take back one placement: (changed cross words int64[24, 3], anchors
     copy, bmeta copy, count int64[1])."""
-    return np.zeros((24, 3), np.int64), np.zeros(MAX_ANCHORS, np.int32), np.zeros(8, np.int64), np.zeros(1, np.int64)
+    return np.zeros((24, 3), np.int64), np.zeros(MAX_ANCHORS, np.int32), np.zeros(BMETA, np.int64), np.zeros(1, np.int64)
 
 
 @njit

@@ -1,6 +1,6 @@
 """Monte Carlo: determinization, playouts, move evaluation and the Monte Carlo agent.
 
-A *sim* is a scratch game state (an agents ``gs`` tuple) that each playout rebuilds
+A *sim* is a scratch game state (a :class:`.layout.GameState`) that each playout rebuilds
 from a *root* (the position being evaluated), so the root is never touched. The root's
 board travels as a tile list in true coordinates: ``rows``, ``cols`` (int64) and
 ``tiles`` (int8), the first ``ntiles`` entries.
@@ -12,40 +12,57 @@ playout never uses hidden information.
 
 A playout applies one candidate action, then lets ``policy`` play every seat for
 ``depth`` more turns (0: to the end of the game) and returns the margin: the player's
-score minus the best other score.
+score minus the best other score. A playout stops after MAX_TURNS turns counted from
+its root (like a game of the batch), whatever the root's own turn counter says.
+
+Candidates are action words (:mod:`.layout`, ``CAND_COLS`` wide); the agent keeps at
+most MAX_CANDIDATES of them, whatever its spec asks.
 """
 
 import numpy as np
 from numba import prange
 
 from ._jit import njit
-from .agents import (
+from .actions import apply_act, new_state, set_fallback
+from .board import cell_of, clear_board, place_at
+from .layout import (
+    A_CELL,
+    A_KIND,
+    A_N,
+    A_POINTS,
+    A_TILE,
+    B_MAXC,
+    B_MAXR,
+    B_MINC,
+    B_MINR,
+    B_TILES,
+    DEFAULT_SPECS,
+    G_BAG,
+    G_CURRENT,
+    G_HAND,
+    G_OVER,
+    G_PLAYERS,
+    G_SCORE,
+    G_TURNS,
     GREEDY,
     HEURISTIC,
-    HEURISTIC_WEIGHTS,
     M_CELL,
     M_N,
     M_SCORE,
     M_TILE,
-    MONTE_CARLO,
-    SPEC_COLS,
-    apply_act,
-    best_index,
-    heuristic_values,
-    hidden_tiles,
-    legal_moves,
-    new_state,
-    set_fallback,
-    set_place,
-    take_turn_simple,
+    P_MC_CANDIDATES,
+    P_MC_DEPTH,
+    P_MC_PLAYOUTS,
+    P_MC_POLICY,
+    PLACE,
+    R_AGENTS,
+    R_GAME,
+    SPEC_ID,
 )
-from .board import B_MAXC, B_MAXR, B_MINC, B_MINR, B_TILES, cell_of, clear_board, new_undo, place_at, place_cells_undoable, take_back
-from .movegen import generate_all
+from .policies import best_index, heuristic_values, take_turn_simple
 from .rng import below, mix64, next_u64
-from .state import G_BAG, G_CURRENT, G_HAND, G_OVER, G_PLAYERS, G_SCORE, G_TURNS, MAX_TURNS, NTILES, _insert_sorted, hand_mask
+from .state import MAX_TURNS, hidden_tiles, insert_sorted
 
-# Candidate rows: [kind, n, points, 0, cells x6, tiles x6] like an action word.
-CAND_COLS = 16
 _PLAYOUT_SALT = np.uint64(0x632BE59BD9B4E019)
 
 
@@ -69,13 +86,12 @@ def board_tiles(board, bmeta, rows, cols, tiles):
 @njit
 def reset_sim(sim, rows, cols, tiles, ntiles, hands, bag, gmeta, cells):
     """Make ``sim`` a copy of the root position."""
-    board, cross, anchors, bmeta = sim[0], sim[1], sim[2], sim[3]
-    clear_board(board, cross, anchors, bmeta)
+    clear_board(sim.board, sim.cross, sim.anchors, sim.bmeta)
     if ntiles > 0:
-        place_at(board, cross, anchors, bmeta, rows, cols, tiles, ntiles, cells)
-    sim[4][:] = hands
-    sim[5][:] = bag
-    sim[6][:] = gmeta
+        place_at(sim.board, sim.cross, sim.anchors, sim.bmeta, rows, cols, tiles, ntiles, cells)
+    sim.hands[:] = hands
+    sim.bag[:] = bag
+    sim.gmeta[:] = gmeta
 
 
 @njit
@@ -93,7 +109,7 @@ def determinize(hands, bag, gmeta, viewer, rng, stream):
     for p in range(players):
         if p != viewer:
             for i in range(gmeta[G_HAND + p]):
-                _insert_sorted(hands[p], i, pool[k])
+                insert_sorted(hands[p], i, pool[k])
                 k += 1
     for i in range(gmeta[G_BAG]):
         bag[i] = pool[k]
@@ -120,30 +136,34 @@ def margin(gmeta, player):
 def playout(sim, moves, values, cand, policy, depth, seed):
     """One determinized playout of candidate ``cand`` from the (reset) ``sim``.
 
-    Returns ``(margin, moves)``; the move buffer may have grown.
+    Returns ``(margin, moves)``; the move buffer may have grown. The playout stops
+    after ``depth`` turns past the candidate (0: at the end of the game), and at the
+    latest MAX_TURNS turns after the root.
     """
-    gmeta, rng, act = sim[6], sim[7], sim[9]
+    gmeta, rng = sim.gmeta, sim.rng
     player = gmeta[G_CURRENT]
-    rng[0] = mix64(np.uint64(seed))
-    rng[1] = mix64(np.uint64(seed) ^ _PLAYOUT_SALT)
-    determinize(sim[4], sim[5], gmeta, player, rng, 1)
-    act[:] = cand
+    rng[R_GAME] = mix64(np.uint64(seed))
+    rng[R_AGENTS] = mix64(np.uint64(seed) ^ _PLAYOUT_SALT)
+    determinize(sim.hands, sim.bag, gmeta, player, rng, R_AGENTS)
+    root_turn = gmeta[G_TURNS]
+    sim.act[:] = cand
     apply_act(sim)
     start = gmeta[G_TURNS]
-    while gmeta[G_OVER] == 0 and (depth == 0 or gmeta[G_TURNS] - start < depth) and gmeta[G_TURNS] < MAX_TURNS:
+    while gmeta[G_OVER] == 0 and (depth == 0 or gmeta[G_TURNS] - start < depth) and gmeta[G_TURNS] - root_turn < MAX_TURNS:
         moves = take_turn_simple(policy, sim, moves, values)
     return margin(gmeta, player), moves
 
 
 @njit
 def candidates(gs, moves, n, values, spec, limit, out):
-    """The ``limit`` best placements by ``spec``'s values (all if limit <= 0), or the
-    fallback exchange/pass when there is none, as rows of ``out``; returns the count."""
+    """The ``limit`` best placements by ``spec``'s values (see
+    :func:`candidates_from_values`), or the fallback exchange/pass when there is none,
+    as rows of ``out``; returns the count."""
     if n == 0:
         set_fallback(gs, True)
-        out[0, :] = gs[9]
+        out[0, :] = gs.act
         return 1
-    if int(spec[0]) == GREEDY:
+    if int(spec[SPEC_ID]) == GREEDY:
         for i in range(n):
             values[i] = moves[i, M_SCORE]
     else:
@@ -154,18 +174,22 @@ def candidates(gs, moves, n, values, spec, limit, out):
 @njit
 def candidates_from_values(moves, n, values, limit, out):
     """The ``limit`` placements with the largest ``values`` (all if limit <= 0) as
-    action rows of ``out``, best first. Returns their number."""
+    action rows of ``out``, best first; never more than ``out`` has rows, whatever
+    ``limit`` says. Returns their number."""
     order = np.argsort(-values[:n], kind="mergesort")
-    k = n if limit <= 0 else min(n, limit)
+    k = min(n, out.shape[0])
+    if limit > 0:
+        k = min(k, limit)
     for c in range(k):
         i = order[c]
         m = moves[i, M_N]
         out[c, :] = 0
-        out[c, 1] = m
-        out[c, 2] = moves[i, M_SCORE]
+        out[c, A_KIND] = PLACE
+        out[c, A_N] = m
+        out[c, A_POINTS] = moves[i, M_SCORE]
         for j in range(m):
-            out[c, 4 + j] = moves[i, M_CELL + j]
-            out[c, 10 + j] = moves[i, M_TILE + j]
+            out[c, A_CELL + j] = moves[i, M_CELL + j]
+            out[c, A_TILE + j] = moves[i, M_TILE + j]
     return k
 
 
@@ -193,135 +217,38 @@ def evaluate(rows, cols, tiles, ntiles, hands, bag, gmeta, cands, ncand, policy,
 
 
 @njit
-def mc_choose(spec, gs, moves, n, values, sim, smoves, svalues, root):
+def mc_choose(spec, gs, moves, n, values, scratch):
     """The Monte Carlo agent: best mean playout margin among the top candidates.
 
-    ``spec``: [MONTE_CARLO, playouts, candidates, depth, policy id]. Candidates are
-    the policy's best placements; a lone candidate (or a forced exchange/pass) is
-    played without playouts. ``root`` is the scratch ``(rows, cols, tiles, cells,
-    cands, policy_spec)``. Writes the chosen action into ``gs``'s ``act``.
+    ``spec``: its ``playouts``, ``candidates``, ``depth`` and ``policy`` (an agent id).
+    Candidates are the policy's best placements (at most MAX_CANDIDATES); a lone
+    candidate (or a forced exchange/pass) is played without playouts. ``scratch`` is
+    the :class:`.layout.AgentScratch` (its sim and root are used). Writes the chosen
+    action into ``gs.act``.
     """
-    playouts = int(spec[1])
-    limit = int(spec[2])
-    depth = int(spec[3])
-    rows, cols, tiles, cells, cands, policy = root[0], root[1], root[2], root[3], root[4], root[5]
+    playouts = int(spec[P_MC_PLAYOUTS])
+    limit = int(spec[P_MC_CANDIDATES])
+    depth = int(spec[P_MC_DEPTH])
+    root = scratch.root
+    policy, cands = root.policy, root.cands
     policy[:] = 0
-    policy[0] = spec[4]
-    if int(spec[4]) == HEURISTIC:
-        policy[1 : 1 + HEURISTIC_WEIGHTS.shape[0]] = HEURISTIC_WEIGHTS
+    policy[SPEC_ID] = spec[P_MC_POLICY]
+    if int(policy[SPEC_ID]) == HEURISTIC:
+        policy[:] = DEFAULT_SPECS[HEURISTIC]
     k = candidates(gs, moves, n, values, policy, limit, cands)
-    act, rng = gs[9], gs[7]
+    act, rng = gs.act, gs.rng
     if k == 1 or playouts <= 0:
         act[:] = cands[0]
         return
-    board, bmeta, hands, bag, gmeta = gs[0], gs[3], gs[4], gs[5], gs[6]
-    ntiles = board_tiles(board, bmeta, rows, cols, tiles)
+    rows, cols, tiles, cells = root.rows, root.cols, root.tiles, root.cells
+    sim, smoves, svalues = scratch.sim, scratch.sim_moves, scratch.sim_values
+    ntiles = board_tiles(gs.board, gs.bmeta, rows, cols, tiles)
     means = np.zeros(k, np.float64)
-    base = next_u64(rng, 1)
+    base = next_u64(rng, R_AGENTS)
     for j in range(playouts):
         s = playout_seed(base, j)
         for c in range(k):
-            reset_sim(sim, rows, cols, tiles, ntiles, hands, bag, gmeta, cells)
+            reset_sim(sim, rows, cols, tiles, ntiles, gs.hands, gs.bag, gs.gmeta, cells)
             m, smoves = playout(sim, smoves, svalues, cands[c], policy, depth, s)
             means[c] += m
     act[:] = cands[best_index(means, k, rng)]
-
-
-@njit
-def _best_reply(gs, hand, size, exact, moves):
-    """The best points the next player could score with the tile set ``hand`` (of
-    ``size`` tiles), +6 for going out when ``exact`` (the bag is empty). Returns
-    ``(points, moves)``."""
-    moves, n = generate_all(gs[0], gs[1], gs[2], gs[3], hand, 0, moves, gs[8])
-    best = 0
-    for i in range(n):
-        best = max(best, moves[i, M_SCORE] + (6 if exact and moves[i, M_N] == size else 0))
-    return best, moves
-
-
-@njit
-def reply_choose(spec, gs, moves, n, values, smoves, undo):
-    """The heuristic agent late in the game (bag size <= ``horizon``, spec[7]): its
-    ``breadth`` (spec[6]) best placements are also charged ``reply`` (spec[5]) times
-    the next player's best reply (its points, +6 if it goes out). Once the bag is empty
-    the next hand is known exactly; before that the reply is averaged over ``samples``
-    (spec[8]) hands dealt from the unseen tiles, the same ones for every candidate.
-    Each candidate is put on the board and taken back (no copy of the position)."""
-    board, cross, anchors, bmeta, hands, bag, gmeta, rng, act = gs[0], gs[1], gs[2], gs[3], gs[4], gs[5], gs[6], gs[7], gs[9]
-    if n == 0:
-        set_fallback(gs, True)
-        return
-    heuristic_values(gs, moves, n, spec, values)
-    order = np.argsort(-values[:n], kind="mergesort")[: max(int(spec[6]), 1)]
-    player = gmeta[G_CURRENT]
-    nxt = (player + 1) % gmeta[G_PLAYERS]
-    size = gmeta[G_HAND + nxt]
-    exact = gmeta[G_BAG] == 0
-    samples = 1 if exact else max(int(spec[8]), 1)
-    # The hands to try: the real one when exact, else deals from the unseen tiles.
-    pool = np.empty(bag.shape[0], np.int64)
-    npool = hidden_tiles(hands, bag, gmeta, player, pool)
-    trial = np.zeros(samples, np.int64)
-    for j in range(samples):
-        if exact:
-            trial[j] = hand_mask(hands, gmeta, nxt)
-        else:
-            for i in range(min(size, npool)):
-                k = i + below(rng, 1, npool - i)
-                pool[i], pool[k] = pool[k], pool[i]
-                trial[j] |= 1 << pool[i]
-    cells = np.empty(6, np.int64)
-    tiles = np.empty(6, np.int64)
-    adjusted = np.empty(order.shape[0], np.float64)
-    for c in range(order.shape[0]):
-        m = moves[order[c], M_N]
-        for i in range(m):
-            cells[i] = moves[order[c], M_CELL + i]
-            tiles[i] = moves[order[c], M_TILE + i]
-        place_cells_undoable(board, cross, anchors, bmeta, cells, tiles, m, undo)
-        total = 0.0
-        if not (exact and m == gmeta[G_HAND + player]):  # going out ends the game
-            for j in range(samples):
-                best, smoves = _best_reply(gs, trial[j], size, exact, smoves)
-                total += best
-        take_back(board, cross, anchors, bmeta, cells, m, undo)
-        adjusted[c] = values[order[c]] - spec[5] * total / samples
-    set_place(act, moves, order[best_index(adjusted, order.shape[0], rng)])
-
-
-@njit
-def new_agent_scratch():
-    """Everything an agent may need beyond the game: values, a sim and root scratch."""
-    sim, smoves = new_state()
-    root = (
-        np.zeros(NTILES, np.int64),
-        np.zeros(NTILES, np.int64),
-        np.zeros(NTILES, np.int8),
-        np.zeros(NTILES, np.int64),
-        np.zeros((64, CAND_COLS), np.int64),
-        np.zeros(SPEC_COLS, np.float64),
-        new_undo(),
-    )
-    return np.zeros(1024, np.float64), sim, smoves, np.zeros(1024, np.float64), root
-
-
-@njit
-def take_turn(spec, gs, moves, scratch):
-    """One turn of agent ``spec`` for the current player of ``gs``.
-
-    ``scratch`` is :func:`new_agent_scratch`'s tuple (used in place). Returns the
-    (maybe grown) move buffer.
-    """
-    agent = int(spec[0])
-    if agent != MONTE_CARLO and not (agent == HEURISTIC and spec[5] > 0 and gs[6][G_BAG] <= spec[7]):
-        return take_turn_simple(spec, gs, moves, scratch[0])  # before unpacking: faster
-    values, sim, smoves, svalues, root = scratch
-    moves, n = legal_moves(gs, moves)
-    if values.shape[0] < n:
-        values = np.zeros(n, np.float64)
-    if agent == MONTE_CARLO:
-        mc_choose(spec, gs, moves, n, values, sim, smoves, svalues, root)
-    else:
-        reply_choose(spec, gs, moves, n, values, smoves, root[6])
-    apply_act(gs)
-    return moves

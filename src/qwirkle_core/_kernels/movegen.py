@@ -11,19 +11,18 @@ accepts (the AND of ``LX`` over its tiles); the perpendicular constraint of each
 is its cross-check word. A line never holds a tile twice, so the hand is a 36-bit set
 and duplicate tiles in a hand yield no duplicate moves.
 
-Moves are written to an int32 array ``moves`` of shape (capacity, 14): column 0 the
-number of tiles n, column 1 the score, columns 2..7 the wrapped cells, columns 8..13
-the tiles. The return value is the total count, which may exceed the capacity (then
-only the first ``capacity`` moves are written and the caller retries with more room).
+Moves are written to an int32 array ``moves`` of shape (capacity, MOVE_COLS), one row
+per placement (columns ``M_*`` of :mod:`.layout`): the number of tiles n, the score,
+the n wrapped cells and the n tiles. The return value is the total count, which may
+exceed the capacity (then only the first ``capacity`` moves are written and the caller
+retries with more room); :func:`move_coords` gives the moves' true coordinates.
 """
 
 import numpy as np
 
 from ._jit import njit
-from .board import ALL, B_ANCHORS, B_TILES, LX, NSHIFT, line_points, lowest_bit_index, scan_run, step
-
-MOVE_COLS = 14
-M_N, M_SCORE, M_CELL, M_TILE = 0, 1, 2, 8
+from .board import ALL, LX, NSHIFT, line_points, lowest_bit_index, scan_run, step, true_col, true_row
+from .layout import B_ANCHORS, B_TILES, M_CELL, M_N, M_SCORE, M_TILE, MOVE_COLS
 
 # Rows of the search scratch, one column per depth (tiles placed so far).
 _CELL, _TILE, _ALLOWED, _LEN, _XPTS, _RIGHT, _LEFT, _CAND_LEFT, _CAND_RIGHT, _NLEFT = range(10)
@@ -208,3 +207,15 @@ def generate_all(board, cross, anchors, bmeta, hand, opening_len, moves, st, bes
         moves = np.zeros((2 * n, MOVE_COLS), np.int32)
         n = generate(board, cross, anchors, bmeta, hand, opening_len, moves, st, best_only)
     return moves, n
+
+
+@njit
+def move_coords(moves, n, bmeta, out):
+    """The true coordinates of the first ``n`` moves of a buffer, for the board
+    ``bmeta`` they were generated on: ``out[i, 0, j]`` and ``out[i, 1, j]`` (int64[>= n,
+    2, 6]) are the row and column of tile j of move i (j < its tile count)."""
+    for i in range(n):
+        for j in range(moves[i, M_N]):
+            cell = moves[i, M_CELL + j]
+            out[i, 0, j] = true_row(bmeta, cell)
+            out[i, 1, j] = true_col(bmeta, cell)

@@ -7,6 +7,7 @@ only, so a game's draws depend on nothing but its own seed.
 import numpy as np
 
 from ._jit import njit
+from .layout import R_AGENTS, R_GAME
 
 _GOLDEN = np.uint64(0x9E3779B97F4A7C15)
 _M1 = np.uint64(0xBF58476D1CE4E5B9)
@@ -44,13 +45,13 @@ def below(state, stream, n):
 def seed_streams(state, seed):
     """Initialise the two streams of one game from its 64-bit seed.
 
-    ``state[0]`` is the game stream (shuffle, draws, exchanges); ``state[1]`` is
-    the agents' stream (tie-breaks, random choices), so that a game replayed
+    ``state[R_GAME]`` is the game stream (shuffle, draws, exchanges);
+    ``state[R_AGENTS]`` is the agents' stream (tie-breaks, random choices), so that a game replayed
     through :class:`qwirkle_core.Game` draws the same tiles as inside a batch.
     """
     s = np.uint64(seed)
-    state[0] = mix64(s ^ _SALT_GAME)
-    state[1] = mix64(s ^ _SALT_AGENT)
+    state[R_GAME] = mix64(s ^ _SALT_GAME)
+    state[R_AGENTS] = mix64(s ^ _SALT_AGENT)
 
 
 @njit

@@ -4,36 +4,42 @@ Arrays of one game (besides the board arrays of :mod:`.board`):
 
 ``hands``  int8[6, 6]   the tiles of each seat (first ``gmeta[G_HAND + p]`` slots).
 ``bag``    int8[108]    the bag; tiles are drawn from the end (``bag[G_BAG - 1]``).
-``gmeta``  int64[GMETA] the counters below.
-``rng``    uint64[2]    the game's random streams (:mod:`.rng`).
+``gmeta``  int64[GMETA] the game's counters (``G_*`` in :mod:`.layout`).
+``rng``    uint64[STREAMS] the game's random streams (``R_*``, :mod:`.rng`).
 """
 
 import numpy as np
 
 from ._jit import njit
-from .board import ALL, B_ANCHORS, B_TILES, COLOR_MASK, SHAPE_MASK, popcount
+from .board import ALL, COLOR_MASK, SHAPE_MASK, popcount
+from .layout import (
+    B_ANCHORS,
+    B_TILES,
+    G_BAG,
+    G_CURRENT,
+    G_HAND,
+    G_OPEN_LEN,
+    G_OPENING,
+    G_OVER,
+    G_PASSES,
+    G_PLACED,
+    G_PLAYERS,
+    G_QWIRKLES,
+    G_RULE_OPENING,
+    G_SCORE,
+    G_STARTER,
+    G_TURNS,
+    G_WINNER,
+    GMETA,
+    R_GAME,
+    STREAMS,
+)
 from .rng import below
 
 MAX_PLAYERS = 6
 HAND = 6
 NTILES = 108
-
-G_PLAYERS = 0
-G_CURRENT = 1
-G_BAG = 2
-G_PASSES = 3
-G_OVER = 4
-G_OPENING = 5  # 1 while the opening is still to be played
-G_OPEN_LEN = 6  # exact opening length, 0 for any
-G_TURNS = 7
-G_RULE_OPENING = 8  # 0 largest group, 1 any line
-G_STARTER = 9
-G_WINNER = 10
-G_PLACED = 11  # tiles placed on the board in the game
-G_SCORE = 16
-G_HAND = 24
-G_QWIRKLES = 32
-GMETA = 40
+NUM_TILE_TYPES = 36
 
 MAX_TURNS = 5000  # a game still running after this many turns is stopped as blocked
 
@@ -48,7 +54,7 @@ def new_game_arrays():
         np.full((MAX_PLAYERS, HAND), -1, np.int8),
         np.zeros(NTILES, np.int8),
         np.zeros(GMETA, np.int64),
-        np.zeros(2, np.uint64),
+        np.zeros(STREAMS, np.uint64),
     )
 
 
@@ -70,7 +76,7 @@ def largest_group(mask):
 
 
 @njit
-def _insert_sorted(row, n, tile):
+def insert_sorted(row, n, tile):
     """Insert ``tile`` into the sorted ``row[:n]``."""
     i = n
     while i > 0 and row[i - 1] > tile:
@@ -87,7 +93,7 @@ def draw(hands, bag, gmeta, p, size=HAND):
     """
     while gmeta[G_HAND + p] < size and gmeta[G_BAG] > 0:
         gmeta[G_BAG] -= 1
-        _insert_sorted(hands[p], gmeta[G_HAND + p], bag[gmeta[G_BAG]])
+        insert_sorted(hands[p], gmeta[G_HAND + p], bag[gmeta[G_BAG]])
         gmeta[G_HAND + p] += 1
 
 
@@ -117,7 +123,7 @@ def new_game(hands, bag, gmeta, rng, players, rule_opening):
     for i in range(NTILES):
         bag[i] = i // 3
     for i in range(NTILES - 1, 0, -1):
-        j = below(rng, 0, i + 1)
+        j = below(rng, R_GAME, i + 1)
         tmp = bag[i]
         bag[i] = bag[j]
         bag[j] = tmp
@@ -164,7 +170,8 @@ def _next_turn(gmeta):
 
 
 @njit
-def _finish(gmeta):
+def finish_game(gmeta):
+    """End the game: mark it over and set the winner (-1 for a tie on the best score)."""
     gmeta[G_OVER] = 1
     best = -1
     winner = -1
@@ -196,7 +203,7 @@ def after_placement(hands, bag, gmeta, tiles, n, score, qwirkles):
     gmeta[G_TURNS] += 1
     if gmeta[G_HAND + p] == 0:
         gmeta[G_SCORE + p] += 6
-        _finish(gmeta)
+        finish_game(gmeta)
     else:
         gmeta[G_CURRENT] = (p + 1) % gmeta[G_PLAYERS]
     return score
@@ -216,10 +223,10 @@ def exchange(hands, bag, gmeta, rng, tiles, n):
         remove_from_hand(hands, gmeta, p, tiles[i])
     draw(hands, bag, gmeta, p, size)
     for i in range(1, n):
-        _insert_sorted(tiles, i, tiles[i])
+        insert_sorted(tiles, i, tiles[i])
     for i in range(n):
         k = gmeta[G_BAG]
-        j = below(rng, 0, k + 1)
+        j = below(rng, R_GAME, k + 1)
         bag[k] = bag[j]
         bag[j] = tiles[i]
         gmeta[G_BAG] = k + 1
@@ -232,7 +239,7 @@ def pass_turn(gmeta):
     gmeta[G_PASSES] += 1
     if gmeta[G_PASSES] >= gmeta[G_PLAYERS]:
         gmeta[G_TURNS] += 1
-        _finish(gmeta)
+        finish_game(gmeta)
     else:
         _next_turn(gmeta)
 
@@ -258,5 +265,34 @@ def end_if_dead(cross, anchors, bmeta, hands, bag, gmeta):
         left |= hand_mask(hands, gmeta, p)
     if fits & left:
         return False
-    _finish(gmeta)
+    finish_game(gmeta)
     return True
+
+
+@njit
+def hidden_tiles(hands, bag, gmeta, viewer, pool):
+    """Write the tiles ``viewer`` cannot see (the bag, then the other hands) to
+    ``pool``; returns their number. In a game that holds all 108 tiles their multiset
+    is public: 3 copies of each tile minus the board and the viewer's hand."""
+    n = 0
+    for i in range(gmeta[G_BAG]):
+        pool[n] = bag[i]
+        n += 1
+    for p in range(gmeta[G_PLAYERS]):
+        if p != viewer:
+            for i in range(gmeta[G_HAND + p]):
+                pool[n] = hands[p, i]
+                n += 1
+    return n
+
+
+@njit
+def unseen_counts(hands, bag, gmeta, viewer, out):
+    """How many copies of each tile ``viewer`` cannot see (:func:`hidden_tiles`) into
+    ``out`` (int64[NUM_TILE_TYPES]); returns their total."""
+    pool = np.empty(NTILES, np.int64)  # every tile of the game at most
+    total = hidden_tiles(hands, bag, gmeta, viewer, pool)
+    out[:] = 0
+    for i in range(total):
+        out[pool[i]] += 1
+    return total

@@ -1,0 +1,314 @@
+"""The policies: random, greedy and heuristic choices, and the heuristic's reply search.
+
+An agent is a *spec*: a float64 row ``[id, p1, p2, ...]`` (``SPEC_COLS`` wide) whose
+parameters, their defaults and ranges are the agent's entry in
+:data:`.layout.AGENT_PARAMS`; kernels read them by name (``spec[P_HEUR_DANGER]``).
+:func:`choose` is the choice of the agents that do not search; the heuristic's reply
+search (:func:`reply_choose`) and the Monte Carlo agent (:mod:`.mc`) are dispatched by
+:func:`.agents.take_turn`. Every choice is written into the game state's action word
+(:mod:`.actions`) and draws only from the agents' stream (``rng[R_AGENTS]``).
+"""
+
+import numpy as np
+
+from ._jit import njit
+from .actions import apply_act, legal_moves, set_fallback, set_place
+from .board import EMPTY, LX, NSHIFT, line_direction, line_points, lowest_bit_index, place_cells_undoable, popcount, scan_run, take_back
+from .layout import (
+    B_ANCHORS,
+    G_BAG,
+    G_CURRENT,
+    G_HAND,
+    G_PLAYERS,
+    GREEDY,
+    HEURISTIC,
+    M_CELL,
+    M_N,
+    M_SCORE,
+    M_TILE,
+    MAX_SAMPLES,
+    P_HEUR_BREADTH,
+    P_HEUR_DANGER,
+    P_HEUR_DUP,
+    P_HEUR_FOLLOW,
+    P_HEUR_GROUP,
+    P_HEUR_REPLY,
+    P_HEUR_SAMPLES,
+    P_HEUR_SETUP,
+    R_AGENTS,
+    RANDOM,
+    SPEC_ID,
+)
+from .movegen import generate_all
+from .rng import below
+from .state import NUM_TILE_TYPES, hand_mask, hidden_tiles, largest_group, unseen_counts
+
+
+@njit
+def best_index(values, n, rng):
+    """Index of the largest of ``values[:n]``, ties broken uniformly with one draw
+    from the agents' stream (only when there is a tie)."""
+    top = values[0]
+    for i in range(1, n):
+        top = max(top, values[i])
+    ties = 0
+    for i in range(n):
+        ties += values[i] == top
+    r = below(rng, R_AGENTS, ties) if ties > 1 else 0
+    for i in range(n):
+        if values[i] == top:
+            if r == 0:
+                return i
+            r -= 1
+    return 0
+
+
+@njit
+def _line_chances(p_other, leave, allowed, fits):
+    """Risk and promise of one line of 4 or 5 whose missing tiles are ``allowed`` and
+    of which ``fits`` fit an open end (see :func:`_open_lines`)."""
+    if popcount(allowed) == 1:  # a line of 5: its one missing tile, if it fits an end
+        if fits == 0:
+            return 0.0, 0.0
+        risk = p_other[lowest_bit_index(fits)]
+    elif fits == allowed:  # a line of 4: both missing tiles, each fitting an end
+        risk = 1.0
+        rest = allowed
+        while rest:
+            low = rest & -rest
+            risk *= p_other[lowest_bit_index(low)]
+            rest ^= low
+    else:
+        return 0.0, 0.0
+    return risk, (1.0 - risk if allowed & leave == allowed else 0.0)
+
+
+@njit
+def _open_lines(board, cross, move, leave, p_other):
+    """Risk and promise of the lines of 4 and 5 through a placement (a row of a move
+    buffer; for two tiles or more they are on ``board``, ``cross`` is still from
+    before the placement).
+
+    Such a line becomes a Qwirkle once its missing tiles (1 or 2) are added at its
+    open ends. The next player holds a tile t with probability ``p_other[t]``
+    (independently, as an estimate). Returns (expected Qwirkles the next player can
+    complete, Qwirkles the mover can complete next turn with its ``leave`` (tile
+    set) if the next player does not first). The end cells' masks are those from
+    before the placement (an estimate). Lines across the placement are measured from
+    the cross words and walked only when they have 4 or 5 tiles.
+    """
+    k = move[M_N]
+    d = line_direction(k, move[M_CELL], move[M_CELL + min(k - 1, 1)])
+    risk = 0.0
+    promise = 0.0
+    for i in range(k + 1):
+        j = max(i - 1, 0)
+        cell = move[M_CELL + j]
+        dd = d if i == 0 else 1 - d
+        if i > 0 or k == 1:
+            n = 1 + (cross[cell, dd] >> NSHIFT)
+            if n < 4 or n > 5:
+                continue
+        left, n_left, a = scan_run(board, cell, dd, -1)
+        right, n_right, b = scan_run(board, cell, dd, 1)
+        n = 1 + n_left + n_right
+        if n < 4 or n > 5:
+            continue
+        allowed = LX[move[M_TILE + j]] & left & right
+        r, pr = _line_chances(p_other, leave, allowed, allowed & (cross[a, 1 - dd] | cross[b, 1 - dd]))
+        risk += r
+        promise += pr
+    return risk, promise
+
+
+@njit
+def _insert_by(order, n, t, key):
+    """Insert ``t`` into ``order[:n]``, kept in decreasing order of ``key``."""
+    i = n
+    while i > 0 and key[order[i - 1]] < key[t]:
+        order[i] = order[i - 1]
+        i -= 1
+    order[i] = t
+
+
+@njit
+def heuristic_values(gs, moves, n, spec, values):
+    """Heuristic value of each of the ``n`` placements, into ``values[:n]``.
+
+    value = points + group * (largest group in the leave) - dup * (duplicate tiles
+    in the leave) - danger * (expected Qwirkles handed to the next player) + setup *
+    (Qwirkles the mover could make next turn with its leave) + follow * (the best
+    single-tile score a leave tile has on the board now); see :func:`_open_lines`.
+    The group and dup terms count only while the bag has tiles. (``reply``,
+    ``breadth``, ``horizon`` and ``samples`` are used by :func:`reply_choose` late in
+    the game.)
+    """
+    board, cross, hands, gmeta = gs.board, gs.cross, gs.hands, gs.gmeta
+    w_group, w_dup, w_danger = spec[P_HEUR_GROUP], spec[P_HEUR_DUP], spec[P_HEUR_DANGER]
+    w_setup, w_follow = spec[P_HEUR_SETUP], spec[P_HEUR_FOLLOW]
+    p = gmeta[G_CURRENT]
+    unseen = np.empty(NUM_TILE_TYPES, np.int64)
+    total = unseen_counts(hands, gs.bag, gmeta, p, unseen)
+    # Chance that the next player's h tiles, drawn from the U unseen ones, hold at least
+    # one of the u copies of a tile: 1 - C(U - u, h) / C(U, h) (exact, hypergeometric;
+    # 0 or 1 once the bag is empty and the unseen tiles are that hand); u is 0..3.
+    h = gmeta[G_HAND + (p + 1) % gmeta[G_PLAYERS]]
+    p_copies = np.empty(4, np.float64)
+    for u in range(4):
+        miss = 1.0
+        for i in range(h):
+            miss *= max(total - u - i, 0) / max(total - i, 1)
+        p_copies[u] = 1.0 - miss
+    p_other = np.empty(NUM_TILE_TYPES, np.float64)
+    for t in range(NUM_TILE_TYPES):
+        p_other[t] = p_copies[unseen[t]]
+    held = np.zeros(NUM_TILE_TYPES, np.int64)
+    size = gmeta[G_HAND + p]
+    for i in range(size):
+        held[hands[p, i]] += 1
+    hand = hand_mask(hands, gmeta, p)
+    # The best single-tile score each hand tile has on the board now, and the hand's
+    # tiles from the best to the worst by it: a leave's follow-up is its first one.
+    follow = np.zeros(NUM_TILE_TYPES, np.float64)
+    anchors, bmeta = gs.anchors, gs.bmeta
+    for i in range(bmeta[B_ANCHORS]):
+        a = anchors[i]
+        fits = cross[a, 0] & cross[a, 1] & hand
+        if fits:
+            points = float(line_points(1 + (cross[a, 0] >> NSHIFT)) + line_points(1 + (cross[a, 1] >> NSHIFT)))
+            while fits:
+                low = fits & -fits
+                t = lowest_bit_index(low)
+                follow[t] = max(follow[t], points)
+                fits ^= low
+    order = np.empty(6, np.int64)
+    distinct = 0
+    rest = hand
+    while rest:
+        low = rest & -rest
+        _insert_by(order, distinct, lowest_bit_index(low), follow)
+        distinct += 1
+        rest ^= low
+    for m in range(n):
+        k = moves[m, M_N]
+        leave = hand
+        for j in range(k):
+            t = moves[m, M_TILE + j]
+            if held[t] == 1:
+                leave ^= 1 << t
+            if k > 1:  # the placement's own line is walked on the board
+                board[moves[m, M_CELL + j]] = t
+        v = float(moves[m, M_SCORE])
+        if gmeta[G_BAG] > 0:
+            # Identical tiles never share a line: each extra copy in the leave is dead weight.
+            v -= w_dup * (size - k - popcount(leave))
+            if w_group != 0.0:
+                v += w_group * largest_group(leave)
+        for i in range(distinct):
+            if (leave >> order[i]) & 1:
+                v += w_follow * follow[order[i]]
+                break
+        risk, promise = _open_lines(board, cross, moves[m], leave, p_other)
+        v += w_setup * promise - w_danger * risk
+        values[m] = v
+        if k > 1:
+            for j in range(k):
+                board[moves[m, M_CELL + j]] = EMPTY
+    return values
+
+
+@njit
+def choose(spec, gs, moves, n, values):
+    """Write the action of agent ``spec`` for the current player into ``gs.act``.
+
+    ``moves[:n]`` are the legal placements; ``values`` is a float64 scratch of length
+    >= n. Random: uniform over placements, else a random exchange. Greedy: the best
+    score, ties broken at random, else exchange as many tiles as the bag allows.
+    Heuristic: the best :func:`heuristic_values`, else like greedy.
+    """
+    agent = int(spec[SPEC_ID])
+    rng, act = gs.rng, gs.act
+    if n == 0:
+        set_fallback(gs, agent != RANDOM)
+        return
+    if agent == RANDOM:
+        set_place(act, moves, below(rng, R_AGENTS, n))
+        return
+    if agent == HEURISTIC:
+        set_place(act, moves, best_index(heuristic_values(gs, moves, n, spec, values), n, rng))
+    else:
+        set_place(act, moves, best_index(moves[:, M_SCORE], n, rng))
+
+
+@njit(inline="always")  # inlined into the turn loops: about 20% faster
+def take_turn_simple(spec, gs, moves, values):
+    """One turn of a non-searching agent. ``values`` is a float64 scratch (a larger one
+    is made for this turn if it is too short). Returns the (maybe grown) move buffer.
+    Greedy sees only the best-scoring placements: the same choice, cheaper."""
+    moves, n = legal_moves(gs, moves, int(spec[SPEC_ID]) == GREEDY)
+    choose(spec, gs, moves, n, values if values.shape[0] >= n else np.zeros(n, np.float64))
+    apply_act(gs)
+    return moves
+
+
+@njit
+def _best_reply(gs, hand, size, exact, moves):
+    """The best points the next player could score with the tile set ``hand`` (of
+    ``size`` tiles), +6 for going out when ``exact`` (the bag is empty). Returns
+    ``(points, moves)``."""
+    moves, n = generate_all(gs.board, gs.cross, gs.anchors, gs.bmeta, hand, 0, moves, gs.gen_scratch)
+    best = 0
+    for i in range(n):
+        best = max(best, moves[i, M_SCORE] + (6 if exact and moves[i, M_N] == size else 0))
+    return best, moves
+
+
+@njit
+def reply_choose(spec, gs, moves, n, values, smoves, undo):
+    """The heuristic agent late in the game (bag size <= ``horizon``): its ``breadth``
+    best placements are also charged ``reply`` times the next player's best reply (its
+    points, +6 if it goes out). Once the bag is empty the next hand is known exactly;
+    before that the reply is averaged over ``samples`` hands dealt from the unseen
+    tiles, the same ones for every candidate (at most MAX_SAMPLES, whatever the spec
+    says). Each candidate is put on the board and taken back (no copy of the
+    position)."""
+    board, cross, anchors, bmeta, hands, gmeta, rng = gs.board, gs.cross, gs.anchors, gs.bmeta, gs.hands, gs.gmeta, gs.rng
+    if n == 0:
+        set_fallback(gs, True)
+        return
+    heuristic_values(gs, moves, n, spec, values)
+    order = np.argsort(-values[:n], kind="mergesort")[: max(int(spec[P_HEUR_BREADTH]), 1)]
+    player = gmeta[G_CURRENT]
+    nxt = (player + 1) % gmeta[G_PLAYERS]
+    size = gmeta[G_HAND + nxt]
+    exact = gmeta[G_BAG] == 0
+    samples = 1 if exact else min(max(int(spec[P_HEUR_SAMPLES]), 1), MAX_SAMPLES)
+    # The hands to try: the real one when exact, else deals from the unseen tiles.
+    pool = np.empty(gs.bag.shape[0], np.int64)
+    npool = hidden_tiles(hands, gs.bag, gmeta, player, pool)
+    trial = np.zeros(samples, np.int64)
+    for j in range(samples):
+        if exact:
+            trial[j] = hand_mask(hands, gmeta, nxt)
+        else:
+            for i in range(min(size, npool)):
+                k = i + below(rng, R_AGENTS, npool - i)
+                pool[i], pool[k] = pool[k], pool[i]
+                trial[j] |= 1 << pool[i]
+    cells = np.empty(6, np.int64)
+    tiles = np.empty(6, np.int64)
+    adjusted = np.empty(order.shape[0], np.float64)
+    for c in range(order.shape[0]):
+        m = moves[order[c], M_N]
+        for i in range(m):
+            cells[i] = moves[order[c], M_CELL + i]
+            tiles[i] = moves[order[c], M_TILE + i]
+        place_cells_undoable(board, cross, anchors, bmeta, cells, tiles, m, undo)
+        total = 0.0
+        if not (exact and m == gmeta[G_HAND + player]):  # going out ends the game
+            for j in range(samples):
+                best, smoves = _best_reply(gs, trial[j], size, exact, smoves)
+                total += best
+        take_back(board, cross, anchors, bmeta, cells, m, undo)
+        adjusted[c] = values[order[c]] - spec[P_HEUR_REPLY] * total / samples
+    set_place(gs.act, moves, order[best_index(adjusted, order.shape[0], rng)])
