@@ -130,15 +130,22 @@ def real_endgame(seed: int, most: int = 3) -> qc.Game | None:
     return None if g.is_over else g
 
 
+def value_of(g: qc.Game, move: qc.Move) -> int:
+    """The final margin of the player to move if they play ``move`` and then both
+    play best (by the solver)."""
+    p = g.current_player
+    after = g.copy()
+    after.play(move)
+    return final_margin(after, p) if after.is_over else -solve_endgame(after).value
+
+
 def check_against_reference(g: qc.Game) -> EndgameResult:
     """Solve ``g``: the value is the reference's, and the move chosen achieves it."""
     r = solve_endgame(g)
-    assert r.exact and r.player == g.current_player
+    assert r.exact and r.kind == "exact" and r.player == g.current_player
     assert r.value == reference_value(g)
     assert r.principal_variation[0] == r.move
-    after = g.copy()
-    after.play(r.move)
-    assert r.value == (final_margin(after, r.player) if after.is_over else -solve_endgame(after).value)
+    assert value_of(g, r.move) == r.value
     return r
 
 
@@ -236,27 +243,43 @@ def test_time_limit_returns_a_legal_action(g, time_ms):
     assert_legal(g, solve_endgame(g, time_ms=time_ms).move)
 
 
+@examples(0.5)
+@given(endgames(most=4), st.integers(1, 20_000))
+def test_a_lower_bound_is_guaranteed_by_its_move(g, max_nodes):
+    r = solve_endgame(g, max_nodes=max_nodes)
+    full = solve_endgame(g)
+    assert full.exact
+    if r.kind == "exact":
+        assert r.value == full.value
+    elif r.kind == "lower_bound":
+        assert r.value <= value_of(g, r.move) <= full.value
+    else:
+        assert r.kind == "estimate"
+
+
 def test_no_completed_iteration_falls_back_to_the_best_scoring_move():
     g = real_endgame(7, most=6)
     r = solve_endgame(g, max_nodes=1)
-    assert not r.exact and r.depth == 0
+    assert r.kind == "estimate" and not r.exact and r.depth == 0
     best = max(m.score for m in g.legal_moves())
     assert r.move.score == best and r.move in g.legal_moves()
     assert r.value == final_margin(g, g.current_player) + best
 
 
 @pytest.mark.parametrize("seed", range(6))
-def test_exact_answers_agree_whatever_the_limit(seed):
-    g = real_endgame(seed, most=4) or chosen_endgame(seed, (4, 4))
+def test_every_kind_of_answer_is_consistent_with_the_exact_one(seed):
+    g = real_endgame(seed, most=5) or chosen_endgame(seed, (5, 5))
     full = solve_endgame(g)
     assert full.exact and full.depth >= 1
-    for max_nodes in (10, 100, 1000, 10_000):
-        r = solve_endgame(g, max_nodes=max_nodes)
+    kinds = set()
+    for max_nodes in (2, full.nodes // 100, full.nodes // 10, full.nodes // 3, full.nodes - 1, full.nodes):
+        r = solve_endgame(g, max_nodes=max(max_nodes, 1))
+        kinds.add(r.kind)
         if r.exact:
-            assert r.value == full.value
-        else:
-            assert r.depth < full.depth
-    assert solve_endgame(g, max_nodes=full.nodes) == full  # the same search, not cut
+            assert r == full  # the same search, not cut
+        elif r.kind == "lower_bound":
+            assert r.value <= value_of(g, r.move) <= full.value
+    assert {"estimate", "exact"} <= kinds
 
 
 @pytest.mark.parametrize("seed", range(10))

@@ -25,34 +25,44 @@ def _workspace():
     return _local.ws
 
 
+_KINDS = {_eg.EXACT_VALUE: "exact", _eg.LOWER_BOUND: "lower_bound", _eg.ESTIMATE: "estimate"}
+
+
 @dataclass(frozen=True)
 class EndgameResult:
     """The outcome of :func:`solve_endgame`, from the point of view of ``player``.
 
-    move:     the best action found: a placement (a :class:`Move` with ``.score``, its
-              points without the going-out bonus), or ``Move.pass_turn()`` when the
-              player has no placement.
-    value:    the final score margin of ``player`` (their final score minus the
-              opponent's) under best play by both sides, the going-out bonus included.
-              Exact when ``exact``; otherwise the estimate of the last completed
-              iteration of the search (the best points within ``depth`` placements).
-    exact:    whether ``value`` and ``move`` are proven (the search ran to the end).
-    nodes:    positions searched.
-    depth:    the depth, in placements, of the last completed iteration (0: none
-              completed within the limits; ``move`` is then the highest-scoring
-              placement and ``value`` counts only its points).
-    principal_variation: the expected line of play from ``move`` on, as far as the
-              search's table holds it (it may stop before the end of the game).
-    player:   the seat to move.
+    move:   the action chosen: a placement (a :class:`Move` whose ``.score`` is its
+            points, without the going-out bonus), or ``Move.pass_turn()`` when the
+            player has no placement.
+    value:  the final score margin of ``player`` (their final score minus the
+            opponent's), the going-out bonus included, as ``kind`` says:
+    kind:   ``"exact"``: the margin under best play by both sides, and ``move`` is a
+            best move. ``"lower_bound"``: a limit stopped the search after some moves
+            were searched to the end; ``move`` is the best of them and guarantees at
+            least ``value``. ``"estimate"``: a limit stopped the search sooner;
+            ``value`` counts the points of the next two placements at most (``depth``).
+    nodes:  positions searched.
+    depth:  the longest line searched, in placements. An estimate of depth 0 means
+            no search completed: ``move`` is then the placement of the most points
+            and ``value`` counts only its points.
+    principal_variation: the expected line of play, ``move`` first, as far as the
+            search's table holds it (it may stop before the end of the game).
+    player: the seat to move.
     """
 
     move: Move
     value: int
-    exact: bool
+    kind: str
     nodes: int
     depth: int
     principal_variation: tuple[Move, ...]
     player: int
+
+    @property
+    def exact(self) -> bool:
+        """Whether ``value`` is the exact result of best play."""
+        return self.kind == "exact"
 
 
 def _kernel_arrays(game):
@@ -90,9 +100,9 @@ def solve_endgame(game: Game, max_nodes: int | None = None, time_ms: float | Non
     With an empty bag each player knows both hands, so the rest of a two-player game
     is solved exactly by alpha-beta search (iterative deepening, a transposition
     table). ``max_nodes`` (positions) and ``time_ms`` (milliseconds of search) bound
-    the work; when a bound stops the search, the result is that of the last completed
-    iteration and ``exact`` is False (``move`` is always a legal action). The game is
-    not changed.
+    the work; when a bound stops the search, the result says what it knows (a lower
+    bound or an estimate, see :class:`EndgameResult`) and ``move`` is still a legal
+    action. The game is not changed.
 
     Raises TypeError if ``game`` is not a :class:`Game`, ``max_nodes`` not an int or
     ``time_ms`` not a number; ValueError if a limit is not positive, the game is over, the bag is not empty, or
@@ -114,7 +124,7 @@ def solve_endgame(game: Game, max_nodes: int | None = None, time_ms: float | Non
     board, cross, anchors, bmeta, hands, gmeta = _kernel_arrays(game)
     ws = _workspace()
     # Copies: the search changes the board arrays (and restores them).
-    value, exact, depth, nodes, pv_len = _eg.solve(
+    value, kind, depth, nodes, pv_len = _eg.solve(
         ws, board.copy(), cross.copy(), anchors.copy(), bmeta.copy(), hands, gmeta, max_nodes, time_ms
     )
     player = game.current_player
@@ -122,7 +132,7 @@ def solve_endgame(game: Game, max_nodes: int | None = None, time_ms: float | Non
     return EndgameResult(
         move=_move(ws[_eg.W_BEST]),
         value=int(value) + scores[player] - scores[1 - player],
-        exact=bool(exact),
+        kind=_KINDS[int(kind)],
         nodes=int(nodes),
         depth=int(depth),
         principal_variation=tuple(_move(ws[_eg.W_PV][k]) for k in range(pv_len)),

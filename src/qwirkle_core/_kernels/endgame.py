@@ -10,13 +10,17 @@ hand (the game ends) and ``s - value(child)`` otherwise; a pass is worth
 depend on the path to a node, so the transposition table stores them as they are and
 reuses them across transpositions reached with different scores.
 
-Search: iterative deepening on placements (a forced pass costs no depth; a game lasts
-at most as many placements as there are tiles in the hands, so some iteration is
-always complete), fail-soft negamax alpha-beta, moves ordered by the table's best move
+Search: fail-soft negamax alpha-beta over an explicit stack of frames (numba's
+on-disk cache cannot hold recursive functions). Iterative deepening on placements (a
+forced pass costs no depth): iterations 1 and 2, then one search to the end of the
+game (depth ``FULL_DEPTH``; a game lasts at most as many placements as there are tiles
+in the hands). Deeper intermediate iterations were measured to cost more than they
+save: on 12 real endgames (hands of at most 5 tiles) iterating 1, 2, ..., n took 2.2
+times the nodes of 1, 2 and then the end. Moves are ordered by the table's best move
 (at the root: the previous iteration's best), then by points (+6 for going out), then
-in generation order. A node at the horizon is estimated by the mover's best immediate
-points. A result is *complete* (exact) when no horizon estimate was used on the way to
-it; the first complete iteration ends the search.
+in generation order. A node at the horizon of iterations 1 and 2 is estimated by the
+mover's best immediate points. A value is *complete* (exact) when no horizon estimate
+was used below it.
 
 Transposition table: ``2**tt_bits`` entries in buckets of two. Keys are Zobrist hashes
 of the board's (cell, tile) pairs, of each hand as a multiset (one key per (seat, tile,
@@ -27,9 +31,12 @@ depth searched below it) and a signature of its best move. Replacement: the firs
 of a bucket keeps the entry of highest priority (draft, +64 when complete), the entry
 it displaces moves to the second slot; anything else goes to the second slot.
 
-With a node or time limit the search stops inside an iteration and the result is that
-of the last completed iteration (not exact); before any is completed, the placement of
-the most points (the greedy choice) with its points as the estimate.
+Results (``solve`` returns one of these kinds): ``EXACT_VALUE`` when a search
+completed; ``LOWER_BOUND`` when a node or time limit stopped the search to the end
+after at least one root move was searched to the end: the best of those moves and its
+exact value, which the side to move can therefore guarantee; ``ESTIMATE`` otherwise:
+the best move and value of iteration 2 (or 1), or before any iteration completed, the
+placement of the most points (the greedy choice) with its points.
 
 Workspace ``ws`` (:func:`new_workspace`, reusable, one per thread) and the result:
 after :func:`solve`, ``ws[W_BEST]`` (int64[20]) is the chosen action and the first
@@ -49,14 +56,16 @@ from .movegen import M_CELL, M_N, M_SCORE, M_TILE, MOVE_COLS, generate, new_scra
 from .state import G_CURRENT, G_HAND, G_OPEN_LEN, G_OPENING, G_PASSES
 
 MAX_PLY = 32  # plies of one line: at most 12 placements, a pass before each, and one more
+FULL_DEPTH = MAX_PLY  # a search this deep never reaches its horizon
 MOVE_CAP = 1 << 15  # rows of the shared move stack (a node that does not fit gets its own)
 INF = 1 << 20
 BONUS = 6  # for placing the last tile
 OUT_COLS = 20
 O_N, O_POINTS, O_ROW, O_COL, O_TILE = 0, 1, 2, 8, 14
 
-EXACT, LOWER, UPPER = 0, 1, 2
+EXACT, LOWER, UPPER = 0, 1, 2  # bounds of table entries
 COMPLETE = 4
+ESTIMATE, LOWER_BOUND, EXACT_VALUE = 0, 1, 2  # kinds of result
 
 # Positions in the workspace tuple.
 W_KEY, W_VAL, W_FLAG, W_DRAFT, W_MOVE, W_GEN = 0, 1, 2, 3, 4, 5
@@ -70,7 +79,7 @@ F_P, F_PASSES, F_DEPTH, F_BASE, F_N, F_ALPHA, F_BETA, F_A, F_BEST, F_BEST_I, F_C
 _ENTER, _NEXT, _RETURN, _FINISH = 0, 1, 2, 3
 
 # Fields of ws[W_INFO].
-I_NODES, I_MAX_NODES, I_STOP, I_GEN, I_ROOT_SIG = 0, 1, 2, 3, 4
+I_NODES, I_MAX_NODES, I_STOP, I_GEN, I_ROOT_SIG, I_REACHED = 0, 1, 2, 3, 4, 5
 
 _SALT_CELL = np.uint64(0x1000000000)
 _SALT_HAND = np.uint64(0x2000000000)
@@ -339,6 +348,9 @@ def _search(ws, board, cross, anchors, bmeta, p0, passes0, h0, depth0, olen):
     fr[0, F_ALPHA] = -INF
     fr[0, F_BETA] = INF
     fh[0] = h0
+    fr[0, F_N] = 0  # no root moves (and so no best one) until they are generated
+    fr[0, F_BEST] = -INF
+    info[I_REACHED] = 0
     mode = _ENTER
     v = np.int64(0)  # the value just returned by a child (RETURN mode)
     c = True
@@ -347,6 +359,7 @@ def _search(ws, board, cross, anchors, bmeta, p0, passes0, h0, depth0, olen):
             p, passes, depth, base = fr[ply, F_P], fr[ply, F_PASSES], fr[ply, F_DEPTH], fr[ply, F_BASE]
             alpha, beta = fr[ply, F_ALPHA], fr[ply, F_BETA]
             fr[ply, F_MOVE] = -1  # no move of this node on the board yet
+            info[I_REACHED] = max(info[I_REACHED], depth0 - depth)
             if _tick(ws):
                 break
             key = _key(fh[ply], p, passes)
@@ -563,12 +576,12 @@ def solve(ws, board, cross, anchors, bmeta, hands, gmeta, max_nodes, time_ms):
     ``max_nodes`` (0: none) and ``time_ms`` (0: none) limit the search. The board
     arrays are changed during the search and restored exactly.
 
-    Returns ``(value, exact, depth, nodes, pv_len)``: the margin the side to move gains
+    Returns ``(value, kind, depth, nodes, pv_len)``: the margin the side to move gains
     from here on (its future points minus the opponent's, +6 for going out included;
-    add the current score difference for the final margin), whether it is exact, the
-    depth in placements of the last completed iteration (0: none), the nodes searched
-    and the length of the principal variation. The chosen action is in ``ws[W_BEST]``
-    and the line in ``ws[W_PV]`` (see the module doc).
+    add the current score difference for the final margin); its kind (``EXACT_VALUE``,
+    ``LOWER_BOUND`` or ``ESTIMATE``, see the module doc); the longest line searched, in
+    placements; the nodes searched; and the length of the principal variation. The
+    chosen action is in ``ws[W_BEST]`` and the line in ``ws[W_PV]``.
     """
     info = ws[W_INFO]
     count, size, hmask = ws[W_COUNT], ws[W_SIZE], ws[W_HMASK]
@@ -592,7 +605,7 @@ def solve(ws, board, cross, anchors, bmeta, hands, gmeta, max_nodes, time_ms):
         info[I_GEN] = 1
         ws[W_GEN][:] = 0
     ws[W_CLOCK][0] = _now() + time_ms / 1000.0 if time_ms > 0 else 0.0
-    # Until an iteration completes: the greedy choice, its points as the estimate.
+    # Until a search completes: the greedy choice, its points as the estimate.
     mv, order, n = _generate(ws, ws[W_MOVES], ws[W_ORDER], 0, board, cross, anchors, bmeta, p, olen, False)
     value = np.int64(0)
     ws[W_ROOT][:] = 0
@@ -601,18 +614,26 @@ def solve(ws, board, cross, anchors, bmeta, hands, gmeta, max_nodes, time_ms):
         ws[W_ROOT][:] = mv[order[0]]
         value = np.int64(mv[order[0], M_SCORE]) + (BONUS if mv[order[0], M_N] == size[p] else 0)
     _output(bmeta, ws[W_ROOT], ws[W_BEST])
-    exact = False
+    kind = ESTIMATE
     depth = 0
-    for d in range(1, MAX_PLY):
+    searched = False  # whether some search's result was taken
+    for d in (1, 2, FULL_DEPTH):
         v, complete = _search(ws, board, cross, anchors, bmeta, p, passes, h, d, olen)
-        if info[I_STOP]:
-            break
+        stopped = info[I_STOP] != 0
+        if stopped:
+            # Every root move searched to the end proves its value: the best of them
+            # is a lower bound of the root's (the root's moves, if any, are in frame 0).
+            frame = ws[W_FRAMES][0]
+            if d < FULL_DEPTH or frame[F_N] == 0 or frame[F_BEST] == -INF:
+                break
+            v = frame[F_BEST]
+        value = v
+        depth = info[I_REACHED]
+        searched = True
+        kind = EXACT_VALUE if complete else (LOWER_BOUND if stopped else ESTIMATE)
         _output(bmeta, ws[W_ROOT], ws[W_BEST])
         info[I_ROOT_SIG] = _signature(ws[W_ROOT].reshape((1, MOVE_COLS)), 0) if ws[W_ROOT][M_N] > 0 else 0
-        value = v
-        depth = d
-        if complete:
-            exact = True
+        if complete or stopped:
             break
-    pv_len = _principal_variation(ws, board, cross, anchors, bmeta, p, passes, h, olen) if depth > 0 else 0
-    return value, exact, depth, info[I_NODES], pv_len
+    pv_len = _principal_variation(ws, board, cross, anchors, bmeta, p, passes, h, olen) if searched else 0
+    return value, kind, depth, info[I_NODES], pv_len
