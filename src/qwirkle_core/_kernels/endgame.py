@@ -329,7 +329,7 @@ def _tick(ws):
 
 
 @njit
-def _search(ws, board, cross, anchors, bmeta, p0, passes0, h0, depth0, olen):
+def _search(ws, board, cross, anchors, bmeta, p0, passes0, h0, depth0, olen, alpha0, beta0):
     """Negamax value of the root (seat ``p0`` to move after ``passes0`` passes in a row,
     hash ``h0``) searched ``depth0`` placements deep: ``(value, complete)``.
 
@@ -345,12 +345,9 @@ def _search(ws, board, cross, anchors, bmeta, p0, passes0, h0, depth0, olen):
     fr[0, F_PASSES] = passes0
     fr[0, F_DEPTH] = depth0
     fr[0, F_BASE] = 0
-    fr[0, F_ALPHA] = -INF
-    fr[0, F_BETA] = INF
+    fr[0, F_ALPHA] = alpha0
+    fr[0, F_BETA] = beta0
     fh[0] = h0
-    fr[0, F_N] = 0  # no root moves (and so no best one) until they are generated
-    fr[0, F_BEST] = -INF
-    info[I_REACHED] = 0
     mode = _ENTER
     v = np.int64(0)  # the value just returned by a child (RETURN mode)
     c = True
@@ -523,9 +520,27 @@ def _hash(board, bmeta, count):
 
 
 @njit
-def _principal_variation(ws, board, cross, anchors, bmeta, p, passes, h, olen):
-    """The chosen root move and then the best moves of the table's exact entries,
-    written to ``ws[W_PV]``; returns the length. Leaves the board and hands as they were."""
+def _child_bound(ws, stack, i, p, h):
+    """The table's complete upper bound on the value of the position after seat ``p``
+    plays ``stack[i]`` from the position of hash ``h``, or INF if it holds none."""
+    count = ws[W_COUNT]
+    for j in range(stack[i, M_N]):
+        t = stack[i, M_TILE + j]
+        c = count[p, t]
+        h ^= _z_cell(stack[i, M_CELL + j], t) ^ _z_hand(p, t, c)
+        if c > 1:
+            h ^= _z_hand(p, t, c - 1)
+    slot = _probe(ws, _key(h, 1 - p, 0))
+    if slot >= 0 and (ws[W_FLAG][slot] & COMPLETE) != 0 and (ws[W_FLAG][slot] & 3) != LOWER:
+        return np.int64(ws[W_VAL][slot])
+    return INF
+
+
+@njit
+def _principal_variation(ws, board, cross, anchors, bmeta, p, passes, h, olen, value):
+    """Write to ``ws[W_PV]`` the chosen move and after it, move by move, a move the
+    table proves to keep the exact ``value`` (as far as it holds the proofs); returns
+    the length. Leaves the board and hands as they were."""
     pv, rows = ws[W_PV], ws[W_PVROWS]
     played = np.full(MAX_PLY, -1, np.int64)  # the seat of each placement put down
     k = 0
@@ -537,35 +552,43 @@ def _principal_variation(ws, board, cross, anchors, bmeta, p, passes, h, olen):
             k += 1
             if passes > 0:
                 break
-            p, passes = 1 - p, 1
+            p, passes, value = 1 - p, 1, -value
             continue
-        if k == 0:  # the move chosen (of the last completed iteration)
-            sig = ws[W_INFO][I_ROOT_SIG]
-        else:
-            slot = _probe(ws, _key(h, p, passes))
-            if slot < 0 or (ws[W_FLAG][slot] & 3) != EXACT:
-                break
-            sig = ws[W_MOVE][slot]
+        size = ws[W_SIZE][p]
         found = -1
         for i in range(n):
-            if _signature(mv, i) == sig:
+            if k == 0:  # the move chosen
+                keeps = _signature(mv, i) == ws[W_INFO][I_ROOT_SIG]
+            elif mv[i, M_N] == size:
+                keeps = mv[i, M_SCORE] + BONUS == value
+            else:  # worth at least the value, so exactly it
+                keeps = mv[i, M_SCORE] - _child_bound(ws, mv, i, p, h) >= value
+            if keeps:
                 found = i
                 break
         if found < 0:
             break
         rows[k, :] = mv[found]
         _output(bmeta, rows[k], pv[k])
-        if mv[found, M_N] == ws[W_SIZE][p]:  # goes out: the game ends
+        if mv[found, M_N] == size:  # goes out: the game ends
             k += 1
             break
         h = _play(ws, board, cross, anchors, bmeta, rows, k, p, k, h)
         played[k] = p
+        value = rows[k, M_SCORE] - value
         k += 1
         p, passes = 1 - p, 0
     for j in range(k - 1, -1, -1):
         if played[j] >= 0:
             _take_back(ws, board, cross, anchors, bmeta, rows, j, played[j], j)
     return k
+
+
+@njit
+def _accept(ws, bmeta):
+    """Take the root move of the search just done as the answer (so far)."""
+    _output(bmeta, ws[W_ROOT], ws[W_BEST])
+    ws[W_INFO][I_ROOT_SIG] = _signature(ws[W_ROOT].reshape((1, MOVE_COLS)), 0) if ws[W_ROOT][M_N] > 0 else 0
 
 
 @njit
@@ -600,6 +623,7 @@ def solve(ws, board, cross, anchors, bmeta, hands, gmeta, max_nodes, time_ms):
     info[I_MAX_NODES] = max_nodes
     info[I_STOP] = 0
     info[I_ROOT_SIG] = 0
+    info[I_REACHED] = 0
     info[I_GEN] += 1  # forgets the table in O(1)
     if info[I_GEN] >= (1 << 30):
         info[I_GEN] = 1
@@ -616,24 +640,37 @@ def solve(ws, board, cross, anchors, bmeta, hands, gmeta, max_nodes, time_ms):
     _output(bmeta, ws[W_ROOT], ws[W_BEST])
     kind = ESTIMATE
     depth = 0
-    searched = False  # whether some search's result was taken
-    for d in (1, 2, FULL_DEPTH):
-        v, complete = _search(ws, board, cross, anchors, bmeta, p, passes, h, d, olen)
-        stopped = info[I_STOP] != 0
-        if stopped:
-            # Every root move searched to the end proves its value: the best of them
-            # is a lower bound of the root's (the root's moves, if any, are in frame 0).
-            frame = ws[W_FRAMES][0]
-            if d < FULL_DEPTH or frame[F_N] == 0 or frame[F_BEST] == -INF:
-                break
-            v = frame[F_BEST]
-        value = v
-        depth = info[I_REACHED]
-        searched = True
-        kind = EXACT_VALUE if complete else (LOWER_BOUND if stopped else ESTIMATE)
-        _output(bmeta, ws[W_ROOT], ws[W_BEST])
-        info[I_ROOT_SIG] = _signature(ws[W_ROOT].reshape((1, MOVE_COLS)), 0) if ws[W_ROOT][M_N] > 0 else 0
-        if complete or stopped:
+    for d in (1, 2):
+        v, complete = _search(ws, board, cross, anchors, bmeta, p, passes, h, d, olen, -INF, INF)
+        if info[I_STOP]:
             break
-    pv_len = _principal_variation(ws, board, cross, anchors, bmeta, p, passes, h, olen) if searched else 0
+        _accept(ws, bmeta)
+        value, depth = v, info[I_REACHED]
+        if complete:
+            kind = EXACT_VALUE
+            break
+    if kind != EXACT_VALUE and not info[I_STOP]:
+        # MTD(f): null-window searches to the end, from the estimate, until the lowest
+        # upper bound meets the highest lower bound. A search that fails high proves
+        # its root move worth at least its value.
+        lo, hi, guess = -INF, INF, value
+        while lo < hi:
+            b = max(guess, lo + 1)
+            v, _ = _search(ws, board, cross, anchors, bmeta, p, passes, h, FULL_DEPTH, olen, b - 1, b)
+            if info[I_STOP]:
+                break
+            if v < b:
+                hi = v
+            else:
+                lo = v
+                _accept(ws, bmeta)
+                value, depth, kind = v, info[I_REACHED], LOWER_BOUND
+            guess = v
+        if lo == hi:
+            kind = EXACT_VALUE
+    if kind == EXACT_VALUE:
+        pv_len = _principal_variation(ws, board, cross, anchors, bmeta, p, passes, h, olen, value)
+    else:
+        ws[W_PV][0] = ws[W_BEST]
+        pv_len = 1
     return value, kind, depth, info[I_NODES], pv_len
