@@ -12,13 +12,17 @@ from __future__ import annotations
 import random
 from collections import Counter
 
+import numpy as np
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
 import qwirkle_core as qc
 from conftest import FULL_SUPPLY, examples, frontier_tiles
-from qwirkle_core.endgame import EndgameResult, solve_endgame
+from qwirkle_core._kernels import board as _bd
+from qwirkle_core._kernels import endgame as _eg
+from qwirkle_core._kernels import movegen as _mg
+from qwirkle_core.endgame import EndgameResult, _kernel_arrays, solve_endgame
 
 # --------------------------------------------------------------------------
 # the reference: plain minimax from the rule text
@@ -332,6 +336,29 @@ def test_an_empty_board_opens_with_the_largest_group():
     r = solve_endgame(g)
     assert r.exact and r.value == reference_value(g) == 2 + 6
     assert len(r.move.placements) == 2
+
+
+# --------------------------------------------------------------------------
+# the kernel: the board comes back as it was; the action as generated
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_kernel_restores_the_board_whenever_it_stops(seed):
+    arrays = [a.copy() for a in _kernel_arrays(real_endgame(seed, most=6))]
+    before = [a.copy() for a in arrays]
+    ws = _eg.new_workspace(16)
+    for max_nodes in (1, 50, 500, 5000, 50_000):
+        _eg.solve(ws, *arrays, max_nodes, 0.0)
+        board, cross, anchors, bmeta, hands, gmeta = arrays
+        live = bmeta[_bd.B_ANCHORS]  # the anchor list's entries in use
+        for now, then in zip((board, cross, anchors[:live], bmeta, hands, gmeta), (*before[:2], before[2][:live], *before[3:])):
+            np.testing.assert_array_equal(now, then)
+        row, out = ws[_eg.W_BEST_ROW], ws[_eg.W_BEST]
+        n = row[_mg.M_N]
+        assert n > 0 and out[_eg.O_N] == n and out[_eg.O_POINTS] == row[_mg.M_SCORE]
+        for j in range(n):
+            assert out[_eg.O_TILE + j] == row[_mg.M_TILE + j]
+            assert _bd.cell_of(out[_eg.O_ROW + j], out[_eg.O_COL + j]) == row[_mg.M_CELL + j]
 
 
 # --------------------------------------------------------------------------

@@ -48,7 +48,8 @@ Workspace ``ws`` (:func:`new_workspace`, reusable, one per thread) and the resul
 after :func:`solve`, ``ws[W_BEST]`` (int64[20]) is the chosen action and the first
 ``pv_len`` rows of ``ws[W_PV]`` (int64[MAX_PLY, 20]) the principal variation, each
 row ``[n, points, rows x6, cols x6, tiles x6]`` in true coordinates, ``n = 0`` for a
-pass.
+pass; ``ws[W_BEST_ROW]`` is the chosen action as the move generator wrote it (a move
+row of :mod:`.movegen`: wrapped cells, ready for an action word).
 
 Speed: numba counts references to arrays atomically, and that dominated the first
 version (over half the time in its increment and decrement), so the search unpacks the
@@ -83,7 +84,7 @@ GEN_LIMIT = 1 << 15
 
 # Positions in the workspace tuple.
 W_TT, W_MOVES, W_ORDER, W_UNDO, W_ST, W_BUCKET, W_HANDS = 0, 1, 2, 3, 4, 5, 6
-W_INFO, W_CLOCK, W_ROOT, W_BEST, W_PV, W_PVROWS, W_FRAMES = 7, 8, 9, 10, 11, 12, 13
+W_INFO, W_CLOCK, W_ROOT, W_BEST, W_PV, W_PVROWS, W_FRAMES, W_BEST_ROW = 7, 8, 9, 10, 11, 12, 13, 14
 # Columns of ws[W_HANDS] (one row per seat) after the copies of each tile (0..35).
 H_SIZE, H_MASK = 36, 37
 # Fields of ws[W_INFO].
@@ -156,6 +157,7 @@ def new_workspace(tt_bits=20):
         np.zeros((MAX_PLY, OUT_COLS), np.int64),  # W_PV
         np.zeros((MAX_PLY, MOVE_COLS), np.int32),  # W_PVROWS: the PV's moves as generated
         np.zeros((MAX_PLY + 1, 15), np.int64),  # W_FRAMES: the search's frames
+        np.zeros(MOVE_COLS, np.int32),  # W_BEST_ROW: the chosen action as generated
     )
 
 
@@ -580,6 +582,7 @@ def _principal_variation(ws, board, cross, anchors, bmeta, p, passes, h, olen, v
 def _accept(ws, bmeta):
     """Take the root move of the search just done as the answer (so far)."""
     root = ws[W_ROOT]
+    ws[W_BEST_ROW][:] = root
     _output(bmeta, root, ws[W_BEST])
     ws[W_INFO][I_ROOT_SIG] = _signature(root.reshape((1, MOVE_COLS)), 0) if root[M_N] > 0 else 0
 
@@ -590,7 +593,8 @@ def solve(ws, board, cross, anchors, bmeta, hands, gmeta, max_nodes, time_ms):
     int8[6, 6] and ``gmeta`` of :mod:`.state`; the bag must be empty, the game running).
 
     ``max_nodes`` (0: none) and ``time_ms`` (0: none) limit the search. The board
-    arrays are changed during the search and restored exactly.
+    arrays are changed during the search and restored (anchors past the
+    ``bmeta[B_ANCHORS]`` in use may differ, as after ``board.take_back``).
 
     Returns ``(value, kind, depth, nodes, pv_len)``: the margin the side to move gains
     from here on (its future points minus the opponent's, +6 for going out included;
@@ -629,6 +633,7 @@ def solve(ws, board, cross, anchors, bmeta, hands, gmeta, max_nodes, time_ms):
         _sort(stack, order, 0, n, held[p, H_SIZE], 0, ws[W_BUCKET])
         ws[W_ROOT][:] = stack[order[0]]
         value = np.int64(stack[order[0], M_SCORE]) + (BONUS if stack[order[0], M_N] == held[p, H_SIZE] else 0)
+    ws[W_BEST_ROW][:] = ws[W_ROOT]
     _output(bmeta, ws[W_ROOT], ws[W_BEST])
     kind = ESTIMATE
     depth = 0
