@@ -95,7 +95,7 @@ def chosen_endgame(seed: int, sizes: tuple[int, int], midgame: bool = False, stu
         return None
     left = FULL_SUPPLY - Counter(g.board.values())
     fitting = [t for t in frontier_tiles(g.board) if left[t] > 0]
-    unfit = [t for t in left.elements() if not fits(g.board, t)]
+    unfit = [t for t in left.elements() if not fits(g.board, t)] if stuck else []
     hands = []
     for seat, size in enumerate(sizes):
         pool = unfit if stuck and seat == 0 else list(left.elements())
@@ -210,12 +210,10 @@ def test_value_matches_minimax_on_real_endgames(block):
 
 @st.composite
 def endgames(draw, most=6):
-    """Real endgames: greedy games from the empty bag on, hands of up to ``most``."""
+    """Real endgames: greedy games from the empty bag on, hands of up to ``most``
+    (when the game ended first: a middle game's board with chosen hands)."""
     seed = draw(st.integers(0, 2**31 - 1))
-    g = greedy_game(seed, lambda g: g.bag_size == 0 and max(g.hand_sizes) <= most)
-    if g.is_over:
-        g = chosen_endgame(seed, (most, most))
-    return g
+    return real_endgame(seed, most) or chosen_endgame(seed, (most, most), midgame=True)
 
 
 def assert_legal(g: qc.Game, move: qc.Move) -> None:
@@ -272,7 +270,7 @@ def test_no_completed_iteration_falls_back_to_the_best_scoring_move():
 
 @pytest.mark.parametrize("seed", range(6))
 def test_every_kind_of_answer_is_consistent_with_the_exact_one(seed):
-    g = real_endgame(seed, most=5) or chosen_endgame(seed, (5, 5))
+    g = real_endgame(seed, most=5) or chosen_endgame(seed, (5, 5), midgame=True)
     full = solve_endgame(g)
     assert full.exact and full.depth >= 1
     kinds = set()
@@ -288,7 +286,7 @@ def test_every_kind_of_answer_is_consistent_with_the_exact_one(seed):
 
 @pytest.mark.parametrize("seed", range(10))
 def test_principal_variation_plays_out_to_the_value(seed):
-    g = real_endgame(100 + seed, most=4) or chosen_endgame(seed, (4, 4))
+    g = real_endgame(100 + seed, most=4) or chosen_endgame(seed, (4, 4), midgame=True)
     r = solve_endgame(g)
     after = g.copy()
     for m in r.principal_variation:
@@ -359,6 +357,16 @@ def test_kernel_restores_the_board_whenever_it_stops(seed):
         for j in range(n):
             assert out[_eg.O_TILE + j] == row[_mg.M_TILE + j]
             assert _bd.cell_of(out[_eg.O_ROW + j], out[_eg.O_COL + j]) == row[_mg.M_CELL + j]
+
+
+def test_kernel_grows_a_move_stack_that_is_too_small():
+    g = real_endgame(4, most=4)
+    arrays = [a.copy() for a in _kernel_arrays(g)]
+    roomy, cramped = _eg.new_workspace(16), _eg.new_workspace(16, 8)
+    assert len(g.legal_moves()) > 8
+    assert _eg.solve(roomy, *arrays, 0, 0.0) == _eg.solve(cramped, *arrays, 0, 0.0)
+    np.testing.assert_array_equal(roomy[_eg.W_BEST], cramped[_eg.W_BEST])
+    np.testing.assert_array_equal(roomy[_eg.W_PV], cramped[_eg.W_PV])
 
 
 # --------------------------------------------------------------------------

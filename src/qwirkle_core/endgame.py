@@ -13,7 +13,7 @@ from .game import Game, Move
 
 __all__ = ["EndgameResult", "solve_endgame"]
 
-# Table entries: 2**20 (28 MB). One workspace per thread, kept between calls: each
+# Table entries: 2**20 (24 MB). One workspace per thread, kept between calls: each
 # solve starts a new table generation, so results never depend on earlier calls.
 _TT_BITS = 20
 _local = threading.local()
@@ -46,8 +46,9 @@ class EndgameResult:
     depth:  the longest line searched, in placements. An estimate of depth 0 means
             no search completed: ``move`` is then the placement of the most points
             and ``value`` counts only its points.
-    principal_variation: the expected line of play, ``move`` first, as far as the
-            search's table holds it (it may stop before the end of the game).
+    principal_variation: ``move``, then (exact results only) move after move a move
+            the search proved to keep ``value``, as far as its table holds the proofs
+            (it may stop before the end of the game).
     player: the seat to move.
     """
 
@@ -105,8 +106,9 @@ def solve_endgame(game: Game, max_nodes: int | None = None, time_ms: float | Non
     action. The game is not changed.
 
     Raises TypeError if ``game`` is not a :class:`Game`, ``max_nodes`` not an int or
-    ``time_ms`` not a number; ValueError if a limit is not positive, the game is over, the bag is not empty, or
-    the game has more than two players (the solver is for two players only).
+    ``time_ms`` not a number; ValueError if a limit is not positive, the game is over,
+    the bag is not empty, or the game has more than two players (the solver is for two
+    players only).
     """
     if not isinstance(game, Game):
         raise TypeError(f"game must be a qwirkle_core.Game, not {type(game).__name__}")
@@ -123,7 +125,7 @@ def solve_endgame(game: Game, max_nodes: int | None = None, time_ms: float | Non
         raise ValueError(f"the bag still holds {game.bag_size} tiles: the endgame starts when it is empty")
     board, cross, anchors, bmeta, hands, gmeta = _kernel_arrays(game)
     ws = _workspace()
-    # Copies: the search changes the board arrays (and restores them).
+    # Copies: the search changes the board arrays while it runs (and restores them).
     value, kind, depth, nodes, pv_len = _eg.solve(
         ws, board.copy(), cross.copy(), anchors.copy(), bmeta.copy(), hands, gmeta, max_nodes, time_ms
     )

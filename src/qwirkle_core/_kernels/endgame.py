@@ -15,16 +15,12 @@ on-disk cache cannot hold recursive functions). Iterations 1 and 2 (in placement
 forced pass costs no depth) give a first answer and an estimate; then MTD(f): null-
 window searches to the end of the game (depth ``FULL_DEPTH``: a game lasts at most as
 many placements as there are tiles in the hands) from that estimate until the lowest
-upper bound meets the highest lower bound. Measured on 12 real endgames (bag just
-empty, hands of up to 6 tiles): MTD(f) needed 30% fewer nodes than one full-window
-search to the end, and deeper intermediate iterations cost more than they saved
-(iterating 1, 2, ..., n took 2.2 times the nodes of 1, 2 and then the end on endgames
-with hands of up to 5 tiles). Moves are ordered by the table's best move (at the root:
-the best move so far), then by points (+6 for going out), then in generation order;
-killer moves, principal variation search and enhanced transposition cut-offs were
-tried and did not help. A node at the horizon of iterations 1 and 2 is estimated by
-the mover's best immediate points. A value is *complete* (exact) when no horizon
-estimate was used below it.
+upper bound meets the highest lower bound (MTD(f) took 30% fewer nodes than one full-
+window search, deeper intermediate iterations more than they saved: docs/endgame.md).
+Moves are ordered by the table's best move (at the root: the best move so far), then
+by points (+6 for going out), then in generation order. A node at the horizon of
+iterations 1 and 2 is estimated by the mover's best immediate points. A value is
+*complete* (exact) when no horizon estimate was used below it.
 
 Transposition table: ``2**tt_bits`` entries in buckets of two, each int64[3]: the key,
 the data (value in bits 0-31, bound in 32-33: exact, lower or upper, complete flag in
@@ -51,9 +47,9 @@ row ``[n, points, rows x6, cols x6, tiles x6]`` in true coordinates, ``n = 0`` f
 pass; ``ws[W_BEST_ROW]`` is the chosen action as the move generator wrote it (a move
 row of :mod:`.movegen`: wrapped cells, ready for an action word).
 
-Speed: numba counts references to arrays atomically, and that dominated the first
-version (over half the time in its increment and decrement), so the search unpacks the
-workspace once and its helpers take plain arrays and are inlined.
+Speed: numba counts references to arrays atomically, and that took over half the time
+of a first version, so the search unpacks the workspace once and its helpers take
+plain arrays and are inlined.
 """
 
 import time
@@ -68,7 +64,7 @@ from .state import G_CURRENT, G_HAND, G_OPEN_LEN, G_OPENING, G_PASSES
 
 MAX_PLY = 32  # plies of one line: at most 12 placements, a pass before each, and one more
 FULL_DEPTH = MAX_PLY  # a search this deep never reaches its horizon
-MOVE_CAP = 1 << 15  # rows of the move stack to start with (it grows when needed)
+MOVE_CAP = 1 << 15  # rows of the move stack (a search that needs more grows a copy)
 INF = 1 << 20
 BONUS = 6  # for placing the last tile
 OUT_COLS = 20
@@ -132,9 +128,10 @@ def _now():
 
 
 @njit
-def new_workspace(tt_bits=20):
+def new_workspace(tt_bits=20, move_cap=MOVE_CAP):
     """Everything :func:`solve` needs, preallocated: a table of ``2**tt_bits`` entries
-    (24 bytes each), the move stack, one undo log per ply and the result arrays."""
+    (24 bytes each), a move stack of ``move_cap`` rows, one undo log per ply and the
+    result arrays."""
     u = new_undo()
     undo = (
         np.zeros((MAX_PLY,) + u[0].shape, u[0].dtype),
@@ -144,8 +141,8 @@ def new_workspace(tt_bits=20):
     )
     return (
         np.zeros((1 << tt_bits, 3), np.int64),  # W_TT
-        np.zeros((MOVE_CAP, MOVE_COLS), np.int32),  # W_MOVES: the move stack
-        np.zeros(MOVE_CAP, np.int32),  # W_ORDER: the order of each node's moves
+        np.zeros((move_cap, MOVE_COLS), np.int32),  # W_MOVES: the move stack
+        np.zeros(move_cap, np.int32),  # W_ORDER: the order of each node's moves
         undo,  # W_UNDO: one undo log per ply
         new_scratch_array(),  # W_ST: the move generator's scratch
         np.zeros(129, np.int64),  # W_BUCKET: counting-sort scratch
