@@ -21,6 +21,7 @@ from ._version import __version__
 
 if TYPE_CHECKING:
     from .agents import AGENTS, AgentSpec, parse_agent, parse_agents
+    from .endgame import EndgameResult, solve_endgame
     from .errors import AgentError, FormatError, IllegalMoveError, RecordError
     from .evaluate import MoveEvaluation, evaluate_moves
     from .game import Game
@@ -39,6 +40,8 @@ _EXPORTS = {
     "AgentSpec": "agents",
     "parse_agent": "agents",
     "parse_agents": "agents",
+    "EndgameResult": "endgame",
+    "solve_endgame": "endgame",
     "AgentError": "errors",
     "FormatError": "errors",
     "IllegalMoveError": "errors",

@@ -5,11 +5,13 @@ See docs/endgame.md and :mod:`qwirkle_core._kernels.endgame` for the search.
 
 import threading
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
 from ._kernels import endgame as _eg
-from .game import Game, Move
+from .game import Game
+from .move import Move
 
 __all__ = ["EndgameResult", "solve_endgame"]
 
@@ -19,7 +21,7 @@ _TT_BITS = 20
 _local = threading.local()
 
 
-def _workspace():
+def _workspace() -> Any:
     if not hasattr(_local, "ws"):
         _local.ws = _eg.new_workspace(_TT_BITS)
     return _local.ws
@@ -66,27 +68,18 @@ class EndgameResult:
         return self.kind == "exact"
 
 
-def _kernel_arrays(game):
-    """The game's board arrays, hands and counters (read, never written).
-
-    The only place this module touches ``Game`` internals; it becomes
-    ``game.kernel_arrays()`` once that seam exists.
-    """
-    return game._board, game._cross, game._anchors, game._bmeta, game._hands, game._gmeta
-
-
-def _limit(value, name, types, what):
+def _limit(value: Any, name: str, types: type | tuple[type, ...], what: str) -> Any:
     """A positive limit of one of ``types`` (0 for None); ``what`` names the types."""
     if value is None:
         return 0
     if isinstance(value, bool) or not isinstance(value, types):
         raise TypeError(f"{name} must be {what} or None, not {value!r}")
-    if not value > 0:
+    if not value > 0:  # type: ignore[operator]
         raise ValueError(f"{name} must be positive, not {value!r}")
     return value
 
 
-def _move(row):
+def _move(row: np.ndarray) -> Move:
     """The :class:`Move` of a kernel output row (see ``_kernels.endgame``)."""
     n = int(row[_eg.O_N])
     if n == 0:
@@ -123,7 +116,8 @@ def solve_endgame(game: Game, max_nodes: int | None = None, time_ms: float | Non
         raise ValueError("the game is over: there is no endgame left to solve")
     if game.bag_size:
         raise ValueError(f"the bag still holds {game.bag_size} tiles: the endgame starts when it is empty")
-    board, cross, anchors, bmeta, hands, gmeta = _kernel_arrays(game)
+    a = game.kernel_arrays()
+    board, cross, anchors, bmeta, hands, gmeta = a.board, a.cross, a.anchors, a.bmeta, a.hands, a.gmeta
     ws = _workspace()
     # Copies: the search changes the board arrays while it runs (and restores them).
     value, kind, depth, nodes, pv_len = _eg.solve(
