@@ -18,11 +18,11 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import qwirkle_core as qc
-from conftest import FULL_SUPPLY, examples, frontier_tiles
+from strategies import FULL_SUPPLY, examples, frontier_tiles
 from qwirkle_core._kernels import board as _bd
 from qwirkle_core._kernels import endgame as _eg
 from qwirkle_core._kernels import movegen as _mg
-from qwirkle_core.endgame import EndgameResult, _kernel_arrays, solve_endgame
+from qwirkle_core.endgame import EndgameResult, solve_endgame
 
 # --------------------------------------------------------------------------
 # the reference: plain minimax from the rule text
@@ -338,6 +338,11 @@ def test_an_empty_board_opens_with_the_largest_group():
 
 # --------------------------------------------------------------------------
 # the kernel: the board comes back as it was; the action as generated
+
+
+def _kernel_arrays(g):
+    a = g.kernel_arrays()
+    return a.board, a.cross, a.anchors, a.bmeta, a.hands, a.gmeta
 
 
 @pytest.mark.parametrize("seed", range(3))
