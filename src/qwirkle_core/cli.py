@@ -205,12 +205,99 @@ def _add_play(sub):
     p.set_defaults(run=lambda args, console: main_play(args))
 
 
+def _port(text):
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a port number, got {text!r}") from None
+    if not 1 <= value <= 65535:
+        raise argparse.ArgumentTypeError(f"a port is 1 .. 65535, not {value}")
+    return value
+
+
+def _db_path(text):
+    folder = os.path.dirname(os.path.abspath(text))
+    if not os.path.isdir(folder):
+        raise argparse.ArgumentTypeError(f"{text!r}: folder {folder} does not exist")
+    if not os.access(folder, os.W_OK) or (os.path.exists(text) and not os.access(text, os.W_OK)):
+        raise argparse.ArgumentTypeError(f"{text!r}: cannot write there")
+    return text
+
+
+def _add_serve(sub):
+    p = sub.add_parser(
+        "serve",
+        help="run the game server: the web board and the HTTP/WebSocket API",
+        description="Serve games over HTTP: the web board at http://HOST:PORT/, the API under /api "
+        "(docs/server.md; OpenAPI at /docs). Games are stored in the SQLite file DB after every "
+        "action, so a restarted server resumes them with the same seat tokens. Needs the [server] "
+        "extra: pip install 'qwirkle-core[server]'.",
+    )
+    p.add_argument("--host", default="127.0.0.1", help="address to listen on (default: 127.0.0.1, this machine only)")
+    p.add_argument("--port", type=_port, default=8000, help="port (default: 8000)")
+    p.add_argument("--db", type=_db_path, default="qwirkle.sqlite", help="SQLite file of the games (default: qwirkle.sqlite)")
+    p.set_defaults(run=_run_serve)
+
+
+def _server_module(name):
+    import importlib
+
+    try:
+        return importlib.import_module(f"qwirkle_core.server{name}")
+    except ImportError as e:
+        raise UsageError(f"the server needs the [server] extra ({e}); pip install 'qwirkle-core[server]'") from None
+
+
+def _run_serve(args, console):
+    server = _server_module("")
+    console.print(f"qwirkle server on http://{args.host}:{args.port}/ (games in {args.db}); Ctrl-C stops it")
+    server.serve(host=args.host, port=args.port, db_path=args.db)
+    return 0
+
+
+def _add_bot(sub):
+    p = sub.add_parser(
+        "bot",
+        help="play one seat of a game on a server with a built-in agent",
+        description="Play the seat that TOKEN holds in game GAME on the server at URL with AGENT, "
+        "through the HTTP/WebSocket API, until the game is over. The bot sees only its seat's view.",
+    )
+    p.add_argument("--url", required=True, help="the server, e.g. http://127.0.0.1:8000")
+    p.add_argument("--game", required=True, help="the game id")
+    p.add_argument("--token", default=os.environ.get("QWIRKLE_TOKEN"), help="the seat's token (default: $QWIRKLE_TOKEN)")
+    p.add_argument("--agent", default="heuristic", help="the agent, e.g. greedy, heuristic, mc:playouts=32 (default: heuristic)")
+    p.add_argument("--seed", type=seed_type, default=None, help="seed of the bot's guesses at the unseen tiles (default: random)")
+    p.set_defaults(run=_run_bot)
+
+
+def _run_bot(args, console):
+    if not args.token:
+        raise UsageError("argument --token: give the seat's token (or set QWIRKLE_TOKEN)")
+    if not args.url.startswith(("http://", "https://")):
+        raise UsageError(f"argument --url: expected http://HOST:PORT, got {args.url!r}")
+    bot = _server_module(".bot")
+    try:
+        view = bot.play_remote(
+            args.url, args.game, args.token, agent=args.agent, seed=args.seed,
+            on_move=lambda r: console.print(f"seat {r['player']}: {r['move']} ({r['points']} points)"),
+        )
+    except bot.BotError as e:
+        print(f"qwirkle: error: {e}", file=sys.stderr)
+        return 1
+    winner = view["winner"]
+    result = "a tie" if winner == -1 else f"seat {winner} wins" + (" (this bot)" if winner == view["seat"] else "")
+    console.print(f"game over: {result}; scores {view['scores']}")
+    return 0
+
+
 def build_parser():
     parser = _Parser(prog="qwirkle", description="qwirkle-core: a fast, exact Qwirkle engine and simulator.")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
     _add_simulate(sub)
     _add_play(sub)
     _add_tournament(sub)
+    _add_serve(sub)
+    _add_bot(sub)
     return parser
 
 
