@@ -40,4 +40,4 @@ def serve(host="127.0.0.1", port=8000, db_path="qwirkle.sqlite", log_level="info
 
     logging.getLogger("uvicorn.access").addFilter(_RedactTokens())
     app = create_app(db_path)
-    uvicorn.run(app, host=host, port=port, log_level=log_level, ws_max_size=4096, timeout_graceful_shutdown=5)
+    uvicorn.run(app, host=host, port=port, log_level=log_level, ws_max_size=4096, timeout_keep_alive=30, timeout_graceful_shutdown=5)

@@ -199,7 +199,8 @@ def create_app(db_path="qwirkle.sqlite", *, max_live_games=256):
 
     @app.get("/api/games/{game_id}", summary="A seat's view of a game (a spectator's without a token)")
     async def view(game_id: str, token: Token = None, authorization: Authorization = None):
-        return await service.get_view(game_id, _token(authorization, token))
+        # the view is JSON-ready: JSONResponse skips FastAPI's walk over every field
+        return JSONResponse(await service.get_view(game_id, _token(authorization, token)))
 
     @app.post("/api/games/{game_id}/actions", response_model=ActionOut, summary="Play a move for the token's seat")
     async def act(game_id: str, body: ActionIn, token: Token = None, authorization: Authorization = None):

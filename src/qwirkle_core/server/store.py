@@ -4,8 +4,11 @@ A game's stored state is its record (JSON text, the library's record format), wr
 in the same transaction that accepts each action, so a server killed at any moment
 restarts with every accepted action. Seat tokens are kept only as SHA-256 digests:
 a restarted server recognises the same tokens, and a copy of the database does not
-hand them out. The database runs in WAL mode with ``synchronous=FULL``: a commit has
-reached the disk before the server answers.
+hand them out. The database runs in WAL mode with ``synchronous=NORMAL``: a commit is
+in the write-ahead log before the server answers, so it survives the server process
+being killed at any moment; an operating-system crash or power cut may lose the last
+commits (never the file's consistency). ``synchronous=FULL`` would fsync every commit,
+about 5 ms each on the project's machine, which caps a server near 90 actions a second.
 
 All methods are safe to call from several threads (one connection, one lock).
 """
@@ -68,7 +71,7 @@ class Store:
         self._lock = threading.Lock()
         with self._lock:
             self._db.execute("PRAGMA journal_mode=WAL")
-            self._db.execute("PRAGMA synchronous=FULL")
+            self._db.execute("PRAGMA synchronous=NORMAL")
             self._db.execute("PRAGMA foreign_keys=ON")
             version = self._db.execute("PRAGMA user_version").fetchone()[0]
             if version not in (0, SCHEMA_VERSION):

@@ -70,6 +70,7 @@ function render() {
     last: last && last.kind === "place" ? parseCells(last.move) : [],
     cursor: tgts.length ? state.cursor : null,
   });
+  document.body.dataset.version = v.version;
   renderStatus();
   renderScores();
   renderHand();
