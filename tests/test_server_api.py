@@ -15,7 +15,7 @@ from qwirkle_core.server.store import Store
 from qwirkle_core.simulate import parse_agents
 
 with warnings.catch_warnings():  # starlette asks for httpx2, the next httpx; httpx works
-    warnings.simplefilter("ignore", DeprecationWarning)
+    warnings.filterwarnings("ignore", message=".*httpx2")
     from fastapi.testclient import TestClient
 
 
@@ -315,3 +315,18 @@ def test_pages_and_openapi(client):
     paths = client.get("/openapi.json").json()["paths"]
     assert {"/api/games", "/api/games/{game_id}", "/api/games/{game_id}/actions", "/api/games/{game_id}/undo", "/api/games/{game_id}/record"} <= set(paths)
     assert client.get("/api/agents").json()["agents"] == list(qc.AGENTS)
+
+
+def test_games_dropped_from_memory_come_back_from_the_store(db):
+    with TestClient(create_app(db, max_live_games=2)) as c:
+        games = [new_game(c, ["human", "greedy"], seed=50 + i) for i in range(5)]
+        service = c.app.state.service
+        for round_ in range(3):
+            for game_id, tokens in games:
+                play_a_few(c, game_id, tokens, 1, random.Random(round_))
+                assert service.live_games <= 2
+        for game_id, tokens in games:
+            view = c.get(f"/api/games/{game_id}", headers=bearer(tokens[0])).json()
+            assert len(view["history"]) == 6 + (view["history"][0]["player"] == 1)
+            record = qc.GameRecord.from_json(Store(db).load(game_id).record)
+            assert len(record.actions) == len(view["history"]) and qc.replay(record).turn == len(record.actions)

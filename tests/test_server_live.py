@@ -3,9 +3,11 @@ with SIGKILL), WebSocket pushes, hidden information, remote bots."""
 
 import json
 import random
+import re
 import subprocess
 import sys
 import threading
+from pathlib import Path
 
 import httpx
 import pytest
@@ -227,3 +229,16 @@ def test_killed_server_resumes_every_game(tmp_path):
     finally:
         server.kill()
         log.close()
+
+
+def test_the_minimal_bot_of_the_docs_plays_a_game(live, tmp_path):
+    docs = (Path(__file__).parents[1] / "docs" / "server.md").read_text()
+    code = re.search(r"```python\n(import json, sys, time, urllib\.request\n.*?)```", docs, re.S).group(1)
+    assert len(code.strip().splitlines()) <= 30
+    (tmp_path / "bot.py").write_text(code)
+    with httpx.Client(base_url=live.url, timeout=30) as client:
+        game_id, tokens = create(client, ["human", "greedy"], seed=8)
+    done = subprocess.run([sys.executable, str(tmp_path / "bot.py"), live.url, game_id, tokens[0]], capture_output=True, text=True, timeout=180)
+    assert done.returncode == 0, done.stderr
+    record = qc.GameRecord.from_json(httpx.get(f"{live.url}/api/games/{game_id}/record").text)
+    assert done.stdout.splitlines()[-1] == f"final scores {list(qc.replay(record).scores)}"

@@ -91,6 +91,11 @@ class GameService:
     def close(self):
         self.store.close()
 
+    @property
+    def live_games(self):
+        """How many games are in memory now."""
+        return len(self._live)
+
     # -- finding, loading and locking games ---------------------------------------------
 
     async def _slot(self, game_id):

@@ -212,13 +212,13 @@ function toast(text) {
   toast.timer = setTimeout(() => { t.hidden = true; }, 5000);
 }
 
-function resetTurn() {
+function resetTurn(keepHints = false) {
   state.staged = [];
   state.selected = null;
   state.cursor = null;
   state.mode = "place";
   state.marked.clear();
-  $("hints").hidden = true;
+  if (!keepHints) $("hints").hidden = true;
 }
 
 function applyView(v) {
@@ -336,7 +336,7 @@ function useHint(text) {
     taken.add(i);
     return i;
   };
-  resetTurn();
+  resetTurn(true);
   if (text.startsWith("x ")) {
     state.mode = "exchange";
     for (const code of text.slice(2).split(" ")) state.marked.add(indexOf(code));
