@@ -174,7 +174,7 @@ def test_refused_requests_change_nothing(client, db):
     expect(422, client.post(url, json={"move": ""}, headers=mover_auth))
     for text in ("R9@0,0", "Z1@0,0", "R1@0;0", "hello", "x", "pass now", "R1@0,0 " * 7):
         expect(400, client.post(url, json={"move": text}, headers=mover_auth))
-    expect(404, client.post(f"/api/games/nosuchgame/actions", json={"move": legal}, headers=mover_auth))
+    expect(404, client.post("/api/games/nosuchgame/actions", json={"move": legal}, headers=mover_auth))
     expect(404, client.get("/api/games/../../etc"))
     expect(404, client.get("/api/games/" + "a" * 40))
     after = snapshot(client, db, game_id, tokens)
@@ -330,3 +330,24 @@ def test_games_dropped_from_memory_come_back_from_the_store(db):
             assert len(view["history"]) == 6 + (view["history"][0]["player"] == 1)
             record = qc.GameRecord.from_json(Store(db).load(game_id).record)
             assert len(record.actions) == len(view["history"]) and qc.replay(record).turn == len(record.actions)
+
+
+@pytest.mark.parametrize(
+    "argv, message",
+    [
+        (["serve", "--port", "70000"], "argument --port: a port is 1 .. 65535, not 70000"),
+        (["serve", "--port", "http"], "argument --port: expected a port number, got 'http'"),
+        (["serve", "--db", "/no/such/folder/games.sqlite"], "folder /no/such/folder does not exist"),
+        (["bot", "--url", "http://127.0.0.1:1", "--game", "g", "--token", "t", "--agent", "wizard"], "argument --agent: unknown agent 'wizard'"),
+        (["bot", "--url", "127.0.0.1:8000", "--game", "g", "--token", "t"], "argument --url: expected http://HOST:PORT"),
+        (["bot", "--url", "http://127.0.0.1:1", "--game", "g"], "argument --token: give the seat's token"),
+        (["bot", "--game", "g", "--token", "t"], "the following arguments are required: --url"),
+    ],
+)
+def test_command_line_mistakes(argv, message, capsys, monkeypatch):
+    from qwirkle_core.cli import main
+
+    monkeypatch.delenv("QWIRKLE_TOKEN", raising=False)
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("qwirkle: error:") and message in err and err.count("\n") == 1

@@ -239,20 +239,30 @@ def _add_serve(sub):
     p.set_defaults(run=_run_serve)
 
 
-def _server_module(name):
-    import importlib
+def _check_server_extra():
+    from importlib.util import find_spec
 
-    try:
-        return importlib.import_module(f"qwirkle_core.server{name}")
-    except ImportError as e:
-        raise UsageError(f"the server needs the [server] extra ({e}); pip install 'qwirkle-core[server]'") from None
+    missing = [name for name in ("fastapi", "uvicorn", "websockets", "httpx") if find_spec(name) is None]
+    if missing:
+        raise UsageError(f"this needs the [server] extra ({', '.join(missing)} missing): pip install 'qwirkle-core[server]'")
 
 
 def _run_serve(args, console):
-    server = _server_module("")
+    _check_server_extra()
+    from .server import serve
+
     console.print(f"qwirkle server on http://{args.host}:{args.port}/ (games in {args.db}); Ctrl-C stops it")
-    server.serve(host=args.host, port=args.port, db_path=args.db)
+    serve(host=args.host, port=args.port, db_path=args.db)
     return 0
+
+
+def _one_agent(text):
+    from .simulate import parse_agents
+
+    try:
+        return parse_agents([text])[0][0]
+    except ValueError as e:
+        raise argparse.ArgumentTypeError(str(e)) from None
 
 
 def _add_bot(sub):
@@ -265,7 +275,7 @@ def _add_bot(sub):
     p.add_argument("--url", required=True, help="the server, e.g. http://127.0.0.1:8000")
     p.add_argument("--game", required=True, help="the game id")
     p.add_argument("--token", default=os.environ.get("QWIRKLE_TOKEN"), help="the seat's token (default: $QWIRKLE_TOKEN)")
-    p.add_argument("--agent", default="heuristic", help="the agent, e.g. greedy, heuristic, mc:playouts=32 (default: heuristic)")
+    p.add_argument("--agent", type=_one_agent, default="heuristic", help="the agent, e.g. greedy, heuristic, mc:playouts=32 (default: heuristic)")
     p.add_argument("--seed", type=seed_type, default=None, help="seed of the bot's guesses at the unseen tiles (default: random)")
     p.set_defaults(run=_run_bot)
 
@@ -275,13 +285,15 @@ def _run_bot(args, console):
         raise UsageError("argument --token: give the seat's token (or set QWIRKLE_TOKEN)")
     if not args.url.startswith(("http://", "https://")):
         raise UsageError(f"argument --url: expected http://HOST:PORT, got {args.url!r}")
-    bot = _server_module(".bot")
+    _check_server_extra()
+    from .server.bot import BotError, play_remote
+
     try:
-        view = bot.play_remote(
+        view = play_remote(
             args.url, args.game, args.token, agent=args.agent, seed=args.seed,
             on_move=lambda r: console.print(f"seat {r['player']}: {r['move']} ({r['points']} points)"),
         )
-    except bot.BotError as e:
+    except BotError as e:
         print(f"qwirkle: error: {e}", file=sys.stderr)
         return 1
     winner = view["winner"]

@@ -9,13 +9,20 @@ Games are stored in SQLite; see docs/server.md for the API, the storage and the
 security rules (nothing a seat may not see leaves the server).
 """
 
+from __future__ import annotations
+
 import logging
+import os
 import re
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from fastapi import FastAPI
 
 __all__ = ["create_app", "serve"]
 
 
-def create_app(db_path="qwirkle.sqlite", *, max_live_games=256):
+def create_app(db_path: str | os.PathLike = "qwirkle.sqlite", *, max_live_games: int = 256) -> "FastAPI":
     """The ASGI app; see :func:`qwirkle_core.server.app.create_app`."""
     from .app import create_app as make
 
@@ -33,7 +40,7 @@ class _RedactTokens(logging.Filter):
         return True
 
 
-def serve(host="127.0.0.1", port=8000, db_path="qwirkle.sqlite", log_level="info"):
+def serve(host: str = "127.0.0.1", port: int = 8000, db_path: str | os.PathLike = "qwirkle.sqlite", log_level: str = "info") -> None:
     """Serve the app with uvicorn on ``host``:``port`` (blocks until stopped), storing
     games in ``db_path``. Raises OSError if the address cannot be bound."""
     import uvicorn

@@ -8,11 +8,12 @@ or the game's state refuse (the library's message), 413 a body over
 """
 
 import asyncio
+import os
 from contextlib import asynccontextmanager, suppress
 from importlib import resources
 from typing import Annotated
 
-from fastapi import FastAPI, Header, Query, Request, WebSocket
+from fastapi import FastAPI, Header, Query, WebSocket
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import FileResponse, JSONResponse, Response
 from fastapi.staticfiles import StaticFiles
@@ -135,7 +136,7 @@ def _validation_message(exc):
     return "malformed request: " + "; ".join(parts)
 
 
-def create_app(db_path="qwirkle.sqlite", *, max_live_games=256):
+def create_app(db_path: str | os.PathLike = "qwirkle.sqlite", *, max_live_games: int = 256) -> FastAPI:
     """The ASGI app of a game server whose games are stored in the SQLite file
     ``db_path`` (created if missing; a path, or ``":memory:"`` for a throwaway store).
 

@@ -9,6 +9,7 @@ turns it waits for the views the server pushes over the WebSocket. This is what
 
 import json
 import random
+from collections.abc import Callable
 from urllib.parse import quote, urlsplit, urlunsplit
 
 import httpx
@@ -40,7 +41,15 @@ def _ws_url(base, game_id, token):
     return urlunsplit((scheme, parts.netloc, path, f"token={quote(token, safe='')}", ""))
 
 
-def play_remote(url, game_id, token, agent="heuristic", seed=None, on_move=None, timeout=60.0):
+def play_remote(
+    url: str,
+    game_id: str,
+    token: str,
+    agent: str = "heuristic",
+    seed: int | None = None,
+    on_move: Callable[[dict], None] | None = None,
+    timeout: float = 60.0,
+) -> dict:
     """Play the seat that ``token`` holds in game ``game_id`` on the server at ``url``
     (``http://HOST:PORT``) with ``agent`` (a spec such as ``"mc:playouts=32"``) until the
     game is over; returns the final view (a dict, see docs/server.md).
@@ -53,7 +62,7 @@ def play_remote(url, game_id, token, agent="heuristic", seed=None, on_move=None,
     Raises ValueError for a bad agent, :class:`BotError` when the server refuses or
     cannot be reached.
     """
-    label = engine.seat_label(agent)
+    label = engine.seat_label(agent, caps={})
     if label == engine.HUMAN:
         raise ValueError("a bot plays with an agent such as 'greedy' or 'heuristic', not 'human'")
     try:

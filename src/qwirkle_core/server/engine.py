@@ -14,6 +14,7 @@ import math
 import random
 import secrets
 from collections import Counter
+from collections.abc import Sequence
 
 import qwirkle_core as qc
 from qwirkle_core.rules import MAX_PLAYERS, MIN_PLAYERS
@@ -48,18 +49,19 @@ AGENT_CAPS = {"playouts": 256, "candidates": 32, "breadth": 32, "samples": 16}
 _KINDS = ("place", "exchange", "pass")
 
 
-def agent_names():
+def agent_names() -> tuple[str, ...]:
     """The built-in agent names (``"random"``, ``"greedy"``, ...)."""
     return tuple(qc.AGENTS)
 
 
-def seat_label(text):
+def seat_label(text: str, caps: dict = AGENT_CAPS) -> str:
     """The canonical label of a seat: ``"human"`` or an agent spec such as
     ``"mc:playouts=32"`` written as the library writes it.
 
     Raises ValueError naming the problem for an unknown agent, a malformed
-    parameter, a parameter that is not a finite number, or one above
-    :data:`AGENT_CAPS` (a server runs agents for anyone who can create a game).
+    parameter, a parameter that is not a finite number >= 0, or one above ``caps``
+    (by default :data:`AGENT_CAPS`: a server runs agents for anyone who can create
+    a game; a bot that runs on its own machine passes ``{}``).
     """
     if not isinstance(text, str):
         raise TypeError(f"a seat is 'human' or an agent spec such as 'greedy', not {text!r}")
@@ -72,24 +74,24 @@ def seat_label(text):
         number = float(value)
         if not math.isfinite(number) or number < 0:
             raise ValueError(f"agent {text!r}: {key} must be a finite number >= 0, not {value}")
-        if key in AGENT_CAPS and number > AGENT_CAPS[key]:
-            raise ValueError(f"agent {text!r}: {key} is at most {AGENT_CAPS[key]} on this server")
+        if key in caps and number > caps[key]:
+            raise ValueError(f"agent {text!r}: {key} is at most {caps[key]} on this server")
     return label
 
 
-def new_game(players, seed=None):
+def new_game(players: int, seed: int | None = None) -> qc.Game:
     """A freshly dealt :class:`qwirkle_core.Game` for ``players`` seats (2..6);
     ``seed``: an int 0..2**64-1, or None for a random one."""
     return qc.Game(players=players, seed=seed)
 
 
-def record_json(game, agents):
+def record_json(game: qc.Game, agents: Sequence[str]) -> str:
     """The game's record (JSON text) from its deal to now; ``agents``: one label per seat.
     It holds the seed and every hand: it stays on the server while the game runs."""
     return game.record(list(agents)).to_json()
 
 
-def restore(text):
+def restore(text: str) -> qc.Game:
     """The game of a stored record, rebuilt and checked action by action
     (``qc.replay``); its history holds the actions, so they can be undone.
     Raises :class:`qwirkle_core.RecordError` for a record that does not replay."""
@@ -104,7 +106,7 @@ def _action_result(action):
     return {"player": action.player, "move": str(action.move), "points": action.points, "scores": list(action.scores)}
 
 
-def play_move(game, text):
+def play_move(game: qc.Game, text: str) -> dict:
     """Play the move written ``text`` (notation: a placement, ``x R1 B4`` or ``pass``)
     for the current player. Returns ``{"player", "move" (canonical), "points", "scores"}``.
 
@@ -116,13 +118,13 @@ def play_move(game, text):
     return _action_result(game.history[-1])
 
 
-def play_agent(game, label):
+def play_agent(game: qc.Game, label: str) -> dict:
     """Let the agent ``label`` take the current turn; returns the action as
     :func:`play_move` does."""
     return _action_result(game.play_agent(label))
 
 
-def undo_last(game, seat):
+def undo_last(game: qc.Game, seat: int) -> int:
     """Take back ``seat``'s last action and every action after it; returns how many
     actions were taken back. Raises :class:`IllegalMoveError` when ``seat`` has no
     action to take back or the game is over (its record may have been seen)."""
@@ -163,7 +165,7 @@ def _spectator_observation(game):
     return doc
 
 
-def seat_view(game, seat):
+def seat_view(game: qc.Game, seat: int | None) -> dict:
     """What ``seat`` (an int, or None for a spectator) may see, as a JSON-ready dict:
 
     ``observation`` (the library's observation document of that seat), ``legal_moves``
@@ -194,7 +196,7 @@ def seat_view(game, seat):
     }
 
 
-def hint(game, seat, count=3, playouts=64):
+def hint(game: qc.Game, seat: int, count: int = 3, playouts: int = 64) -> list[dict]:
     """The engine's best ``count`` moves for ``seat`` (who must be to move), by Monte
     Carlo evaluation of a copy of the game in which everything the seat cannot see is
     dealt afresh (so a hint reveals nothing hidden): ``[{"move", "points", "margin",
@@ -210,16 +212,17 @@ def hint(game, seat, count=3, playouts=64):
     ]
 
 
-def choose_move(observation, label, seed):
+def choose_move(observation: dict, label: str, seed: int) -> str:
     """The move (notation) the agent ``label`` picks from an observation document
     alone, as a remote bot does: the tiles the seat cannot see are dealt at random
     (from ``seed``) into the other hands and the bag, and the agent plays that world.
 
-    Raises ValueError for a malformed observation or a finished game.
+    Raises ValueError for a malformed observation, a finished game, or a seat that is
+    not to move.
     """
     obs = qc.Observation.from_dict(observation)
-    if obs.is_over:
-        raise ValueError("the game is over")
+    if obs.is_over or obs.current_player != obs.player:
+        raise ValueError(f"seat {obs.player} is not to move")
     hidden = [t for t, n in enumerate(obs.unseen) for _ in range(n)]
     rng = random.Random(seed)
     rng.shuffle(hidden)

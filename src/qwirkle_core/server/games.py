@@ -12,9 +12,11 @@ stored and pushed to the game's WebSocket subscribers before the next.
 import asyncio
 import json
 import logging
+import os
 import re
 import secrets
 from collections import OrderedDict
+from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager
 
 from anyio import to_thread
@@ -34,7 +36,7 @@ MAX_PENDING = 256  # views queued for one WebSocket before it is dropped as too 
 class ApiError(Exception):
     """A refused request: an HTTP ``status`` and a message for the client."""
 
-    def __init__(self, status, message):
+    def __init__(self, status: int, message: str):
         super().__init__(message)
         self.status = status
         self.message = message
@@ -43,17 +45,13 @@ class ApiError(Exception):
 class Subscriber:
     """One WebSocket's queue of views (JSON text) for ``seat`` (None: a spectator)."""
 
-    def __init__(self, seat):
+    def __init__(self, seat: int | None):
         self.seat = seat
         self.queue = asyncio.Queue()
-        self.dropped = False
 
-    def push(self, text):
-        if self.queue.qsize() >= MAX_PENDING:
-            self.dropped = True
-            self.queue.put_nowait(None)
-            return
-        self.queue.put_nowait(text)
+    def push(self, text: str) -> None:
+        """Queue a view; a subscriber ``MAX_PENDING`` views behind gets None (hang up)."""
+        self.queue.put_nowait(None if self.queue.qsize() >= MAX_PENDING else text)
 
 
 class _Slot:
@@ -80,19 +78,23 @@ class _Slot:
 
 
 class GameService:
-    """The games of one server over the SQLite database at ``db_path``."""
+    """The games of one server over the SQLite database at ``db_path``.
 
-    def __init__(self, db_path, max_live=256):
+    The ``async`` operations are the API's; each raises :class:`ApiError` (an HTTP
+    status and a message) for a request it refuses, having changed nothing.
+    """
+
+    def __init__(self, db_path: str | os.PathLike, max_live: int = 256):
         self.store = Store(db_path)
         self.max_live = max_live
         self._live = OrderedDict()
         self._load_lock = asyncio.Lock()
 
-    def close(self):
+    def close(self) -> None:
         self.store.close()
 
     @property
-    def live_games(self):
+    def live_games(self) -> int:
         """How many games are in memory now."""
         return len(self._live)
 
@@ -170,7 +172,7 @@ class GameService:
             raise ApiError(503, "the server could not store the action; nothing changed, try again") from None
         slot.record = record
 
-    def view(self, slot, seat):
+    def _view(self, slot, seat):
         """The view document of ``seat`` (see docs/server.md)."""
         v = engine.seat_view(slot.game, seat)
         can_undo = seat is not None and slot.humans == [seat] and not v["over"] and any(a["player"] == seat for a in v["history"])
@@ -178,7 +180,7 @@ class GameService:
 
     def _views(self, slot):
         """``{seat: view JSON}`` for every seat with a WebSocket subscriber."""
-        return {seat: json.dumps(self.view(slot, seat)) for seat in {s.seat for s in slot.subscribers}}
+        return {seat: json.dumps(self._view(slot, seat)) for seat in {s.seat for s in slot.subscribers}}
 
     @staticmethod
     def _push(slot, views):
@@ -200,7 +202,7 @@ class GameService:
 
     # -- the operations of the API -----------------------------------------------------
 
-    async def create(self, seats, seed=None):
+    async def create(self, seats: Sequence[str], seed: int | None = None) -> tuple[str, list[str], list[str | None]]:
         """A new game; ``seats``: one label per seat ('human' or an agent spec, checked
         with :func:`engine.seat_label`). Returns ``(game_id, labels, tokens)``: the
         canonical seat labels and a token per human seat (None for agents)."""
@@ -230,13 +232,13 @@ class GameService:
             pass  # plays the agents' turns if an agent opens
         return game_id, agents, tokens
 
-    async def get_view(self, game_id, token):
+    async def get_view(self, game_id: str, token: str | None) -> dict:
         """The view of the seat holding ``token`` (a spectator's without one)."""
         async with self._locked(game_id) as slot:
             seat = self._seat(slot, token, required=False)
-            return await to_thread.run_sync(self.view, slot, seat)
+            return await to_thread.run_sync(self._view, slot, seat)
 
-    async def act(self, game_id, token, text):
+    async def act(self, game_id: str, token: str | None, text: str) -> dict:
         """Play the move ``text`` for the token's seat, then the agents' replies.
         Returns ``{"player", "move", "points", "scores", "to_move", "over"}``."""
         async with self._locked(game_id) as slot:
@@ -263,7 +265,7 @@ class GameService:
             g = slot.game
             return {**result, "to_move": None if g.is_over else g.current_player, "over": g.is_over}
 
-    async def undo(self, game_id, token):
+    async def undo(self, game_id: str, token: str | None) -> dict:
         """Take back the token's seat's last action and the agents' replies (only in a
         game where every other seat is an agent). Returns ``{"undone": n}``."""
         async with self._locked(game_id) as slot:
@@ -283,7 +285,7 @@ class GameService:
             self._push(slot, views)
             return {"undone": undone}
 
-    async def hint(self, game_id, token):
+    async def hint(self, game_id: str, token: str | None) -> dict:
         """The engine's top three moves for the token's seat, which must be to move."""
         async with self._locked(game_id) as slot:
             seat = self._seat(slot, token, required=True)
@@ -296,7 +298,7 @@ class GameService:
 
             return {"hints": await to_thread.run_sync(run)}
 
-    async def record(self, game_id):
+    async def record(self, game_id: str) -> str:
         """The record (JSON text) of a finished game; 409 while it runs."""
         async with self._locked(game_id) as slot:
             if not slot.game.is_over:
@@ -304,7 +306,7 @@ class GameService:
             return slot.record
 
     @asynccontextmanager
-    async def subscribe(self, game_id, token):
+    async def subscribe(self, game_id: str, token: str | None) -> AsyncIterator[Subscriber]:
         """A :class:`Subscriber` for the token's seat whose queue starts with the
         current view and then receives a view after every change of the game."""
         async with self._locked(game_id) as slot:
@@ -312,7 +314,7 @@ class GameService:
             if len(slot.subscribers) >= MAX_SUBSCRIBERS:
                 raise ApiError(429, f"game {game_id!r} has {MAX_SUBSCRIBERS} connections already")
             sub = Subscriber(seat)
-            sub.push(await to_thread.run_sync(lambda: json.dumps(self.view(slot, seat))))
+            sub.push(await to_thread.run_sync(lambda: json.dumps(self._view(slot, seat))))
             slot.subscribers.add(sub)
         try:
             yield sub

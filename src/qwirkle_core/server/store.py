@@ -14,10 +14,11 @@ All methods are safe to call from several threads (one connection, one lock).
 """
 
 import hashlib
-import json
+import os
 import sqlite3
 import threading
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 __all__ = ["GameRow", "Store", "token_digest"]
@@ -42,7 +43,7 @@ CREATE TABLE IF NOT EXISTS seats (
 """
 
 
-def token_digest(token):
+def token_digest(token: str) -> str:
     """The stored form of a seat token: its SHA-256 digest in hex."""
     return hashlib.sha256(token.encode("utf-8")).hexdigest()
 
@@ -66,7 +67,7 @@ class Store:
     Raises ``sqlite3.Error`` for a file that is not such a database.
     """
 
-    def __init__(self, path):
+    def __init__(self, path: str | os.PathLike):
         self._db = sqlite3.connect(str(path), check_same_thread=False, isolation_level=None)
         self._lock = threading.Lock()
         with self._lock:
@@ -79,7 +80,7 @@ class Store:
             self._db.executescript(_SCHEMA)
             self._db.execute(f"PRAGMA user_version={SCHEMA_VERSION}")
 
-    def close(self):
+    def close(self) -> None:
         with self._lock:
             self._db.close()
 
@@ -94,7 +95,7 @@ class Store:
             self._db.execute("COMMIT")
             return result
 
-    def create(self, game_id, agents, digests, record, over):
+    def create(self, game_id: str, agents: Sequence[str], digests: Sequence[str | None], record: str, over: bool) -> int:
         """Store a new game (its record JSON text and seats); returns its version (1)."""
         now = time.time()
 
@@ -108,7 +109,7 @@ class Store:
 
         return self._transaction(insert)
 
-    def save(self, game_id, record, over):
+    def save(self, game_id: str, record: str, over: bool) -> int:
         """Replace a game's record (after an action or an undo); returns its new version."""
 
         def update(db):
@@ -117,7 +118,7 @@ class Store:
 
         return self._transaction(update)
 
-    def load(self, game_id):
+    def load(self, game_id: str) -> GameRow | None:
         """The stored :class:`GameRow` of ``game_id``, or None."""
         with self._lock:
             row = self._db.execute("SELECT record, version, over FROM games WHERE id = ?", (game_id,)).fetchone()
@@ -126,12 +127,7 @@ class Store:
             seats = self._db.execute("SELECT agent, token FROM seats WHERE game_id = ? ORDER BY seat", (game_id,)).fetchall()
         return GameRow(game_id, tuple(a for a, _ in seats), tuple(d for _, d in seats), row[0], row[1], bool(row[2]))
 
-    def count(self):
+    def count(self) -> int:
         """The number of stored games."""
         with self._lock:
             return self._db.execute("SELECT COUNT(*) FROM games").fetchone()[0]
-
-    def records(self):
-        """``{game_id: record JSON}`` of every stored game (for tools and tests)."""
-        with self._lock:
-            return {i: json.loads(r) for i, r in self._db.execute("SELECT id, record FROM games")}
