@@ -351,3 +351,4 @@ def test_command_line_mistakes(argv, message, capsys, monkeypatch):
     assert main(argv) == 2
     err = capsys.readouterr().err
     assert err.startswith("qwirkle: error:") and message in err and err.count("\n") == 1
+

@@ -219,6 +219,7 @@ def test_killed_server_resumes_every_game(tmp_path):
         server = ServerProcess(db, log)
         with httpx.Client(base_url=server.url, timeout=30) as client:
             assert client.get(f"/api/games/{game_id}", headers=auth).json() == view
+            assert client.get(f"/api/games/{game_id}", params={"token": tokens[0]}).json() == view
             final, _ = play_out(client, game_id, {0: tokens[0]}, rng)
             record = qc.GameRecord.from_json(client.get(f"/api/games/{game_id}/record").text)
         game = qc.replay(record)
@@ -229,6 +230,8 @@ def test_killed_server_resumes_every_game(tmp_path):
     finally:
         server.kill()
         log.close()
+    access_log = (tmp_path / "server.log").read_text()
+    assert f"/api/games/{game_id}?token=***" in access_log and tokens[0] not in access_log
 
 
 def test_the_minimal_bot_of_the_docs_plays_a_game(live, tmp_path):

@@ -22,7 +22,7 @@ if TYPE_CHECKING:
 __all__ = ["create_app", "serve"]
 
 
-def create_app(db_path: str | os.PathLike = "qwirkle.sqlite", *, max_live_games: int = 256) -> "FastAPI":
+def create_app(db_path: str | os.PathLike = "qwirkle.sqlite", *, max_live_games: int = 256) -> FastAPI:
     """The ASGI app; see :func:`qwirkle_core.server.app.create_app`."""
     from .app import create_app as make
 
