@@ -352,3 +352,35 @@ def test_command_line_mistakes(argv, message, capsys, monkeypatch):
     err = capsys.readouterr().err
     assert err.startswith("qwirkle: error:") and message in err and err.count("\n") == 1
 
+
+
+def test_a_failed_write_refuses_the_action_and_changes_nothing(client, db, monkeypatch):
+    import sqlite3
+
+    game_id, tokens = new_game(client, ["human", "greedy"], seed=60)
+    auth = bearer(tokens[0])
+    url = f"/api/games/{game_id}"
+    before = client.get(url, headers=auth).json()
+    store = client.app.state.service.store
+    save = store.save
+    calls = []
+
+    def failing_save(game_id, record, over):
+        calls.append(record)
+        if len(calls) in plan:
+            raise sqlite3.OperationalError("disk I/O error")
+        return save(game_id, record, over)
+
+    monkeypatch.setattr(store, "save", failing_save)
+    move = before["legal_moves"][0]["move"]
+    plan = {1}  # the human's move cannot be stored: refused, nothing changed
+    r = client.post(f"{url}/actions", json={"move": move}, headers=auth)
+    assert r.status_code == 503 and "nothing changed" in r.json()["error"]
+    assert client.get(url, headers=auth).json() == before
+    assert Store(db).load(game_id).version == before["version"]
+    plan = {3}  # the human's move is stored, greedy's reply is not: greedy moves later
+    r = client.post(f"{url}/actions", json={"move": move}, headers=auth)
+    assert r.status_code == 200 and r.json()["to_move"] == 1
+    after = client.get(url, headers=auth).json()
+    assert after["to_move"] == 0 and [a["player"] for a in after["history"][-2:]] == [0, 1]
+    assert qc.replay(qc.GameRecord.from_json(Store(db).load(game_id).record)).turn == len(after["history"])

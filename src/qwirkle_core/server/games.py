@@ -189,7 +189,9 @@ class GameService:
                 sub.push(views[sub.seat])
 
     async def _advance(self, slot):
-        """Let the agent seats move until a human is to move or the game is over."""
+        """Let the agent seats move until a human is to move or the game is over. If an
+        agent's action cannot be stored, the agent stays to move (and moves on the
+        game's next request); the request that led here is not refused for it."""
 
         def step():
             label = slot.agents[slot.game.current_player]
@@ -198,7 +200,11 @@ class GameService:
             return self._views(slot)
 
         while slot.agent_to_move():
-            self._push(slot, await to_thread.run_sync(step))
+            try:
+                views = await to_thread.run_sync(step)
+            except ApiError:
+                return
+            self._push(slot, views)
 
     # -- the operations of the API -----------------------------------------------------
 
