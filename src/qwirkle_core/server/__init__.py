@@ -1,0 +1,50 @@
+"""The qwirkle-core game server (``pip install 'qwirkle-core[server]'``).
+
+- :func:`create_app`: the ASGI app (FastAPI): the HTTP/WebSocket API and the web board.
+- :func:`serve`: run it with uvicorn (what ``qwirkle serve`` does).
+- :func:`qwirkle_core.server.bot.play_remote`: play one seat of a game on a server
+  with a built-in agent (what ``qwirkle bot`` does).
+
+Games are stored in SQLite; see docs/server.md for the API, the storage and the
+security rules (nothing a seat may not see leaves the server).
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import re
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from fastapi import FastAPI
+
+__all__ = ["create_app", "serve"]
+
+
+def create_app(db_path: str | os.PathLike = "qwirkle.sqlite", *, max_live_games: int = 256) -> FastAPI:
+    """The ASGI app; see :func:`qwirkle_core.server.app.create_app`."""
+    from .app import create_app as make
+
+    return make(db_path, max_live_games=max_live_games)
+
+
+class _RedactTokens(logging.Filter):
+    """Keeps seat tokens (``?token=...``) out of the access log."""
+
+    _TOKEN = re.compile(r"(token=)[^&\s]+")
+
+    def filter(self, record):
+        if isinstance(record.args, tuple):
+            record.args = tuple(self._TOKEN.sub(r"\1***", a) if isinstance(a, str) else a for a in record.args)
+        return True
+
+
+def serve(host: str = "127.0.0.1", port: int = 8000, db_path: str | os.PathLike = "qwirkle.sqlite", log_level: str = "info") -> None:
+    """Serve the app with uvicorn on ``host``:``port`` (blocks until stopped), storing
+    games in ``db_path``. Raises OSError if the address cannot be bound."""
+    import uvicorn
+
+    logging.getLogger("uvicorn.access").addFilter(_RedactTokens())
+    app = create_app(db_path)
+    uvicorn.run(app, host=host, port=port, log_level=log_level, ws_max_size=4096, timeout_keep_alive=30, timeout_graceful_shutdown=5)

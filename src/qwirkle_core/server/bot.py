@@ -1,0 +1,104 @@
+"""A remote bot: play one seat of a game on a qwirkle-core server with a built-in agent.
+
+The bot sees only what its seat sees (the view of ``GET /api/games/{id}``). On its turn
+it deals the tiles it cannot see at random into the other hands and the bag, lets the
+agent choose in that world (:func:`engine.choose_move`) and posts the move; between
+turns it waits for the views the server pushes over the WebSocket. This is what
+``qwirkle bot`` runs; docs/server.md has a 30-line version in plain Python.
+"""
+
+import json
+import random
+from collections.abc import Callable
+from urllib.parse import quote, urlsplit, urlunsplit
+
+import httpx
+from websockets.exceptions import WebSocketException
+from websockets.sync.client import connect
+
+from . import engine
+
+__all__ = ["BotError", "play_remote"]
+
+
+class BotError(Exception):
+    """The server refused the bot (bad token, unknown game, a move it would not take),
+    or could not be reached."""
+
+
+def _error(response):
+    try:
+        message = response.json().get("error", response.text)
+    except ValueError:
+        message = response.text
+    return BotError(f"{response.request.method} {response.request.url.path}: {response.status_code} {message}")
+
+
+def _ws_url(base, game_id, token):
+    parts = urlsplit(base)
+    scheme = "wss" if parts.scheme == "https" else "ws"
+    path = parts.path.rstrip("/") + f"/api/games/{quote(game_id, safe='')}/ws"
+    return urlunsplit((scheme, parts.netloc, path, f"token={quote(token, safe='')}", ""))
+
+
+def play_remote(
+    url: str,
+    game_id: str,
+    token: str,
+    agent: str = "heuristic",
+    seed: int | None = None,
+    on_move: Callable[[dict], None] | None = None,
+    timeout: float = 60.0,
+) -> dict:
+    """Play the seat that ``token`` holds in game ``game_id`` on the server at ``url``
+    (``http://HOST:PORT``) with ``agent`` (a spec such as ``"mc:playouts=32"``) until the
+    game is over; returns the final view (a dict, see docs/server.md).
+
+    seed:    seeds the bot's random deals of the unseen tiles (None: random).
+    on_move: called as ``on_move(result)`` with the server's answer to each move.
+    timeout: seconds to wait for an answer to a request; between turns the bot waits
+             for pushes as long as the opponents take (asking for the view every
+             ``timeout`` seconds).
+    Raises ValueError for a bad agent, :class:`BotError` when the server refuses or
+    cannot be reached.
+    """
+    label = engine.seat_label(agent, caps={})
+    if label == engine.HUMAN:
+        raise ValueError("a bot plays with an agent such as 'greedy' or 'heuristic', not 'human'")
+    try:
+        return _play(url.rstrip("/"), game_id, token, label, random.Random(seed), on_move, timeout)
+    except (httpx.HTTPError, WebSocketException, OSError) as e:
+        raise BotError(f"cannot talk to {url}: {e}") from e
+
+
+def _play(base, game_id, token, label, rng, on_move, timeout):
+    path = f"/api/games/{quote(game_id, safe='')}"
+    with httpx.Client(base_url=base, headers={"Authorization": f"Bearer {token}"}, timeout=timeout) as http:
+
+        def fetch():
+            r = http.get(path)
+            if r.status_code != 200:
+                raise _error(r)
+            return r.json()
+
+        view = fetch()
+        if view["seat"] is None:
+            raise BotError("the token holds no seat")
+        with connect(_ws_url(base, game_id, token), open_timeout=timeout, max_size=2**22) as ws:
+            while not view["over"]:
+                if view["to_move"] != view["seat"]:
+                    try:
+                        pushed = json.loads(ws.recv(timeout=timeout))
+                    except TimeoutError:  # a slow opponent, or a lost push: ask
+                        pushed = fetch()
+                    if pushed["version"] >= view["version"]:
+                        view = pushed
+                    continue
+                move = engine.choose_move(view["observation"], label, rng.getrandbits(64))
+                r = http.post(f"{path}/actions", json={"move": move})
+                if r.status_code != 200:
+                    raise _error(r)
+                if on_move is not None:
+                    on_move(r.json())
+                view = fetch()
+        return view

@@ -1,0 +1,234 @@
+"""Every call the server makes into the engine, in one place.
+
+The rest of the server package handles games only through these functions, so
+porting the server to a renamed engine API means editing this module alone. Only
+public names of :mod:`qwirkle_core` are used.
+
+What leaves the server for a seat is built here (:func:`seat_view`): the library's
+observation document for that seat, its legal moves when it is to move, and the
+public history, in which other seats' exchanges show only how many tiles went back.
+Nothing here puts the seed, the bag's order or another seat's tiles into a view.
+"""
+
+import random
+import secrets
+from collections import Counter
+from collections.abc import Sequence
+from typing import Any
+
+from ..agents import AGENTS, parse_agent
+from ..errors import IllegalMoveError
+from ..evaluate import evaluate_moves
+from ..game import Game
+from ..move import Action, Move
+from ..observation import Observation
+from ..records import GameRecord, replay
+from ..rules import MAX_PLAYERS, MIN_PLAYERS
+from ..tiles import COPIES, NUM_TILE_TYPES
+
+__all__ = [
+    "AGENT_CAPS",
+    "HUMAN",
+    "MAX_PLAYERS",
+    "MIN_PLAYERS",
+    "IllegalMoveError",
+    "agent_names",
+    "choose_move",
+    "hint",
+    "new_game",
+    "play_agent",
+    "play_move",
+    "record_json",
+    "restore",
+    "seat_label",
+    "seat_view",
+    "undo_last",
+]
+
+HUMAN = "human"
+
+# The most a seat's agent may ask of the server per turn: these parameters set how many
+# playouts, candidates or sampled hands an agent's turn costs.
+AGENT_CAPS = {"playouts": 256, "candidates": 32, "breadth": 32, "samples": 16}
+
+
+def agent_names() -> tuple[str, ...]:
+    """The built-in agent names (``"random"``, ``"greedy"``, ...)."""
+    return AGENTS
+
+
+def seat_label(text: str, caps: dict[str, int] = AGENT_CAPS) -> str:
+    """The canonical label of a seat: ``"human"`` or an agent spec such as
+    ``"mc:playouts=32"`` written as the library writes it.
+
+    Raises ValueError naming the problem for an unknown agent, a parameter out of
+    its range (:class:`qwirkle_core.AgentError`), or one above ``caps``
+    (by default :data:`AGENT_CAPS`: a server runs agents for anyone who can create
+    a game; a bot that runs on its own machine passes ``{}``).
+    """
+    if not isinstance(text, str):
+        raise TypeError(f"a seat is 'human' or an agent spec such as 'greedy', not {text!r}")
+    if text.strip().lower() == HUMAN:
+        return HUMAN
+    spec = parse_agent(text)
+    for key, value in spec.params:
+        if key in caps and not isinstance(value, str) and value > caps[key]:
+            raise ValueError(f"agent {text!r}: {key} is at most {caps[key]} on this server")
+    return spec.label
+
+
+def new_game(players: int, seed: int | None = None) -> Game:
+    """A freshly dealt :class:`qwirkle_core.Game` for ``players`` seats (2..6);
+    ``seed``: an int 0..2**64-1, or None for a random one."""
+    return Game(players=players, seed=seed)
+
+
+def record_json(game: Game, agents: Sequence[str]) -> str:
+    """The game's record (JSON text) from its deal to now; ``agents``: one label per seat.
+    It holds the seed and every hand: it stays on the server while the game runs."""
+    return GameRecord.from_game(game, list(agents)).to_json()
+
+
+def restore(text: str) -> Game:
+    """The game of a stored record, rebuilt and checked action by action
+    (``replay``); its history holds the actions, so they can be undone.
+    Raises :class:`qwirkle_core.RecordError` for a record that does not replay."""
+    return replay(GameRecord.from_json(text))
+
+
+def _action_result(action: Action) -> dict[str, Any]:
+    return {"player": action.player, "move": str(action.move), "points": action.points, "scores": list(action.scores)}
+
+
+def play_move(game: Game, text: str) -> dict[str, Any]:
+    """Play the move written ``text`` (notation: a placement, ``x R1 B4`` or ``pass``)
+    for the current player. Returns ``{"player", "move" (canonical), "points", "scores"}``.
+
+    Raises :class:`IllegalMoveError` (the rules say no) or ValueError/TypeError (not
+    readable as a move); either way the game is unchanged.
+    """
+    move = Move.parse(text)
+    game.play(move)
+    return _action_result(game.history[-1])
+
+
+def play_agent(game: Game, label: str) -> dict[str, Any]:
+    """Let the agent ``label`` take the current turn; returns the action as
+    :func:`play_move` does."""
+    return _action_result(game.play_agent(label))
+
+
+def undo_last(game: Game, seat: int) -> int:
+    """Take back ``seat``'s last action and every action after it; returns how many
+    actions were taken back. Raises :class:`IllegalMoveError` when ``seat`` has no
+    action to take back or the game is over (its record may have been seen)."""
+    if game.is_over:
+        raise IllegalMoveError("the game is over")
+    if not any(a.player == seat for a in game.history):
+        raise IllegalMoveError("there is no move of yours to take back")
+    undone = 1
+    while game.undo().player != seat:
+        undone += 1
+    return undone
+
+
+def _public_history(game: Game, seat: int | None) -> list[dict[str, Any]]:
+    out = []
+    for a in game.history:
+        kind = a.move.kind.value
+        hidden = kind == "exchange" and a.player != seat
+        out.append({
+            "player": a.player,
+            "kind": kind,
+            "move": None if hidden else str(a.move),
+            "tiles": len(a.move),
+            "points": a.points,
+            "scores": list(a.scores),
+        })
+    return out
+
+
+def _spectator_observation(game: Game) -> dict[str, Any]:
+    """The observation document's shape with nothing private: no hand, and ``unseen``
+    counting every tile not on the board (hands and bag together)."""
+    doc = game.observation(0).to_dict()
+    on_board = Counter(game.board.values())
+    doc["player"] = None
+    doc["hand"] = []
+    doc["unseen"] = [COPIES - on_board[t] for t in range(NUM_TILE_TYPES)]
+    return doc
+
+
+def seat_view(game: Game, seat: int | None) -> dict[str, Any]:
+    """What ``seat`` (an int, or None for a spectator) may see, as a JSON-ready dict:
+
+    ``observation`` (the library's observation document of that seat), ``legal_moves``
+    (``[{"move", "points"}]``, best first, only when ``seat`` is to move), ``can_exchange``
+    (how many tiles it may exchange now, 0 if none), ``can_pass``, ``to_move`` (None
+    when over), ``scores``, ``over``, ``winner`` and ``history`` (every action; other
+    seats' exchanges without their tiles).
+    """
+    over = game.is_over
+    to_move = None if over else game.current_player
+    mine = seat is not None and seat == to_move
+    obs = game.observation(seat).to_dict() if seat is not None else _spectator_observation(game)
+    moves = sorted(game.legal_moves(), key=lambda m: -(m.score or 0)) if mine else []
+    can_exchange = 0
+    if mine and not game.opening_pending:
+        can_exchange = min(game.bag_size, len(game.hand(seat)))
+    return {
+        "seat": seat,
+        "observation": obs,
+        "legal_moves": [{"move": str(m), "points": m.score} for m in moves],
+        "can_exchange": can_exchange,
+        "can_pass": mine and not moves and game.bag_size == 0,
+        "to_move": to_move,
+        "scores": list(game.scores),
+        "over": over,
+        "winner": game.winner,
+        "history": _public_history(game, seat),
+    }
+
+
+def hint(game: Game, seat: int, count: int = 3, playouts: int = 64) -> list[dict]:
+    """The engine's best ``count`` moves for ``seat`` (who must be to move), by Monte
+    Carlo evaluation of a copy of the game in which everything the seat cannot see is
+    dealt afresh (so a hint reveals nothing hidden): ``[{"move", "points", "margin",
+    "win_rate"}]``, best first. ``margin``: mean final score margin in points;
+    ``win_rate``: share of playouts won (0..1). Runs on one thread, tens of ms."""
+    if game.is_over or game.current_player != seat:
+        raise IllegalMoveError("a hint is for the seat to move")
+    world = game.determinize(seat, seed=secrets.randbits(64))
+    evaluations = evaluate_moves(world, playouts=playouts, top=10, seed=secrets.randbits(64), threads=1)
+    return [
+        {"move": str(e.move), "points": e.move.score or 0, "margin": round(e.margin, 2), "win_rate": round(e.win_rate, 3)}
+        for e in evaluations[:count]
+    ]
+
+
+def choose_move(observation: dict, label: str, seed: int) -> str:
+    """The move (notation) the agent ``label`` picks from an observation document
+    alone, as a remote bot does: the tiles the seat cannot see are dealt at random
+    (from ``seed``) into the other hands and the bag, and the agent plays that world.
+
+    Raises ValueError for a malformed observation, a finished game, or a seat that is
+    not to move.
+    """
+    obs = Observation.from_dict(observation)
+    if obs.is_over or obs.current_player != obs.player:
+        raise ValueError(f"seat {obs.player} is not to move")
+    hidden = [t for t, n in enumerate(obs.unseen) for _ in range(n)]
+    rng = random.Random(seed)
+    rng.shuffle(hidden)
+    hands = []
+    for p, size in enumerate(obs.hand_sizes):
+        if p == obs.player:
+            hands.append(list(obs.hand))
+        else:
+            hands.append(hidden[:size])
+            del hidden[:size]
+    world = Game.from_position(
+        board=obs.board, hands=hands, bag=hidden, scores=list(obs.scores),
+        current_player=obs.current_player, rules=obs.rules, seed=seed,
+    )
+    return str(world.play_agent(label).move)

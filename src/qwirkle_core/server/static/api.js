@@ -1,0 +1,50 @@
+// The HTTP and WebSocket API of the server (docs/server.md), for the pages.
+
+export class ApiError extends Error {
+  constructor(status, message) {
+    super(message);
+    this.status = status;
+  }
+}
+
+export async function request(method, path, { token = null, body = undefined } = {}) {
+  const headers = {};
+  if (token) headers.Authorization = `Bearer ${token}`;
+  if (body !== undefined) headers["Content-Type"] = "application/json";
+  let response;
+  try {
+    response = await fetch(path, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) });
+  } catch (e) {
+    throw new ApiError(0, "the server cannot be reached");
+  }
+  const data = await response.json().catch(() => ({}));
+  if (!response.ok) throw new ApiError(response.status, data.error || `${response.status} ${response.statusText}`);
+  return data;
+}
+
+// Views of a game pushed over a WebSocket; reconnects (with back-off) until closed.
+// onView(view) for each view; onStatus("open" | "closed" | "refused", reason).
+export function watch(gameId, token, onView, onStatus) {
+  let socket = null, stopped = false, delay = 500;
+  const url = new URL(`/api/games/${encodeURIComponent(gameId)}/ws`, location.href);
+  url.protocol = location.protocol === "https:" ? "wss:" : "ws:";
+  if (token) url.searchParams.set("token", token);
+  function connect() {
+    socket = new WebSocket(url);
+    socket.onopen = () => { delay = 500; onStatus("open"); };
+    socket.onmessage = (e) => onView(JSON.parse(e.data));
+    socket.onclose = (e) => {
+      if (stopped) return;
+      if (e.code >= 4000 && e.code < 5000) { // refused by the server: do not retry
+        stopped = true;
+        onStatus("refused", e.reason);
+        return;
+      }
+      onStatus("closed");
+      setTimeout(connect, delay);
+      delay = Math.min(delay * 2, 5000);
+    };
+  }
+  connect();
+  return { close() { stopped = true; socket?.close(); } };
+}

@@ -1,0 +1,219 @@
+"""Helpers of the server tests: a real uvicorn server, a server process, a player
+that chooses moves from a seat's view only, and the hidden-information scanner."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import socket
+import subprocess
+import sys
+import threading
+import time
+
+import httpx
+import uvicorn
+
+import qwirkle_core as qc
+from qwirkle_core.server import create_app
+
+CHROMIUM = shutil.which("chromium") or ("/usr/bin/chromium" if os.path.exists("/usr/bin/chromium") else None)
+CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update", "--no-first-run"]
+
+
+class LiveServer:
+    """The app of ``db`` served by uvicorn in a thread on a free port of 127.0.0.1."""
+
+    def __init__(self, db):
+        self.app = create_app(db)
+        config = uvicorn.Config(self.app, host="127.0.0.1", port=0, log_level="warning", ws_max_size=4096)
+        self.server = uvicorn.Server(config)
+        self.thread = threading.Thread(target=self.server.run, daemon=True)
+
+    def __enter__(self):
+        self.thread.start()
+        deadline = time.monotonic() + 30
+        while not self.server.started:
+            if time.monotonic() > deadline or not self.thread.is_alive():
+                raise RuntimeError("uvicorn did not start")
+            time.sleep(0.02)
+        port = self.server.servers[0].sockets[0].getsockname()[1]
+        self.url = f"http://127.0.0.1:{port}"
+        return self
+
+    def __exit__(self, *exc):
+        self.server.should_exit = True
+        self.thread.join(timeout=30)
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+class ServerProcess:
+    """``qwirkle serve --db DB`` as a child process (stopped with SIGKILL by :meth:`kill`)."""
+
+    def __init__(self, db, log):
+        self.port = free_port()
+        self.url = f"http://127.0.0.1:{self.port}"
+        cmd = [sys.executable, "-m", "qwirkle_core.cli", "serve", "--port", str(self.port), "--db", str(db)]
+        self.proc = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
+        deadline = time.monotonic() + 120
+        while True:
+            try:
+                if httpx.get(f"{self.url}/api/agents", timeout=2).status_code == 200:
+                    return
+            except httpx.HTTPError:
+                pass
+            if self.proc.poll() is not None or time.monotonic() > deadline:
+                self.kill()
+                raise RuntimeError(f"the server process did not start (exit status {self.proc.returncode})")
+            time.sleep(0.1)
+
+    def kill(self):
+        if self.proc.poll() is None:
+            self.proc.kill()
+        self.proc.wait(timeout=30)
+
+
+# -- playing from a seat's view ---------------------------------------------------------
+
+
+def choose(view, rng, exchange_rate=0.1):
+    """A move (notation) for the seat of ``view``, which must be to move, chosen from
+    what the view offers: a random legal placement, sometimes an exchange."""
+    moves = view["legal_moves"]
+    hand = view["observation"]["hand"]
+    if view["can_exchange"] and (not moves or rng.random() < exchange_rate):
+        k = rng.randint(1, view["can_exchange"])
+        return "x " + " ".join(rng.sample(hand, k))
+    if moves:
+        return rng.choice(moves)["move"]
+    assert view["can_pass"], view
+    return "pass"
+
+
+def bearer(token):
+    return {"Authorization": f"Bearer {token}"}
+
+
+def play_out(client, game_id, tokens, rng, seen=None, max_actions=500, exchange_rate=0.1):
+    """Play the human seats of a game (``tokens``: seat -> token) to the end through the
+    API with :func:`choose`. ``seen(seat, text, k)`` gets every response body each seat
+    receives, with ``k`` the number of actions the game had when it was sent (for a
+    game without undos). Returns (final view of the first human seat, moves posted)."""
+    posted = []
+    first = min(tokens)
+    for _ in range(max_actions):
+        views = {}
+        for seat, token in tokens.items():
+            r = client.get(f"/api/games/{game_id}", headers=bearer(token))
+            assert r.status_code == 200, r.text
+            views[seat] = r.json()
+            if seen:
+                seen(seat, r.text, views[seat]["version"] - 1)
+        view = views[first]
+        if view["over"]:
+            return view, posted
+        seat = view["to_move"]
+        assert seat in tokens, f"seat {seat} is an agent, but the game waits for it"
+        move = choose(views[seat], rng, exchange_rate)
+        r = client.post(f"/api/games/{game_id}/actions", json={"move": move}, headers=bearer(tokens[seat]))
+        assert r.status_code == 200, r.text
+        if seen:
+            seen(seat, r.text, views[seat]["version"])  # its own action's tiles are on view
+        posted.append((seat, r.json()["move"]))
+    raise AssertionError("the game did not end")
+
+
+# -- hidden information -------------------------------------------------------------------
+
+CODE = re.compile(r"\b[ROYGBP][1-6]\b")
+FORBIDDEN_KEYS = {"seed", "hands", "bag", "rng", "record", "setup", "actions", "token"}
+
+
+class Moments:
+    """The true state after each number of actions of a finished game's record:
+    every hand, the bag, the seed and random streams (from ``qc.replay``-style replay)."""
+
+    def __init__(self, record):
+        self.record = record
+        g = qc.Game(seed=record.seed, rules=record.rules)
+        self.states = [self._state(g)]
+        self.observations = [self._observations(g)]
+        for a in record.actions:
+            g.play(a.move)
+            self.states.append(self._state(g))
+            self.observations.append(self._observations(g))
+
+    @staticmethod
+    def _observations(g):
+        """Per seat: the library's observation document and legal moves (to move only)."""
+        moves = sorted(str(m) for m in g.legal_moves())
+        return [(g.observation(p).to_dict(), moves if p == g.current_player and not g.is_over else []) for p in range(g.players)]
+
+    @staticmethod
+    def _state(g):
+        pos = g.to_dict()
+        return {
+            "hands": pos["hands"],
+            "bag": pos["bag"],
+            "rng": pos["rng"],
+            "board": [qc.tile_code(t) for t in g.board.values()],
+        }
+
+    def public_codes(self, k, seat):
+        """Tile codes seat ``seat`` (None: a spectator) may know of after ``k`` actions:
+        the board, its hand, every placement so far and its own exchanges."""
+        codes = set(self.states[k]["board"])
+        if seat is not None:
+            codes |= set(self.states[k]["hands"][seat])
+        for a in self.record.actions[:k]:
+            if a.move.kind == "place" or a.player == seat:
+                codes |= {qc.tile_code(t) for t in a.move.tiles}
+        return codes
+
+
+def _keys(obj):
+    if isinstance(obj, dict):
+        for k, v in obj.items():
+            yield k
+            yield from _keys(v)
+    elif isinstance(obj, list):
+        for v in obj:
+            yield from _keys(v)
+
+
+def leaks(text, seat, moments, k):
+    """What ``text`` (a response or message received by ``seat`` after ``k`` actions)
+    shows that the seat may not see; an empty list when nothing."""
+    found = []
+    state = moments.states[k]
+    public = moments.public_codes(k, seat)
+    secret = {c for p, h in enumerate(state["hands"]) if p != seat for c in h} - public
+    shown = set(CODE.findall(text))
+    if shown & secret:
+        found.append(f"tiles of another seat's hand: {sorted(shown & secret)}")
+    if shown - public:
+        found.append(f"tiles the seat has not seen: {sorted(shown - public)}")
+    seed = moments.record.seed
+    for form in (str(seed), f"{seed:x}", f"{seed:016x}"):
+        if form in text:
+            found.append(f"the seed ({form})")
+    for word in state["rng"]:
+        if word in text:
+            found.append(f"a random stream ({word})")
+    tokens = CODE.findall(text)
+    bag = state["bag"]
+    grams = {tuple(bag[i:i + 8]) for i in range(len(bag) - 7)} | {tuple(bag[::-1][i:i + 8]) for i in range(len(bag) - 7)}
+    if any(tuple(tokens[i:i + 8]) in grams for i in range(len(tokens) - 7)):
+        found.append("eight tiles in the bag's order")
+    doc = json.loads(text)
+    bad = FORBIDDEN_KEYS & set(_keys(doc))
+    if bad:
+        found.append(f"fields {sorted(bad)}")
+    return found
