@@ -120,7 +120,10 @@ def _probe(path: Path) -> None:
 
     if path.is_dir():
         raise IsADirectoryError(f"{path} is a folder")
-    fd, probe = tempfile.mkstemp(dir=path.resolve().parent, prefix=f".{path.name}.", suffix=".probe")
+    folder = path.resolve().parent
+    if not folder.is_dir():
+        raise FileNotFoundError(f"folder {folder} does not exist")
+    fd, probe = tempfile.mkstemp(dir=folder, prefix=f".{path.name}.", suffix=".probe")
     os.close(fd)
     os.unlink(probe)
 
