@@ -37,17 +37,48 @@ def seed_type(text):
     return value
 
 
-def _agent_list(text):
-    from .simulate import parse_agents
+def python_agent(text):
+    """argparse type of one agent, built-in or ``package.module:Name`` (imported now,
+    with the current folder importable, so a mistake is a one-line error)."""
+    from .players import Player
 
-    names = [a.strip() for a in text.split(",") if a.strip()]
+    if os.getcwd() not in sys.path:
+        sys.path.insert(0, os.getcwd())
     try:
-        parse_agents(names)
-    except ValueError as e:
+        Player.of(text.strip())
+    except (TypeError, ValueError) as e:
         raise argparse.ArgumentTypeError(str(e)) from None
+    return text.strip()
+
+
+def _agent_list(text, check=python_agent):
+    names = [check(a) for a in text.split(",") if a.strip()]
     if not MIN_PLAYERS <= len(names) <= MAX_PLAYERS:
         raise argparse.ArgumentTypeError(f"give {MIN_PLAYERS} to {MAX_PLAYERS} agents (one per seat), got {len(names)}")
     return names
+
+
+def _builtin_agent(text):
+    from .players import is_builtin
+
+    if not is_builtin(text.strip()):
+        raise argparse.ArgumentTypeError(f"{text.strip()!r}: simulate runs built-in agents only (inside numba); Python agents play in 'qwirkle tournament' and 'qwirkle play'")
+    return python_agent(text)
+
+
+def _builtin_agent_list(text):
+    return _agent_list(text, check=_builtin_agent)
+
+
+def time_limit_type(text):
+    """argparse type of a time limit: a positive number of seconds."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number of seconds, got {text!r}") from None
+    if not 0 < value < float("inf"):
+        raise argparse.ArgumentTypeError(f"must be a positive number of seconds, got {text}")
+    return value
 
 
 def _output_path(text):
@@ -72,7 +103,7 @@ def _add_simulate(sub):
         "finished games.",
     )
     p.add_argument("--games", type=_positive_int, default=10_000, help="number of games (default: 10000)")
-    p.add_argument("--agents", type=_agent_list, default=["greedy", "greedy"], help="comma-separated agents, one per seat, 2 to 6 (default: greedy,greedy); available: random, greedy, heuristic, mc; parameters as name:key=value, e.g. mc:playouts=32:depth=0")
+    p.add_argument("--agents", type=_builtin_agent_list, default=["greedy", "greedy"], help="comma-separated agents, one per seat, 2 to 6 (default: greedy,greedy); available: random, greedy, heuristic, mc; parameters as name:key=value, e.g. mc:playouts=32:depth=0")
     p.add_argument("--seed", type=seed_type, default=0, help="batch seed; game i plays from a hash of (seed, i) (default: 0)")
     p.add_argument("--threads", type=_positive_int, default=None, help="worker threads (default: all cores); results do not depend on it")
     p.add_argument("--opening", choices=sorted(OPENING_RULES), default="largest_group", help="opening rule (default: largest_group, the official one)")
@@ -145,10 +176,11 @@ def _add_tournament(sub):
         "deals. Prints each pairing's win rate with a 95%% confidence interval and mean score margin, "
         "and each agent's time per move (from a short self-play run).",
     )
-    p.add_argument("--agents", type=_agent_list, default=["greedy", "heuristic", "mc"], help="comma-separated agents, at least 2 (default: greedy,heuristic,mc); parameters as name:key=value, e.g. mc:playouts=32")
+    p.add_argument("--agents", type=_agent_list, default=["greedy", "heuristic", "mc"], help="comma-separated agents, at least 2 (default: greedy,heuristic,mc); parameters as name:key=value, e.g. mc:playouts=32; Python agents as package.module:Name (docs/env.md)")
     p.add_argument("--games", type=_positive_int, default=1000, help="games per pairing (default: 1000)")
     p.add_argument("--seed", type=seed_type, default=0, help="seed (default: 0)")
-    p.add_argument("--threads", type=_positive_int, default=None, help="worker threads (default: all cores)")
+    p.add_argument("--threads", type=_positive_int, default=None, help="worker threads, or worker processes for pairings with a Python agent (default: all cores)")
+    p.add_argument("--time-limit", type=time_limit_type, default=None, metavar="SECONDS", help="seconds per move for Python agents; a slower move loses the game's result (default: no limit)")
     p.add_argument("--plot", type=_plot_path, default=None, help="save the score distributions to this .png file (needs matplotlib)")
     p.set_defaults(run=_run_tournament)
 
@@ -169,22 +201,27 @@ def _run_tournament(args, console):
 
     if len(set(args.agents)) != len(args.agents):
         raise UsageError("argument --agents: each agent may appear once")
-    result = tournament(args.agents, games=args.games, seed=args.seed, threads=args.threads)
+    result = tournament(args.agents, games=args.games, seed=args.seed, threads=args.threads, time_limit=args.time_limit)
     table = Table(title=f"Round robin, {args.games:,} games per pairing, seed {args.seed}", title_justify="left")
     for col in ("agent", "opponent", "win rate [95% CI]", "mean margin", "W-L-T"):
         table.add_column(col, justify="left" if col in ("agent", "opponent") else "right")
     for m in result.matches:
         low, high = m.interval()
         se = m.margin.std(ddof=1) / max(len(m.margin), 1) ** 0.5 if len(m.margin) > 1 else float("nan")
-        table.add_row(m.first, m.second, f"{m.win_rate:.1%} [{low:.1%}, {high:.1%}]", f"{m.margin.mean():+.1f} ± {1.96 * se:.1f}", f"{m.wins}-{m.losses}-{m.ties}")
+        margin = f"{m.margin.mean():+.1f} ± {1.96 * se:.1f}" if m.games else "-"
+        table.add_row(m.first, m.second, f"{m.win_rate:.1%} [{low:.1%}, {high:.1%}]", margin, f"{m.wins}-{m.losses}-{m.ties}")
     console.print(table)
-    timing = Table(title="Time per move (self-play, one thread)", title_justify="left")
+    timing = Table(title="Time per move (built-in agents: self-play, one thread; Python agents: their turns above)", title_justify="left")
     timing.add_column("agent")
     timing.add_column("ms per move", justify="right")
     timing.add_column("mean score", justify="right")
     for a in result.agents:
-        timing.add_row(a, f"{1000 * result.seconds_per_move[a]:.3g}", f"{result.scores(a).mean():.1f}")
+        scores = result.scores(a)
+        timing.add_row(a, f"{1000 * result.seconds_per_move[a]:.3g}", f"{scores.mean():.1f}" if len(scores) else "-")
     console.print(timing)
+    for agent in dict.fromkeys(f.agent for f in result.failures):
+        failed = [f for f in result.failures if f.agent == agent]
+        console.print(f"{len(failed)} games not counted: {failed[0]}" + (" (the first of them)" if len(failed) > 1 else ""), markup=False, highlight=False)
     if args.plot:
         plot_scores(result, args.plot)
         console.print(f"wrote {args.plot}")

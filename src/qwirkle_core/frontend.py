@@ -6,15 +6,15 @@ it can be driven through a pipe. :func:`add_play_arguments` / :func:`main_play` 
 it into an ``argparse`` command line. See docs/frontend-guide.md.
 """
 
-import argparse
 import sys
 
 from rich.console import Console
 from rich.text import Text
 
 from .game import Game
+from .players import AgentFailure, Player, check_time_limit
 from .rules import OPENING_RULES, IllegalMoveError, Rules
-from .simulate import AGENTS, parse_agents
+from .simulate import AGENTS
 from .tiles import COLORS, tile_code
 
 __all__ = ["add_play_arguments", "main_play", "run_play"]
@@ -74,10 +74,12 @@ def _tiles_text(tiles):
 class _Session:
     """One game in a terminal: the state of the loop of :func:`run_play`."""
 
-    def __init__(self, game, human, opponent, console, echo):
+    def __init__(self, game, human, opponent, console, echo, time_limit=None):
         self.g = game
         self.human = human
-        self.opponent = opponent
+        self.opponent = opponent.label
+        self.seats = {p: opponent.seat(game.seed, p) for p in range(game.players) if p != human}
+        self.time_limit = time_limit
         self.console = console
         self.echo = echo
         self.listed = None  # (turn, moves) of the last 'moves' listing
@@ -104,7 +106,7 @@ class _Session:
     def agents_play(self):
         g = self.g
         while not g.is_over and g.current_player != self.human:
-            self.report(g.play_agent(self.opponent))
+            self.report(self.seats[g.current_player].play(g, self.time_limit))
 
     def announce_end(self):
         g = self.g
@@ -211,22 +213,27 @@ class _Session:
             try:
                 if not self.handle(line):
                     return
+            except AgentFailure:
+                raise  # the opponent cannot go on: the game stops
             except IllegalMoveError as e:
                 self.say(f"illegal: {e}")
             except (ValueError, OSError) as e:
                 self.say(f"error: {e}")
 
 
-def run_play(players=2, opponent="greedy", seed=None, human_seat=0, input_stream=None, output_stream=None, color=None, opening="largest_group"):
+def run_play(players=2, opponent="greedy", seed=None, human_seat=0, input_stream=None, output_stream=None, color=None, opening="largest_group", time_limit=None):
     """Play one game in a terminal: the human at ``human_seat`` against ``opponent``
-    (a name in ``qwirkle_core.AGENTS``) in every other seat, until ``quit`` or the end of
+    (a name in ``qwirkle_core.AGENTS``, ``package.module:Name`` or a Python agent, see
+    :mod:`qwirkle_core.players`) in every other seat, until ``quit`` or the end of
     ``input_stream`` (default stdin). Writes to ``output_stream`` (default stdout), in
     colour if ``color`` is True, plain if False, and when None only if the output is a
-    terminal. ``seed``: the game's seed (random when None). Returns the :class:`Game`.
+    terminal. ``seed``: the game's seed (random when None). ``time_limit``: a Python
+    opponent's seconds per move (None: no limit). Returns the :class:`Game`; a Python
+    opponent that fails raises :class:`~qwirkle_core.players.AgentFailure`.
     """
     input_stream = sys.stdin if input_stream is None else input_stream
     output_stream = sys.stdout if output_stream is None else output_stream
-    parse_agents([opponent])
+    opponent = Player.of(opponent)
     rules = Rules(players=players, opening=opening)
     if isinstance(human_seat, bool) or not isinstance(human_seat, int) or not 0 <= human_seat < players:
         raise ValueError(f"the human's seat must be 0..{players - 1}, not {human_seat!r}")
@@ -237,8 +244,8 @@ def run_play(players=2, opponent="greedy", seed=None, human_seat=0, input_stream
     )
     game = Game(seed=seed, rules=rules)
     names = ", ".join(f"seat {p}" for p in range(players) if p != human_seat)
-    console.print(f"qwirkle-core: you are seat {human_seat}; {opponent} plays {names}. Seed {game.seed}.", highlight=False)
-    _Session(game, human_seat, opponent, console, echo=not _isatty(input_stream)).loop(input_stream)
+    console.print(f"qwirkle-core: you are seat {human_seat}; {opponent.label} plays {names}. Seed {game.seed}.", highlight=False)
+    _Session(game, human_seat, opponent, console, echo=not _isatty(input_stream), time_limit=check_time_limit(time_limit)).loop(input_stream)
     return game
 
 
@@ -247,20 +254,13 @@ def _isatty(stream):
     return bool(isatty and isatty())
 
 
-def _agent(text):
-    try:
-        parse_agents([text])
-    except ValueError as e:
-        raise argparse.ArgumentTypeError(str(e)) from None
-    return text
-
-
 def add_play_arguments(parser):
     """Add the options of ``qwirkle play`` to an ``argparse`` parser."""
-    from .cli import seed_type
+    from .cli import python_agent, seed_type, time_limit_type
 
     parser.add_argument("--players", type=int, choices=range(2, 7), default=2, metavar="N", help="number of seats, 2 to 6 (default: 2)")
-    parser.add_argument("--opponent", type=_agent, default="greedy", help=f"the agent in the other seats: {', '.join(AGENTS)} (default: greedy)")
+    parser.add_argument("--opponent", type=python_agent, default="greedy", help=f"the agent in the other seats: {', '.join(AGENTS)}, or a Python agent as package.module:Name (default: greedy)")
+    parser.add_argument("--time-limit", type=time_limit_type, default=None, metavar="SECONDS", help="a Python opponent's seconds per move (default: no limit)")
     parser.add_argument("--seat", type=int, default=0, help="your seat, from 0 (default: 0); the rules decide who opens")
     parser.add_argument("--seed", type=seed_type, default=None, help="the game's seed (default: random; printed at the start)")
     parser.add_argument("--opening", choices=sorted(OPENING_RULES), default="largest_group", help="opening rule (default: largest_group, the official one)")
@@ -276,5 +276,6 @@ def main_play(args):
         human_seat=args.seat,
         color=False if args.no_color else None,
         opening=args.opening,
+        time_limit=args.time_limit,
     )
     return 0

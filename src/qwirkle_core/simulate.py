@@ -324,13 +324,22 @@ def _progress_reporter(progress, total):
     return _NoProgress()
 
 
-def play_game(agents=("greedy", "greedy"), seed=0, rules=None):
+def play_game(agents=("greedy", "greedy"), seed=0, rules=None, time_limit=None):
     """Play one game with ``agents`` from ``seed`` exactly as a batch would; return its record.
 
     ``play_game(agents, seed=result.seeds[i])`` reproduces game ``i`` of a batch.
+    Agents may also be Python agents (see :mod:`qwirkle_core.players`), mixed freely
+    with built-in ones; ``time_limit`` is their seconds per move (None: no limit), and
+    a Python agent that fails raises :class:`~qwirkle_core.players.AgentFailure`.
     """
     from .game import Game
+    from .players import is_builtin, run_game
 
+    if isinstance(agents, str):
+        agents = agents.split(",")
+    if time_limit is not None or not all(is_builtin(a) for a in agents):
+        g, labels = run_game(agents, seed=seed, rules=rules, time_limit=time_limit)
+        return g.record(agents=labels)
     names, specs = parse_agents(agents)
     rules = resolve_rules(len(names), rules)
     g = Game(seed=_check_seed(seed), rules=rules)

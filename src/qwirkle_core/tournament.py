@@ -2,11 +2,12 @@
 
 import itertools
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
-from .simulate import parse_agents, simulate, wilson_interval
+from .players import play_games, resolve_agents
+from .simulate import simulate, wilson_interval
 
 __all__ = ["Match", "TournamentResult", "tournament"]
 
@@ -34,8 +35,8 @@ class Match:
 
     @property
     def win_rate(self):
-        """``first``'s share of the games, a tie counting one half."""
-        return (self.wins + 0.5 * self.ties) / self.games
+        """``first``'s share of the games, a tie counting one half (NaN with no games)."""
+        return (self.wins + 0.5 * self.ties) / self.games if self.games else float("nan")
 
     def interval(self):
         """95% Wilson interval of ``first``'s win rate (ties as half wins)."""
@@ -44,10 +45,14 @@ class Match:
 
 @dataclass
 class TournamentResult:
+    """``failures``: the :class:`~qwirkle_core.players.AgentFailure` of every game a
+    Python agent broke (those games are not counted in ``matches``)."""
+
     agents: tuple
     matches: list
     seconds_per_move: dict
     seed: int
+    failures: list = field(default_factory=list)
 
     def scores(self, agent):
         """Every final score ``agent`` made in the tournament (int32 array)."""
@@ -55,20 +60,40 @@ class TournamentResult:
         return np.concatenate(parts) if parts else np.zeros(0, np.int32)
 
 
-def _half(a, b, games, seed, threads):
-    return simulate(games, agents=(a, b), seed=seed, threads=threads)
+def _half(a, b, games, seed, threads, time_limit, failures, timing):
+    """The games of ``a`` (seat 0) against ``b``: a batch for two built-in agents, else
+    :func:`~qwirkle_core.players.play_games` (its failures and Python agents' turn
+    times are added to ``failures`` and ``timing``; only completed games come back)."""
+    if a.builtin is not None and b.builtin is not None:
+        return simulate(games, agents=(a.label, b.label), seed=seed, threads=threads)
+    r = play_games((a, b), games, seed=seed, time_limit=time_limit, processes=threads)
+    failures.extend(r.failures)
+    for seat, p in enumerate((a, b)):
+        t = timing.setdefault(p.label, [0.0, 0])
+        t[0] += float(r.seconds[:, seat].sum())
+        t[1] += int(r.moves[:, seat].sum())
+    return r.completed()
 
 
-def tournament(agents, games=1000, seed=0, threads=None, timing_games=8, timing_seconds=0.5):
-    """Play every pair of ``agents`` (names as in :func:`simulate`) for ``games`` games.
+def tournament(agents, games=1000, seed=0, threads=None, timing_games=8, timing_seconds=0.5, time_limit=None):
+    """Play every pair of ``agents`` (names as in :func:`simulate`, or Python agents:
+    see :mod:`qwirkle_core.players`) for ``games`` games.
 
     Each pair plays ``games // 2`` deals twice, once from each seat. Time per move is
     measured separately on one thread: each agent plays games against itself,
     ``timing_games`` first and twice as many each time until a run lasts
     ``timing_seconds`` (at most 4,096 games); the wall time of the last run is divided
-    by its number of turns (exchanges and passes included).
+    by its number of turns (exchanges and passes included). A Python agent's time per
+    move is the mean wall time of its turns in the tournament's games.
+
+    Pairs with a Python agent play through :func:`~qwirkle_core.players.play_games`
+    in ``threads`` worker processes (default: one per core); ``time_limit`` is the
+    Python agents' seconds per move. A game in which a Python agent fails is left out
+    of the results and its :class:`~qwirkle_core.players.AgentFailure` goes into
+    ``result.failures``.
     """
-    names, _ = parse_agents(agents)
+    players = resolve_agents(agents)
+    names = tuple(p.label for p in players)
     if len(set(names)) != len(names):
         raise ValueError("each agent may appear once in a tournament")
     if len(names) < 2:
@@ -76,10 +101,11 @@ def tournament(agents, games=1000, seed=0, threads=None, timing_games=8, timing_
     if games < 2:
         raise ValueError(f"games must be at least 2, not {games}")
     half = games // 2
-    matches = []
-    for a, b in itertools.combinations(names, 2):
-        ab = _half(a, b, half, seed, threads)
-        ba = _half(b, a, half, seed, threads)
+    matches, failures, python_timing = [], [], {}
+    for pa, pb in itertools.combinations(players, 2):
+        a, b = pa.label, pb.label
+        ab = _half(pa, pb, half, seed, threads, time_limit, failures, python_timing)
+        ba = _half(pb, pa, half, seed, threads, time_limit, failures, python_timing)
         margin = np.concatenate([ab.scores[:, 0] - ab.scores[:, 1], ba.scores[:, 1] - ba.scores[:, 0]])
         matches.append(
             Match(
@@ -94,7 +120,11 @@ def tournament(agents, games=1000, seed=0, threads=None, timing_games=8, timing_
             )
         )
     timing = {}
-    for a in names:
+    for p in players:
+        if p.builtin is None:
+            seconds, moves = python_timing.get(p.label, (0.0, 0))
+            timing[p.label] = seconds / moves if moves else float("nan")
+    for a in (p.label for p in players if p.builtin is not None):
         n = timing_games
         while True:
             start = time.perf_counter()
@@ -104,7 +134,7 @@ def tournament(agents, games=1000, seed=0, threads=None, timing_games=8, timing_
                 break
             n *= 2
         timing[a] = elapsed / max(int(r.turns.sum()), 1)
-    return TournamentResult(agents=names, matches=matches, seconds_per_move=timing, seed=seed)
+    return TournamentResult(agents=names, matches=matches, seconds_per_move=timing, seed=seed, failures=failures)
 
 
 def plot_scores(result, path):
