@@ -221,7 +221,7 @@ def _run_tournament(args, console):
     console.print(timing)
     for agent in dict.fromkeys(f.agent for f in result.failures):
         failed = [f for f in result.failures if f.agent == agent]
-        console.print(f"{len(failed)} games not counted: {failed[0]}" + (" (the first of them)" if len(failed) > 1 else ""), markup=False, highlight=False)
+        console.print(f"{len(failed)} games not counted: {failed[0]}" + (" (the first of them)" if len(failed) > 1 else ""), markup=False, highlight=False, soft_wrap=True)
     if args.plot:
         plot_scores(result, args.plot)
         console.print(f"wrote {args.plot}")
