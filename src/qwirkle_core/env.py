@@ -434,6 +434,12 @@ class raw_env(AECEnv):  # noqa: N801  (PettingZoo's naming convention)
     def close(self):
         pass
 
+    @property
+    def origin(self):
+        """``(row, col)`` of window cell 0 this turn: action ``slot * window**2 +
+        (row - r0) * window + (col - c0)`` puts hand slot ``slot`` at ``(row, col)``."""
+        return (self._table.r0, self._table.c0)
+
     def encode(self, move):
         """The actions that play ``move`` for the current agent; see docs/env.md."""
         return self._table.encode(move)
@@ -531,6 +537,15 @@ class QwirkleGymEnv(gymnasium.Env):
             gymnasium.logger.warn("render() called without a render_mode; pass render_mode='ansi' or 'rgb_array'")
             return None
         return self._table.render(self.render_mode)
+
+    @property
+    def origin(self):
+        """``(row, col)`` of window cell 0 this turn (see :attr:`raw_env.origin`)."""
+        return (self._table.r0, self._table.c0)
+
+    def action_masks(self):
+        """The learner's action mask as bool[n] (the method sb3-contrib's MaskablePPO calls)."""
+        return self._table.mask().astype(bool)
 
     def encode(self, move):
         """The actions that play ``move`` for the learner; see docs/env.md."""
