@@ -50,6 +50,13 @@ def action_count(window=WINDOW):
     return SLOTS * window * window + 1 + EXCHANGES + 1
 
 
+def _window_start(coords, w):
+    """The first row (or column) of a window of ``w`` centred on ``coords`` with the
+    margin of REACH on both sides, and whether it fits."""
+    need = max(coords) - min(coords) + 1 + 2 * REACH
+    return min(coords) - REACH - (w - need) // 2, need <= w
+
+
 class _Table:
     """A game plus the tiles put down so far in the current placement, and the
     encoding of observations and actions (shared by both environments)."""
@@ -74,12 +81,9 @@ class _Table:
         self._obs = {}
         self._mask = None
         board = g.board
-        rows = [r for r, _ in board] or [0]
-        cols = [c for _, c in board] or [0]
         w = self.window
-        self.fits = max(rows) - min(rows) + 1 + 2 * REACH <= w and max(cols) - min(cols) + 1 + 2 * REACH <= w
-        self.r0 = min(rows) - REACH - (w - (max(rows) - min(rows) + 1 + 2 * REACH)) // 2
-        self.c0 = min(cols) - REACH - (w - (max(cols) - min(cols) + 1 + 2 * REACH)) // 2
+        (self.r0, fits_r), (self.c0, fits_c) = (_window_start([k[i] for k in board] or [0], w) for i in (0, 1))
+        self.fits = fits_r and fits_c
         self.planes = np.zeros((PLANES, w, w), np.int8)
         if self.fits:
             for (r, c), t in board.items():
