@@ -20,7 +20,7 @@ sys.path.insert(0, str(Path(__file__).parent.parent / "tests"))
 import bots  # noqa: E402
 
 ENV_GAMES = 10
-PY_GAMES = 100
+PY_GAMES = 200
 
 
 def aec_random_games(players, window, games, seed=0):
@@ -37,7 +37,7 @@ def aec_random_games(players, window, games, seed=0):
     return steps
 
 
-@pytest.mark.parametrize("window", [WINDOW, 32])
+@pytest.mark.parametrize("window", [WINDOW, 40])
 @pytest.mark.parametrize("players", [2, 4])
 def test_aec_steps_per_second(benchmark, players, window):
     aec_random_games(players, window, 1)

@@ -308,3 +308,8 @@ def test_cli_play_with_a_broken_agent_is_one_line(monkeypatch, capsys):
     assert err.count("\n") == 1
     assert cli.main(["play", "--opponent", "bots:Nope"]) == 2
     assert "bots has no attribute 'Nope'" in capsys.readouterr().err
+
+
+def test_simulate_points_python_agents_elsewhere():
+    with pytest.raises(TypeError, match="simulate runs built-in agents inside numba; play Python agents with qc.play_game"):
+        qc.simulate(10, agents=(bots.best_move, "greedy"))

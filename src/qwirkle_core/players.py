@@ -111,7 +111,7 @@ def load_agent(spec):
     return obj
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class Player:
     """One seat's agent, resolved: a built-in spec or a Python agent.
 
@@ -412,14 +412,24 @@ def play_games(agents, games, seed=0, rules=None, time_limit=None, processes=1):
     else:
         _check_picklable(players)
         chunks = np.array_split(seeds, min(games, 4 * processes))
-        ctx = multiprocessing.get_context("spawn")
-        with concurrent.futures.ProcessPoolExecutor(processes, mp_context=ctx) as pool:
+        with concurrent.futures.ProcessPoolExecutor(processes, mp_context=_context()) as pool:
             futures = [pool.submit(_play_chunk, players, rules, c, time_limit) for c in chunks]
             parts = [f.result() for f in futures]
     elapsed = time.perf_counter() - start
     columns = [np.concatenate([part[k] for part in parts]) for k in range(7)]
     failures = [f for part in parts for f in part[7]]
     return GameResults(tuple(p.label for p in players), seeds, *columns, failures=failures, elapsed=elapsed)
+
+
+def _context():
+    """Worker processes start from a fork server that has imported qwirkle-core once
+    (start-up in milliseconds, and no fork of a process running numba threads); where
+    there is none (Windows), from a fresh interpreter."""
+    if "forkserver" not in multiprocessing.get_all_start_methods():
+        return multiprocessing.get_context("spawn")
+    ctx = multiprocessing.get_context("forkserver")
+    ctx.set_forkserver_preload([__name__])
+    return ctx
 
 
 def _check_seed(seed):

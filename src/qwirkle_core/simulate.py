@@ -223,6 +223,10 @@ def simulate(games, agents=("greedy", "greedy"), seed=0, threads=None, rules=Non
     games = games.__index__()
     if games < 1:
         raise ValueError(f"games must be at least 1, not {games}")
+    from .players import is_builtin
+
+    if not isinstance(agents, str) and not all(is_builtin(a) for a in agents):
+        raise TypeError("simulate runs built-in agents inside numba; play Python agents with qc.play_game, qc.tournament or qwirkle_core.players.play_games")
     names, specs = parse_agents(agents)
     rules = resolve_rules(len(names), rules)
     seed = _check_seed(seed)
