@@ -16,7 +16,9 @@ import bots
 import naive
 import numpy as np
 import pytest
-from conftest import opening_len_for
+from conftest import duplicate_hand, examples, opening_len_for, reachable_games, rebuild, snake_board
+from hypothesis import assume, given, settings
+from hypothesis import strategies as st
 
 pettingzoo = pytest.importorskip("pettingzoo")
 gymnasium = pytest.importorskip("gymnasium")
@@ -158,6 +160,62 @@ def test_every_legal_placement_and_nothing_else_can_be_completed(seed):
         g = e.game
         want = set(naive.naive_legal_placements(g.board, g.hand(), opening_len_for(g)))
         assert enumerate_moves(e) == want
+
+
+@st.composite
+def positions(draw):
+    """Reachable positions (random play, some wandering far from (0, 0)), some with a
+    hand holding the same tile twice, and staircases of lines spanning up to 86 columns."""
+    kind = draw(st.sampled_from(["played", "wandered", "duplicates", "snake"]))
+    if kind == "snake":
+        rng = random.Random(draw(st.integers(0, 2**31 - 1)))
+        board, rest = snake_board(draw(st.integers(10, 16)), rng)  # 16 lines span 81 columns
+        hands = [rest[:6], rest[6:12]]
+        return qc.Game.from_position(board=board, hands=hands, bag=rest[12:], seed=1)
+    g = draw(reachable_games(max_turns=30, wander=kind == "wandered", players=2))
+    if kind == "duplicates" and g.board:
+        g = rebuild(g, hand=draw(duplicate_hand(g)))
+    return g
+
+
+@settings(examples(0.5))
+@given(positions(), st.randoms(use_true_random=False))
+def test_the_mask_is_exact_in_any_position(g, rng):
+    """From the start of the turn and along random placements, the mask equals the one
+    written from the rules (tests/naive.py's placements)."""
+    assume(not g.is_over)
+    moves = naive.naive_legal_placements(g.board, g.hand(), opening_len_for(g))
+    e = raw_env(players=2)
+    for _ in range(8):
+        e.reset(options={"game": g})
+        partial, hand = [], g.hand()
+        while True:
+            mask = e.observe(e.agent_selection)["action_mask"]
+            np.testing.assert_array_equal(mask, reference_mask(g, e.origin, hand, moves, partial))
+            placing = np.flatnonzero(mask[: DONE + 1])
+            a = int(rng.choice(placing if placing.size else np.flatnonzero(mask)))
+            if a < DONE:
+                s, k = divmod(a, W2)
+                partial.append((s, e.origin[0] + k // WINDOW, e.origin[1] + k % WINDOW, hand[s]))
+            e.step(a)
+            if a >= DONE:
+                break
+        if a == DONE:
+            assert frozenset((r, c, t) for _, r, c, t in partial) in moves
+
+
+def test_reset_from_a_game():
+    g = qc.Game(seed=3)
+    g.play_agent("greedy")
+    e = raw_env(players=2)
+    e.reset(options={"game": g})
+    assert e.game is not g and e.game.to_json() == g.to_json() and e.agent_selection == f"player_{g.current_player}"
+    for bad in (qc.Game(players=3, seed=1), "not a game"):
+        with pytest.raises(ValueError, match="must be a qwirkle_core.Game in play"):
+            e.reset(options={"game": bad})
+    gym = QwirkleGymEnv(opponents=("greedy",), seat=g.current_player)
+    _, info = gym.reset(options={"game": g})
+    assert info["game_seed"] == g.seed and gym.game.turn == g.turn
 
 
 # -- masked random play over many games ---------------------------------------------------
@@ -348,3 +406,14 @@ def test_gym_wrapper_reports_a_broken_opponent():
     e = QwirkleGymEnv(opponents=("bots:Slow",), seat=1, time_limit=0.05)
     with pytest.raises(AgentFailure, match="limit of 0.05 s"):
         e.reset(seed=1)
+
+
+def test_describe_and_origin():
+    e = raw_env(players=2)
+    e.reset(seed=4)
+    hand = e.game.hand()
+    r0, c0 = e.origin
+    assert (r0, c0) == (-58, -58)  # the empty board's cell (0, 0) is in the middle: 5 + (118 - 11) // 2 = 58
+    assert e.describe(2 * W2 + (0 - r0) * WINDOW + (1 - c0)) == f"place slot 2 ({qc.tile_code(hand[2])}) at (0, 1)"
+    assert e.describe(DONE) == "done" and e.describe(PASS) == "pass"
+    assert e.describe(EXCHANGE0 + 0b101 - 1) == f"exchange slots 0 2 ({qc.tile_code(hand[0])} {qc.tile_code(hand[2])})"

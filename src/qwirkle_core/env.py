@@ -70,8 +70,15 @@ class _Table:
         self.n_actions = self.pass_ + 1
         self.game = None
 
-    def new_game(self, seed):
-        self.game = Game(seed=seed, rules=self.rules)
+    def new_game(self, seed, options):
+        """Deal ``Game(seed)``, or start from a copy of ``options["game"]``."""
+        start = (options or {}).get("game")
+        if start is None:
+            self.game = Game(seed=seed, rules=self.rules)
+        elif not isinstance(start, Game) or start.rules != self.rules or start.is_over:
+            raise ValueError(f"options['game'] must be a qwirkle_core.Game in play with rules {self.rules}")
+        else:
+            self.game = start.copy()
         self.sync()
 
     def sync(self):
@@ -207,7 +214,8 @@ class _Table:
         return actions
 
     def describe(self, action):
-        """An action in words: ``"place R1 at (0, 3)"``, ``"done"``, ``"exchange R1 B4"``, ``"pass"``."""
+        """An action in words: ``"place slot 0 (R1) at (0, 3)"``, ``"done"``,
+        ``"exchange slots 0 2 (R1 B4)"``, ``"pass"``."""
         a = int(action)
         if a < self.done:
             s, k = divmod(a, self.cells)
@@ -217,8 +225,9 @@ class _Table:
         if a == self.done:
             return "done"
         if a < self.pass_:
-            bits = a - self.exchange0 + 1
-            return "exchange slots " + " ".join(str(s) for s in range(SLOTS) if bits >> s & 1)
+            slots = [s for s in range(SLOTS) if (a - self.exchange0 + 1) >> s & 1]
+            tiles = " ".join(tile_code(self.hand[s]) for s in slots if s < len(self.hand))
+            return f"exchange slots {' '.join(map(str, slots))} ({tiles})"
         return "pass"
 
     # -- observations --------------------------------------------------------------------
@@ -390,7 +399,9 @@ class raw_env(AECEnv):  # noqa: N801  (PettingZoo's naming convention)
         return self._table.game
 
     def reset(self, seed=None, options=None):
-        """Deal a new game: from ``seed`` when given, else from the environment's generator."""
+        """Deal a new game: from ``seed`` when given, else from the environment's generator.
+        ``options={"game": g}`` starts from a copy of the :class:`~qwirkle_core.Game` ``g``
+        instead (same rules; a position from ``Game.from_position`` or a game in play)."""
         if seed is not None:
             game_seed = _seed(seed)
             self._np_random = np.random.default_rng(game_seed)
@@ -398,7 +409,7 @@ class raw_env(AECEnv):  # noqa: N801  (PettingZoo's naming convention)
             if self._np_random is None:
                 self._np_random = np.random.default_rng()
             game_seed = int(self._np_random.integers(2**63))
-        self._table.new_game(game_seed)
+        self._table.new_game(game_seed, options)
         self.agents = list(self.possible_agents)
         self.rewards = {a: 0 for a in self.agents}
         self._cumulative_rewards = {a: 0 for a in self.agents}
@@ -510,10 +521,10 @@ class QwirkleGymEnv(gymnasium.Env):
     def reset(self, *, seed=None, options=None):
         super().reset(seed=seed)
         game_seed = _seed(seed) if seed is not None else int(self.np_random.integers(2**63))
-        self._table.new_game(game_seed)
-        self._seats = {q: p.seat(game_seed, q) for q, p in self._players.items()}
+        self._table.new_game(game_seed, options)
+        self._seats = {q: p.seat(self.game.seed, q) for q, p in self._players.items()}
         self._opponents_play()
-        return self._table.observe(self.seat), {"game_seed": game_seed}
+        return self._table.observe(self.seat), {"game_seed": self.game.seed}
 
     def _opponents_play(self):
         g, table = self.game, self._table
