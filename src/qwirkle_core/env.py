@@ -30,7 +30,7 @@ from ._kernels.state import MAX_TURNS
 from .game import Game, Move
 from .players import check_time_limit, resolve_agents
 from .rules import IllegalMoveError, Rules
-from .tiles import COLORS, SHAPES, tile_code
+from .tiles import tile_code
 
 __all__ = ["WINDOW", "QwirkleGymEnv", "env", "raw_env"]
 
