@@ -16,9 +16,9 @@ import bots
 import naive
 import numpy as np
 import pytest
-from conftest import duplicate_hand, examples, opening_len_for, reachable_games, rebuild, snake_board
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
+from strategies import duplicate_hand, examples, opening_len_for, reachable_games, rebuild, snake_board
 
 pettingzoo = pytest.importorskip("pettingzoo")
 gymnasium = pytest.importorskip("gymnasium")
@@ -28,7 +28,7 @@ from pettingzoo.test import api_test, seed_test  # noqa: E402
 
 import qwirkle_core as qc  # noqa: E402
 from qwirkle_core.env import WINDOW, QwirkleGymEnv, action_count, env, raw_env  # noqa: E402
-from qwirkle_core.players import AgentFailure, legal_actions, run_game  # noqa: E402
+from qwirkle_core.players import legal_actions, run_game  # noqa: E402
 
 SCALE = int(os.environ.get("QWIRKLE_ENV_GAMES", "1"))
 W2 = WINDOW * WINDOW
@@ -400,11 +400,11 @@ def test_gym_wrapper_rewards_add_up_and_illegal_actions_are_no_ops():
 def test_gym_wrapper_reports_a_broken_opponent():
     e = QwirkleGymEnv(opponents=(bots.Raises,), seat=0)
     obs, _ = e.reset(seed=11)
-    with pytest.raises(AgentFailure, match="'Raises' \\(seat 1\\) raised RuntimeError: bot exploded \\(game seed 11, turn"):
+    with pytest.raises(qc.AgentFailure, match="'Raises' \\(seat 1\\) raised RuntimeError: bot exploded \\(game seed 11, turn"):
         for _ in range(500):
             obs, *_ = e.step(int(np.flatnonzero(obs["action_mask"])[0]))
     e = QwirkleGymEnv(opponents=("bots:Slow",), seat=1, time_limit=0.05)
-    with pytest.raises(AgentFailure, match="limit of 0.05 s"):
+    with pytest.raises(qc.AgentFailure, match="limit of 0.05 s"):
         e.reset(seed=1)
 
 

@@ -16,7 +16,7 @@ import pytest
 import qwirkle_core as qc
 from qwirkle_core import cli
 from qwirkle_core.frontend import run_play
-from qwirkle_core.players import AgentFailure, Player, is_builtin, legal_actions, load_agent, play_games, run_game
+from qwirkle_core.players import Player, is_builtin, legal_actions, load_agent, play_games, run_game
 
 
 def advance_randomly(g, turns, rng):
@@ -169,7 +169,7 @@ def third_turn_of_seat0(seed):
     ],
 )
 def test_a_broken_agent_is_named_with_the_seed_and_turn(agent, kind, detail):
-    with pytest.raises(AgentFailure) as info:
+    with pytest.raises(qc.AgentFailure) as info:
         qc.play_game((agent, "greedy"), seed=11)
     e = info.value
     assert (e.agent, e.seat, e.seed, e.kind) == (agent.__name__, 0, 11, kind)
@@ -180,10 +180,10 @@ def test_a_broken_agent_is_named_with_the_seed_and_turn(agent, kind, detail):
 
 
 def test_a_slow_agent_times_out_and_a_hung_one_is_interrupted():
-    with pytest.raises(AgentFailure, match=r"took .* over the limit of 0.05 s|more than the limit of 0.05 s") as info:
+    with pytest.raises(qc.AgentFailure, match=r"took .* over the limit of 0.05 s|more than the limit of 0.05 s") as info:
         qc.play_game((bots.Slow, "greedy"), seed=3, time_limit=0.05)
     assert info.value.kind == "timeout" and info.value.seed == 3
-    with pytest.raises(AgentFailure, match="more than the limit of 0.2 s") as info:
+    with pytest.raises(qc.AgentFailure, match="more than the limit of 0.2 s") as info:
         run_game(("greedy", bots.Hangs), seed=3, time_limit=0.2)
     assert info.value.kind == "timeout" and info.value.seat == 1
     with pytest.raises(ValueError, match="time_limit must be a positive number"):
@@ -288,10 +288,10 @@ def test_play_against_a_python_agent():
 
 def test_play_against_broken_and_slow_agents():
     lines, _ = scripted(8, "bots:Best")
-    with pytest.raises(AgentFailure, match="raised RuntimeError: bot exploded") as info:
+    with pytest.raises(qc.AgentFailure, match="raised RuntimeError: bot exploded") as info:
         play(lines, seed=8, opponent=bots.Raises)
     assert (info.value.seat, info.value.seed) == (1, 8)
-    with pytest.raises(AgentFailure, match="limit of 0.05 s") as info:
+    with pytest.raises(qc.AgentFailure, match="limit of 0.05 s") as info:
         play(lines, seed=8, opponent="bots:Slow", time_limit=0.05)
     assert info.value.kind == "timeout"
     game, _ = play(lines + ["quit"], seed=8, opponent=Quick, time_limit=1.0)
