@@ -81,3 +81,17 @@ class Peeks:
     def act(self, observation, legal_moves, rng):
         Peeks.seen.append((observation, list(legal_moves)))
         return best_move(observation, legal_moves, rng)
+
+
+class Interrupts:
+    """Plays the best move, but its ``after``-th call (counted over every instance) is
+    Ctrl-C arriving while it thinks: it raises KeyboardInterrupt."""
+
+    after = 10**9
+    calls = 0
+
+    def act(self, observation, legal_moves, rng):
+        Interrupts.calls += 1
+        if Interrupts.calls == Interrupts.after:
+            raise KeyboardInterrupt
+        return best_move(observation, legal_moves, rng)

@@ -6,8 +6,16 @@ from __future__ import annotations
 
 import io
 import itertools
+import os
 import random
+import re
+import signal
+import subprocess
+import sys
+import threading
+import time
 from collections import Counter
+from pathlib import Path
 
 import bots
 import numpy as np
@@ -233,6 +241,56 @@ def test_tournament_with_python_agents_reports_broken_ones():
     assert np.isnan(matches[("Raises", "bots:Illegal")].win_rate)
 
 
+def test_tournament_in_worker_processes_equals_the_one_in_this_process():
+    agents = ["bots:Best", "greedy", "bots:Raises"]
+    one = qc.tournament(agents, games=6, seed=4, threads=1, timing_games=1, timing_seconds=0)
+    two = qc.tournament(agents, games=6, seed=4, threads=2, timing_games=1, timing_seconds=0)
+    for m, n in zip(one.matches, two.matches, strict=True):
+        assert (m.first, m.second, m.games) == (n.first, n.second, n.games)
+        np.testing.assert_array_equal(m.scores_first, n.scores_first)
+        np.testing.assert_array_equal(m.scores_second, n.scores_second)
+    assert [str(f) for f in one.failures] == [str(f) for f in two.failures] and len(one.failures) == 12
+    # the deals are the batch's games 0..2 from both seats
+    best_greedy = next(m for m in one.matches if (m.first, m.second) == ("bots:Best", "greedy"))
+    ab = play_games(("bots:Best", "greedy"), 3, seed=4)
+    ba = play_games(("greedy", "bots:Best"), 3, seed=4)
+    np.testing.assert_array_equal(best_greedy.scores_first, np.concatenate([ab.scores[:, 0], ba.scores[:, 1]]))
+
+
+def test_play_games_plays_any_range_of_the_batch():
+    r = play_games(("greedy", "random", "heuristic"), 5, seed=7, start=11)
+    batch = qc.simulate(5, agents=("greedy", "random", "heuristic"), seed=7, start=11, threads=1)
+    np.testing.assert_array_equal(r.seeds, batch.seeds)
+    np.testing.assert_array_equal(r.scores, batch.scores)
+    whole = play_games(("bots:Best", "greedy"), 6, seed=7)
+    part = play_games(("bots:Best", "greedy"), 2, seed=7, start=4)
+    np.testing.assert_array_equal(whole.scores[4:], part.scores)
+
+
+def test_an_interrupted_tournament_with_a_python_agent_keeps_only_finished_deals():
+    calls = []
+
+    def stop(done, total):
+        calls.append(done)
+        if len(calls) == 3:
+            raise KeyboardInterrupt
+
+    t = qc.tournament(["bots:Best", "greedy"], games=20_000, seed=3, threads=1, progress=stop)
+    (m,) = t.matches
+    assert t.interrupted and "greedy" not in t.seconds_per_move and t.seconds_per_move["bots:Best"] > 0
+    assert m.games == calls[-1] and 0 < m.games < 20_000 and m.games % 2 == 0
+    deals = m.games // 2
+    ab = play_games(("bots:Best", "greedy"), deals, seed=3)
+    np.testing.assert_array_equal(m.scores_first[:deals], ab.scores[:, 0])  # both seats of each finished deal
+    # Ctrl-C while a Python agent thinks: the round it was in is lost, the finished ones stay
+    bots.Interrupts.calls, bots.Interrupts.after = 0, 150
+    t = qc.tournament(["bots:Interrupts", "greedy"], games=20_000, seed=3, threads=1)
+    (m,) = t.matches
+    assert t.interrupted and not t.failures and m.games % 2 == 0 and 0 < m.games < 20_000
+    deals = m.games // 2
+    np.testing.assert_array_equal(m.scores_first[:deals], play_games(("bots:Best", "greedy"), deals, seed=3).scores[:, 0])
+
+
 def test_tournament_time_limit():
     r = qc.tournament([Quick, "bots:Slow", "greedy"], games=2, seed=1, threads=1, time_limit=0.1)
     assert {(m.first, m.second): m.games for m in r.matches} == {("Quick", "bots:Slow"): 0, ("Quick", "greedy"): 2, ("bots:Slow", "greedy"): 0}
@@ -253,6 +311,56 @@ def test_cli_tournament_with_python_agents(monkeypatch, capsys):
     assert "cannot load agent 'nosuch:Bot'" in capsys.readouterr().err
     assert cli.main(["simulate", "--agents", "bots:Best,greedy"]) == 2
     assert "simulate runs built-in agents only" in capsys.readouterr().err
+
+
+def test_ctrl_c_stops_a_tournament_in_worker_processes_and_leaves_no_process():
+    """Ctrl-C at the terminal (SIGINT to the whole process group): the workers ignore it,
+    the command stops within a round, reports the finished deals, exits 130, and no
+    process of the group is left."""
+    tests = Path(bots.__file__).parent
+    env = {**os.environ, "FORCE_COLOR": "1", "COLUMNS": "150"}
+    argv = ["tournament", "--agents", "bots:Best,greedy", "--games", "100000", "--threads", "2", "--seed", "5"]
+    proc = subprocess.Popen([sys.executable, "-m", "qwirkle_core.cli", *argv], cwd=tests, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True)
+    out: list[bytes] = []
+    reader = threading.Thread(target=lambda: out.extend(iter(lambda: proc.stdout.read1(65536), b"")))
+    reader.start()
+    deadline = time.monotonic() + 240
+    while not re.search(rb" [1-9][0-9]*/100000", b"".join(out)):
+        assert proc.poll() is None and time.monotonic() < deadline, b"".join(out)[-2000:]
+        time.sleep(0.05)
+    os.killpg(proc.pid, signal.SIGINT)
+    try:
+        assert proc.wait(30) == 130
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+    reader.join()
+    text = re.sub(r"\x1b\[[0-9;?]*[A-Za-z]", "", b"".join(out).decode())
+    assert "INTERRUPTED" in text and "interrupted: only finished deals (both seats) are counted" in text
+    deals, games = (int(x.replace(",", "")) for x in re.search(r"INTERRUPTED: ([\d,]+) finished deals \(([\d,]+) games\)", text).groups())
+    assert games == 2 * deals > 0
+    wins, losses, ties = (int(x) for x in re.search(r"(\d+)-(\d+)-(\d+)", text.split("W-L-T")[1]).groups())
+    assert wins + losses + ties == games and "Traceback" not in proc.stderr.read().decode()
+    for _ in range(100):  # the fork server and the workers end with the command
+        try:
+            os.killpg(proc.pid, 0)
+        except ProcessLookupError:
+            break
+        time.sleep(0.1)
+    else:
+        raise AssertionError("processes of the command are still running")
+
+
+def test_cli_refuses_python_agents_where_they_cannot_play(monkeypatch, capsys):
+    monkeypatch.chdir(bots.__file__.rsplit("/", 1)[0])
+    assert cli.main(["tournament", "--agents", "bots:Best,greedy", "--workers", "2"]) == 2
+    err = capsys.readouterr().err
+    assert "'bots:Best' is a Python agent; a tournament on a cluster plays built-in agents only" in err and err.count("\n") == 1
+    assert cli.main(["tournament", "--agents", "bots:Best,greedy", "--time-limit", "0"]) == 2
+    assert "--time-limit: must be a positive number of seconds" in capsys.readouterr().err
+    assert cli.main(["simulate", "--agents", "greedy,bots:Best"]) == 2
+    err = capsys.readouterr().err
+    assert "'bots:Best': simulate runs built-in agents only" in err and err.count("\n") == 1
 
 
 # -- qwirkle play ---------------------------------------------------------------------------

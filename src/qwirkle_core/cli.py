@@ -551,14 +551,14 @@ def _print_tournament(result: TournamentResult, agents: list[Any], console: Cons
         standings.add_row(a, f"{len(scores):,}", f"{scores.mean():.1f}" if len(scores) else "-")
     console.print(standings)
     if result.seconds_per_move:
-        title = "Time per move (self-play, one thread)"
-        if any(p.spec is None for p in agents):
-            title = "Time per move (built-in agents: self-play, one thread; Python agents: their turns above)"
-        timing = Table(title=title, title_justify="left")
+        python = {p.label for p in agents if p.spec is None}
+        timing = Table(title="Time per move" if python else "Time per move (self-play, one thread)", title_justify="left")
         timing.add_column("agent")
         timing.add_column("ms per move", justify="right")
+        if python:
+            timing.add_column("measured in")
         for a, seconds in result.seconds_per_move.items():
-            timing.add_row(a, f"{1000 * seconds:.3g}")
+            timing.add_row(a, f"{1000 * seconds:.3g}", *(["its turns above" if a in python else "self-play, one thread"] if python else []))
         console.print(timing)
     for agent in dict.fromkeys(f.agent for f in result.failures):
         failed = [f for f in result.failures if f.agent == agent]

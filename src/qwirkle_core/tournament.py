@@ -71,7 +71,8 @@ class TournamentResult:
     interruption (or a Python agent that finished no game).
     interrupted: True when Ctrl-C stopped it; ``matches`` then hold only finished deals.
     failures: the :class:`~qwirkle_core.AgentFailure` of every game a Python agent
-    broke, in the order played; those games are left out of ``matches``.
+    broke (per pair, in the order of ``matches``: the games with ``first`` in seat 0,
+    then the others, each in deal order); those games are left out of ``matches``.
     """
 
     agents: tuple[str, ...]
@@ -191,6 +192,8 @@ class _LocalRun:
     def __init__(self, deals: int, seed: int, threads: int | None, progress: Callable[[int, int], None] | None, time_limit: float | None) -> None:
         self.deals, self.seed, self.threads, self.progress, self.time_limit = deals, seed, threads, progress, time_limit
         self.failures: list[AgentFailure] = []
+        # the current pair's broken games: those with its first agent in seat 0, in seat 1
+        self.broken: tuple[list[AgentFailure], list[AgentFailure]] = ([], [])
         self.turns: dict[str, tuple[float, int]] = {}  # a Python agent's (seconds, turns)
         self.pool: WorkerPool | None = None
 
@@ -206,20 +209,22 @@ class _LocalRun:
                 if python and self.pool is None and check_threads(self.threads, available_threads()) > 1:
                     self.pool = stack.enter_context(WorkerPool(check_threads(self.threads, available_threads())))
                 halves: list[tuple[np.ndarray, np.ndarray]] = []
+                self.broken = ([], [])
                 done, chunk = 0, 2 * self.pool.processes if python and self.pool else 2 if python else 64
                 while done < self.deals and not interrupted:
                     n = min(chunk, self.deals - done)
                     t = time.perf_counter()
                     try:
                         finished, interrupted = self._python_round(a, b, done, n, halves) if python else self._builtin_round(a, b, done, n, halves)
-                    except KeyboardInterrupt:  # outside a kernel call, or in a Python agent: the round is lost
-                        finished, interrupted = 0, True
-                    done += finished
-                    done_games += 2 * finished
-                    if self.progress is not None:
-                        self.progress(done_games, total)
+                        done += finished
+                        done_games += 2 * finished
+                        if self.progress is not None:
+                            self.progress(done_games, total)
+                    except KeyboardInterrupt:  # outside a kernel call (the progress display), or in a Python agent's round, which is lost
+                        interrupted = True
                     chunk = max(1, min(1 << 16, int(n * _DEAL_SECONDS / max(time.perf_counter() - t, 1e-6))))
                 matches.append(_match(a.label, b.label, halves))
+                self.failures += self.broken[0] + self.broken[1]
                 if interrupted:
                     break
         return matches, interrupted
@@ -237,10 +242,10 @@ class _LocalRun:
 
     def _python_round(self, a: Player, b: Player, start: int, n: int, halves: list[tuple[np.ndarray, np.ndarray]]) -> tuple[int, bool]:
         """Deals ``start .. start + n - 1`` from both seats with play_games (Ctrl-C
-        raises and loses the round): ``(n, False)``. Broken games go to ``failures``."""
+        raises and loses the round): ``(n, False)``. Broken games go to ``broken``."""
         rounds = [play_games(pair, n, self.seed, time_limit=self.time_limit, processes=1, start=start, pool=self.pool) for pair in ((a, b), (b, a))]
-        for r, seated in zip(rounds, ((a, b), (b, a))):
-            self.failures.extend(r.failures)
+        for r, seated, broken in zip(rounds, ((a, b), (b, a)), self.broken):
+            broken += r.failures
             self._book_turns(r, seated)
         ab, ba = (r.completed() for r in rounds)
         halves.append((ab.scores, ba.scores))
