@@ -1,8 +1,10 @@
-"""Environment steps per second and games per second with Python agents.
+"""Environment steps per second, games per second with Python agents, and the legal
+placements as Move objects against the arrays of ``Game.legal_move_arrays()``.
 
 Run: ``pytest benchmarks/test_bench_env.py --benchmark-only``. ``extra_info`` holds the
 figures docs/env.md quotes (median round): ``steps_per_second`` (a step is one call of
-``step``, the masked random choice included), ``games_per_second``.
+``step``, the masked random choice included), ``games_per_second``,
+``microseconds_per_position``.
 """
 
 import sys
@@ -73,3 +75,18 @@ def test_python_agent_games_per_second(benchmark, processes):
     result = benchmark.pedantic(play_games, args=((bots.best_move, "greedy"), PY_GAMES), kwargs={"seed": 1, "processes": processes}, rounds=3, iterations=1)
     assert result.ok.all()
     benchmark.extra_info["games_per_second"] = PY_GAMES / benchmark.stats.stats.median
+
+
+@pytest.mark.parametrize("what", ["legal_moves", "legal_move_arrays"])
+def test_legal_placements_per_position(benchmark, positions, what):
+    """The 350 mid-game positions of benchmarks/conftest.py: every legal placement as
+    Move objects (``legal_moves``) or as arrays (``legal_move_arrays``)."""
+    games = positions["games"]
+    method = getattr(type(games[0]), what)
+
+    def run():
+        for g in games:
+            method(g)
+
+    benchmark.pedantic(run, rounds=5, iterations=1, warmup_rounds=1)
+    benchmark.extra_info["microseconds_per_position"] = 1e6 * benchmark.stats.stats.median / len(games)

@@ -224,6 +224,10 @@ def test_worker_processes_give_the_same_games():
     assert [str(f) for f in one.failures] == [str(f) for f in two.failures] and one.failures
     with pytest.raises(ValueError, match="cannot be sent to worker processes"):
         play_games((lambda o, m, r: m[0], "greedy"), 4, processes=2)
+    # an agent of an interactive session (here python -c) pickles, but no worker could import it
+    code = "from qwirkle_core.players import play_games\ndef best(o, m, r):\n    return m[0]\nplay_games((best, 'greedy'), 4, processes=2)"
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
+    assert r.returncode == 1 and "ValueError: agent 'best' cannot be sent to worker processes (it is defined in an interactive session" in r.stderr
 
 
 # -- tournaments ----------------------------------------------------------------------------

@@ -34,6 +34,7 @@ import multiprocessing.context
 import pickle
 import re
 import signal
+import sys
 import threading
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -524,11 +525,20 @@ def play_games(
 
 
 def _check_picklable(players: Sequence[Player]) -> None:
+    """ValueError unless every agent can travel to a worker process: it pickles, and
+    is not defined in an interactive ``__main__`` (which a worker cannot import)."""
     for p in players:
+        problem = None
         try:
             pickle.dumps(p)
         except Exception as e:
+            problem = f"{type(e).__name__}: {e}"
+        if p.python is not None:
+            module = getattr(p.python, "__module__", None) or type(p.python).__module__
+            if module == "__main__" and not hasattr(sys.modules["__main__"], "__file__"):
+                problem = "it is defined in an interactive session, which a worker cannot import"
+        if problem:
             raise ValueError(
-                f"agent {p.label!r} cannot be sent to worker processes ({type(e).__name__}: {e}); give it as "
-                "'package.module:Name', define it at module level, or use one process"
-            ) from None
+                f"agent {p.label!r} cannot be sent to worker processes ({problem}); give it as "
+                "'package.module:Name', define it at module level of a module or script, or use one process"
+            )
