@@ -529,7 +529,7 @@ def _run_tournament(args: argparse.Namespace, console: Console) -> int:
 def _print_tournament(result: TournamentResult, agents: list[Any], console: Console) -> None:
     from rich.table import Table
 
-    deals = sum(m.games for m in result.matches) // 2
+    deals = (sum(m.games for m in result.matches) + len(result.failures)) // 2  # broken games were played too
     title = f"Round robin, {result.games:,} games per pairing, seed {result.seed}"
     if result.interrupted:
         title = f"Round robin, INTERRUPTED: {deals:,} finished deals ({2 * deals:,} games) of {result.games // 2 * len(result.matches):,}+, seed {result.seed}"

@@ -439,7 +439,7 @@ class WorkerPool:
         self.processes = check_processes(processes)
         self._pool = _context().Pool(self.processes, initializer=_ignore_interrupts)
 
-    def map_chunks(self, jobs: list[tuple[tuple[Player, ...], Rules, np.ndarray, float | None]]) -> list[GameResults]:
+    def _map(self, jobs: list[tuple[tuple[Player, ...], Rules, np.ndarray, float | None]]) -> list[GameResults]:
         """The results of :func:`_play_chunk` for each job, in order."""
         return self._pool.map(_play_chunk_args, jobs, chunksize=1)
 
@@ -515,10 +515,10 @@ def play_games(
         _check_picklable(players)
         jobs = [(players, rules, chunk, limit) for chunk in np.array_split(seeds, min(games, 4 * workers))]
         if pool is not None:
-            parts = pool.map_chunks(jobs)
+            parts = pool._map(jobs)
         else:
             with WorkerPool(min(workers, games)) as own:
-                parts = own.map_chunks(jobs)
+                parts = own._map(jobs)
         result = GameResults.concat(parts)
     result.elapsed = time.perf_counter() - clock
     return result

@@ -191,6 +191,7 @@ class _LocalRun:
 
     def __init__(self, deals: int, seed: int, threads: int | None, progress: Callable[[int, int], None] | None, time_limit: float | None) -> None:
         self.deals, self.seed, self.threads, self.progress, self.time_limit = deals, seed, threads, progress, time_limit
+        self.processes = check_threads(threads, available_threads())  # for pairs with a Python agent
         self.failures: list[AgentFailure] = []
         # the current pair's broken games: those with its first agent in seat 0, in seat 1
         self.broken: tuple[list[AgentFailure], list[AgentFailure]] = ([], [])
@@ -206,11 +207,11 @@ class _LocalRun:
         with contextlib.ExitStack() as stack:
             for a, b in pairs:
                 python = a.spec is None or b.spec is None
-                if python and self.pool is None and check_threads(self.threads, available_threads()) > 1:
-                    self.pool = stack.enter_context(WorkerPool(check_threads(self.threads, available_threads())))
+                if python and self.pool is None and self.processes > 1:
+                    self.pool = stack.enter_context(WorkerPool(self.processes))
                 halves: list[tuple[np.ndarray, np.ndarray]] = []
                 self.broken = ([], [])
-                done, chunk = 0, 2 * self.pool.processes if python and self.pool else 2 if python else 64
+                done, chunk = 0, 2 * self.processes if python else 64
                 while done < self.deals and not interrupted:
                     n = min(chunk, self.deals - done)
                     t = time.perf_counter()
