@@ -273,6 +273,14 @@ def test_bad_arguments_are_refused_before_anything_runs(client, tmp_path: Path) 
     assert sorted(p.name for p in tmp_path.iterdir()) == ["stray"]  # nothing created
 
 
+def test_python_agents_are_refused_on_a_cluster(client, tmp_path: Path) -> None:
+    with pytest.raises(TypeError, match="simulate runs built-in agents inside numba; play Python agents with qc.play_game"):
+        simulate(10, agents=("greedy", lambda observation, legal_moves, rng: legal_moves[0]), client=client, out=tmp_path / "x")
+    with pytest.raises(TypeError, match="a tournament on a cluster plays built-in agents only, not the Python agent 'bots:Best'"):
+        tournament(["bots:Best", "greedy"], games=2, client=client)
+    assert not any(tmp_path.iterdir())
+
+
 # -- tournaments -------------------------------------------------------------------------
 
 

@@ -1,8 +1,9 @@
 """Every Python example in README.md and docs/*.md runs as written.
 
 The ```python blocks of one document run in order in one namespace (a later block may
-use what an earlier one made), in a temporary working directory. The package's
-doctests run too. So the documentation cannot rot: an example that stops working
+use what an earlier one made), in a temporary working directory; a ```python script
+block is a whole script, run by the test of its subject instead (docs/server.md's bot:
+tests/test_server_live.py). The package's doctests run too. So the documentation cannot rot: an example that stops working
 fails here.
 """
 

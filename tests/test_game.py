@@ -1,5 +1,6 @@
 """game.py: Game's construction and arguments, history and undo (draws included),
-copies, root(), determinize, the kernel_arrays seam, and the coordinate range."""
+copies, root(), determinize, the kernel_arrays seam, legal_move_arrays, and the coordinate
+range."""
 
 from __future__ import annotations
 
@@ -13,7 +14,7 @@ from hypothesis import strategies as st
 
 import naive
 import qwirkle_core as qc
-from strategies import engine_state, finished_game, games, mid_game, random_action, rebuild, snapshot
+from strategies import engine_state, finished_game, games, mid_game, opening_len_for, random_action, rebuild, snapshot
 
 KINDS = ("place", "exchange", "pass", "agent")
 LIMIT = 2**31
@@ -306,6 +307,35 @@ def test_repr_says_where_the_game_stands():
     assert repr(g).endswith(f"over, winner {g.winner}>")
 
 
+# -- legal_move_arrays: the placements as arrays ----------------------------------------
+
+
+def array_moves(a) -> dict:
+    """{frozenset(placements): score} of a MoveArrays, asserting no duplicates."""
+    out = {}
+    for i, k in enumerate(a.counts.tolist()):
+        key = frozenset(zip(a.rows[i, :k].tolist(), a.cols[i, :k].tolist(), a.tiles[i, :k].tolist()))
+        assert key not in out
+        out[key] = int(a.scores[i])
+    return out
+
+
+@settings(max_examples=30)
+@given(games(max_turns=80))
+def test_legal_move_arrays_hold_the_reference_placements(g):
+    a = g.legal_move_arrays()
+    n = len(a.counts)
+    assert all(x.dtype == np.int64 for x in a)
+    assert a.rows.shape == a.cols.shape == a.tiles.shape == (n, 6) and a.counts.shape == a.scores.shape == (n,)
+    used = np.arange(6) < a.counts[:, None]
+    assert (a.tiles[~used] == -1).all() and (a.rows[~used] == 0).all() and (a.cols[~used] == 0).all()
+    assert ((a.tiles >= 0) == used).all() and ((a.counts >= 1) & (a.counts <= 6)).all()
+    want = {} if g.is_over else naive.naive_legal_placements(g.board, g.hand(), opening_len_for(g))
+    assert array_moves(a) == want
+    # legal_moves() lists the same placements in the same order
+    assert [(frozenset(m.placements), m.score) for m in g.legal_moves()] == [(k, v) for k, v in array_moves(a).items()]
+
+
 # -- the coordinate range |row|, |col| < 2**31 -------------------------------------------
 
 
@@ -330,7 +360,7 @@ def test_legal_moves_stay_inside_the_coordinate_range(sign, axis):
             break
     assert want and len(want) < len(everything)
     got = {frozenset(m.placements): m.score for m in g.legal_moves()}
-    assert got == want
+    assert got == want and array_moves(g.legal_move_arrays()) == want
     for m in g.legal_moves()[:20]:
         assert g.copy().play(m) == m.score
 

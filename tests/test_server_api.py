@@ -12,7 +12,6 @@ import qwirkle_core as qc
 from qwirkle_core.server import create_app
 from qwirkle_core.server.app import MAX_BODY, MAX_MOVE
 from qwirkle_core.server.store import Store
-from qwirkle_core.simulate import parse_agents
 
 with warnings.catch_warnings():  # starlette asks for httpx2, the next httpx; httpx works
     warnings.filterwarnings("ignore", message=".*httpx2")
@@ -79,7 +78,7 @@ def test_full_game_against_agents_replays(client, seats, seed):
     record = get_record(client, game_id)
     assert record.seed == seed
     labels = [s["agent"] for s in final["seats"]]
-    assert labels == [s if s == "human" else parse_agents([s])[0][0] for s in seats]
+    assert labels == [s if s == "human" else qc.parse_agent(s).label for s in seats]
     check_record(record, labels, posted, final)
 
 
@@ -293,7 +292,7 @@ def test_restart_resumes_from_the_record_and_plays_pending_agents(db):
     row = store.load(game_id)
     game = qc.replay(qc.GameRecord.from_json(row.record))
     game.play(view["legal_moves"][0]["move"])
-    store.save(game_id, game.record(list(row.agents)).to_json(), game.is_over)
+    store.save(game_id, qc.GameRecord.from_game(game, list(row.agents)).to_json(), game.is_over)
     store.close()
     with TestClient(create_app(db)) as c:
         resumed = c.get(f"/api/games/{game_id}", headers=bearer(tokens[0])).json()

@@ -236,7 +236,7 @@ def test_killed_server_resumes_every_game(tmp_path):
 
 def test_the_minimal_bot_of_the_docs_plays_a_game(live, tmp_path):
     docs = (Path(__file__).parents[1] / "docs" / "server.md").read_text()
-    code = re.search(r"```python\n(import json, sys, time, urllib\.request\n.*?)```", docs, re.S).group(1)
+    code = re.search(r"```python script\n(import json, sys, time, urllib\.request\n.*?)```", docs, re.S).group(1)
     assert len(code.strip().splitlines()) <= 30
     (tmp_path / "bot.py").write_text(code)
     with httpx.Client(base_url=live.url, timeout=30) as client:

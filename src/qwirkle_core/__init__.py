@@ -22,7 +22,7 @@ from ._version import __version__
 if TYPE_CHECKING:
     from .agents import AGENTS, AgentSpec, parse_agent, parse_agents
     from .endgame import EndgameResult, solve_endgame
-    from .errors import AgentError, FormatError, IllegalMoveError, RecordError
+    from .errors import AgentError, AgentFailure, FormatError, IllegalMoveError, RecordError
     from .evaluate import MoveEvaluation, evaluate_moves
     from .game import Game
     from .move import Action, Move, MoveKind
@@ -43,6 +43,7 @@ _EXPORTS = {
     "EndgameResult": "endgame",
     "solve_endgame": "endgame",
     "AgentError": "errors",
+    "AgentFailure": "errors",
     "FormatError": "errors",
     "IllegalMoveError": "errors",
     "RecordError": "errors",

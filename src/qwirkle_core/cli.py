@@ -73,16 +73,48 @@ def seed_type(text: str) -> int:
 
 
 def _agent_list(text: str) -> list[Any]:
+    """argparse type of ``simulate --agents``: built-in agents, one per seat (AgentSpecs)."""
     from .agents import parse_agents
-    from .rules import MAX_PLAYERS, MIN_PLAYERS
+    from .players import is_builtin
 
+    names = [a.strip() for a in text.split(",") if a.strip()]
+    python = [a for a in names if not is_builtin(a)]
+    if python:
+        raise argparse.ArgumentTypeError(
+            f"{python[0]!r}: simulate runs built-in agents only (inside numba); Python agents play in 'qwirkle tournament' and 'qwirkle play'"
+        )
     try:
-        specs = parse_agents([a for a in text.split(",") if a.strip()])
+        specs = parse_agents(names)
     except ValueError as e:
         raise argparse.ArgumentTypeError(str(e)) from None
-    if not MIN_PLAYERS <= len(specs) <= MAX_PLAYERS:
-        raise argparse.ArgumentTypeError(f"give {MIN_PLAYERS} to {MAX_PLAYERS} agents, got {len(specs)}")
-    return list(specs)
+    return _seats(list(specs))
+
+
+def _seats(agents: list[Any]) -> list[Any]:
+    from .rules import MAX_PLAYERS, MIN_PLAYERS
+
+    if not MIN_PLAYERS <= len(agents) <= MAX_PLAYERS:
+        raise argparse.ArgumentTypeError(f"give {MIN_PLAYERS} to {MAX_PLAYERS} agents, got {len(agents)}")
+    return agents
+
+
+def _any_agent(text: str) -> Any:
+    """argparse type of one agent, built-in or a Python agent ``package.module:Name``
+    (imported now, with the working folder importable, so a mistake is one line):
+    a :class:`qwirkle_core.players.Player`."""
+    from .players import Player
+
+    if os.getcwd() not in sys.path:
+        sys.path.insert(0, os.getcwd())
+    try:
+        return Player.of(text.strip())
+    except (TypeError, ValueError) as e:
+        raise argparse.ArgumentTypeError(str(e)) from None
+
+
+def _any_agent_list(text: str) -> list[Any]:
+    """argparse type of ``tournament --agents``: built-in or Python agents (Players)."""
+    return _seats([_any_agent(a) for a in text.split(",") if a.strip()])
 
 
 def _agent(text: str) -> Any:
@@ -92,6 +124,17 @@ def _agent(text: str) -> Any:
         return parse_agent(text)
     except ValueError as e:
         raise argparse.ArgumentTypeError(str(e)) from None
+
+
+def _time_limit(text: str) -> float:
+    """argparse type of a time limit: a positive number of seconds."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number of seconds, got {text!r}") from None
+    if not 0 < value < float("inf"):
+        raise argparse.ArgumentTypeError(f"must be a positive number of seconds, got {text}")
+    return value
 
 
 def _output_path(text: str) -> Path:
@@ -120,7 +163,10 @@ def _probe(path: Path) -> None:
 
     if path.is_dir():
         raise IsADirectoryError(f"{path} is a folder")
-    fd, probe = tempfile.mkstemp(dir=path.resolve().parent, prefix=f".{path.name}.", suffix=".probe")
+    folder = path.resolve().parent
+    if not folder.is_dir():
+        raise FileNotFoundError(f"folder {folder} does not exist")
+    fd, probe = tempfile.mkstemp(dir=folder, prefix=f".{path.name}.", suffix=".probe")
     os.close(fd)
     os.unlink(probe)
 
@@ -419,18 +465,26 @@ def _add_tournament(sub: Any) -> None:
         help="round robin between agents",
         description="Every pair of AGENTS plays GAMES two-player games, half from each seat on the same "
         "deals. Prints each pairing's win rate with a 95% confidence interval and mean score margin, "
-        "the standings, and each agent's time per move (from a short self-play run). Ctrl-C stops "
-        "within about a second and reports the finished deals.",
+        "the standings, and each agent's time per move (from a short self-play run; for a Python agent, "
+        "its turns in the tournament). Games a Python agent breaks are not counted and are reported. "
+        "Ctrl-C stops within about a second and reports the finished deals.",
     )
     p.add_argument(
         "--agents",
-        type=_agent_list,
+        type=_any_agent_list,
         default="greedy,heuristic,mc",
-        help="comma-separated agents, at least 2 (default: greedy,heuristic,mc); parameters as name:key=value, e.g. mc:playouts=32",
+        help="comma-separated agents, at least 2 (default: greedy,heuristic,mc); parameters as name:key=value, e.g. mc:playouts=32; "
+        "Python agents as package.module:Name, importable from the working folder (docs/env.md)",
     )
     p.add_argument("--games", type=_even_games, default=1000, help="games per pairing, an even number (each deal is played from both seats; default: 1000)")
     p.add_argument("--seed", type=seed_type, default=0, help="seed (default: 0)")
-    p.add_argument("--threads", type=_positive_int, default=None, help="worker threads (default: all cores; on a cluster, numba threads per task, default 1)")
+    p.add_argument(
+        "--threads",
+        type=_positive_int,
+        default=None,
+        help="worker threads, or worker processes for pairings with a Python agent (default: all cores; on a cluster, numba threads per task, default 1)",
+    )
+    p.add_argument("--time-limit", type=_time_limit, default=None, metavar="SECONDS", help="seconds per move for Python agents; a slower move loses the game from the results (default: no limit)")
     p.add_argument("--plot", type=_plot_path, default=None, help="save the score distributions to this .png file (needs matplotlib)")
     _add_cluster_options(p)
     p.add_argument("--no-progress", action="store_true", help="no progress display")
@@ -450,6 +504,9 @@ def _run_tournament(args: argparse.Namespace, console: Console) -> int:
     labels = [a.label for a in args.agents]
     if len(set(labels)) != len(labels):
         raise UsageError("argument --agents: each agent may appear once")
+    python = [a.label for a in args.agents if a.spec is None]
+    if python and (args.scheduler or args.workers):
+        raise UsageError(f"argument --agents: {python[0]!r} is a Python agent; a tournament on a cluster plays built-in agents only (see 'qwirkle tournament --help')")
     if args.plot is not None:
         _plot_backend()
     dist = _distributed() if args.scheduler or args.workers else None
@@ -460,19 +517,19 @@ def _run_tournament(args: argparse.Namespace, console: Console) -> int:
                 dist.warm_up(client, on_ready=bar.workers_ready)
                 result = tournament(args.agents, games=args.games, seed=args.seed, threads=args.threads, progress=bar, client=client)
         else:
-            result = tournament(args.agents, games=args.games, seed=args.seed, threads=args.threads, progress=bar)
+            result = tournament(args.agents, games=args.games, seed=args.seed, threads=args.threads, progress=bar, time_limit=args.time_limit)
     finally:
         bar.close()
-    _print_tournament(result, console)
+    _print_tournament(result, args.agents, console)
     if args.plot is not None and any(m.games for m in result.matches):
         _save_plot(result, args.plot, console)
     return EXIT_INTERRUPTED if result.interrupted else 0
 
 
-def _print_tournament(result: TournamentResult, console: Console) -> None:
+def _print_tournament(result: TournamentResult, agents: list[Any], console: Console) -> None:
     from rich.table import Table
 
-    deals = sum(m.games for m in result.matches) // 2
+    deals = (sum(m.games for m in result.matches) + len(result.failures)) // 2  # broken games were played too
     title = f"Round robin, {result.games:,} games per pairing, seed {result.seed}"
     if result.interrupted:
         title = f"Round robin, INTERRUPTED: {deals:,} finished deals ({2 * deals:,} games) of {result.games // 2 * len(result.matches):,}+, seed {result.seed}"
@@ -494,12 +551,19 @@ def _print_tournament(result: TournamentResult, console: Console) -> None:
         standings.add_row(a, f"{len(scores):,}", f"{scores.mean():.1f}" if len(scores) else "-")
     console.print(standings)
     if result.seconds_per_move:
-        timing = Table(title="Time per move (self-play, one thread)", title_justify="left")
+        python = {p.label for p in agents if p.spec is None}
+        timing = Table(title="Time per move" if python else "Time per move (self-play, one thread)", title_justify="left")
         timing.add_column("agent")
         timing.add_column("ms per move", justify="right")
+        if python:
+            timing.add_column("measured in")
         for a, seconds in result.seconds_per_move.items():
-            timing.add_row(a, f"{1000 * seconds:.3g}")
+            timing.add_row(a, f"{1000 * seconds:.3g}", *(["its turns above" if a in python else "self-play, one thread"] if python else []))
         console.print(timing)
+    for agent in dict.fromkeys(f.agent for f in result.failures):
+        failed = [f for f in result.failures if f.agent == agent]
+        first = " (the first of them)" if len(failed) > 1 else ""
+        console.print(f"{len(failed)} games not counted: {failed[0]}{first}", markup=False, highlight=False, soft_wrap=True)
     if result.interrupted:
         console.print("interrupted: only finished deals (both seats) are counted")
 
@@ -552,12 +616,18 @@ def _add_play(sub: Any) -> None:
     p = sub.add_parser(
         "play",
         help="play a game against an agent in the terminal",
-        description="Play Qwirkle against the built-in agents: the board in colour (plain text when "
-        "piped), your hand, legal moves, hints, undo, and saving the game record. Reads commands from "
-        "standard input, so it can be scripted.",
+        description="Play Qwirkle against the built-in agents or a Python agent: the board in colour (plain "
+        "text when piped), your hand, legal moves, hints, undo, and saving the game record. Reads commands "
+        "from standard input, so it can be scripted. An opponent that fails ends the game with a one-line error.",
     )
     p.add_argument("--players", type=int, choices=range(2, 7), default=2, metavar="N", help="number of seats, 2 to 6 (default: 2)")
-    p.add_argument("--opponent", type=_agent, default="greedy", help="the agent in the other seats: random, greedy, heuristic, mc, with parameters (default: greedy)")
+    p.add_argument(
+        "--opponent",
+        type=_any_agent,
+        default="greedy",
+        help="the agent in the other seats: random, greedy, heuristic, mc, with parameters, or a Python agent as package.module:Name (default: greedy)",
+    )
+    p.add_argument("--time-limit", type=_time_limit, default=None, metavar="SECONDS", help="a Python opponent's seconds per move (default: no limit)")
     p.add_argument("--seat", type=int, default=0, help="your seat, from 0 (default: 0); the rules decide who opens")
     p.add_argument("--seed", type=seed_type, default=None, help="the game's seed (default: random; printed at the start)")
     p.add_argument("--opening", choices=sorted(OPENING_RULES), default="largest_group", help="opening rule (default: largest_group, the official one)")
@@ -570,7 +640,15 @@ def _run_play(args: argparse.Namespace, console: Console) -> int:
 
     if not 0 <= args.seat < args.players:
         raise UsageError(f"argument --seat: must be 0 to {args.players - 1} with {args.players} players, got {args.seat}")
-    run_play(players=args.players, opponent=args.opponent, seed=args.seed, human_seat=args.seat, color=False if args.no_color else None, opening=args.opening)
+    run_play(
+        players=args.players,
+        opponent=args.opponent,
+        seed=args.seed,
+        human_seat=args.seat,
+        color=False if args.no_color else None,
+        opening=args.opening,
+        time_limit=args.time_limit,
+    )
     return 0
 
 

@@ -4,7 +4,7 @@ catches any refusal of bad input; a call that raises one leaves every object as 
 
 from __future__ import annotations
 
-__all__ = ["AgentError", "FormatError", "IllegalMoveError", "RecordError"]
+__all__ = ["AgentError", "AgentFailure", "FormatError", "IllegalMoveError", "RecordError"]
 
 
 class IllegalMoveError(ValueError):
@@ -32,3 +32,27 @@ class RecordError(FormatError):
 class AgentError(ValueError):
     """An agent name, parameter or spec row that is not valid; the message names the
     agent, the parameter and the allowed range."""
+
+
+class AgentFailure(ValueError):
+    """A Python agent (``qwirkle_core.players``) failed during a game.
+
+    agent:  the agent's label; seat: its seat; seed: the game's seed; turn: the turn
+            (``Game.turn``) it was asked to play;
+    kind:   ``"raised"`` (its code raised; also its class's constructor),
+            ``"malformed"`` (it returned something that is not a ``Move``),
+            ``"illegal"`` (a move the rules refuse) or ``"timeout"`` (over the
+            per-move time limit);
+    detail: what happened, in words.
+
+    The message reads ``agent 'mybots:Careful' (seat 1) raised ZeroDivisionError:
+    division by zero (game seed 7, turn 12)``.
+    """
+
+    def __init__(self, agent: str, seat: int, seed: int, turn: int, kind: str, detail: str) -> None:
+        self.agent, self.seat, self.seed, self.turn, self.kind, self.detail = agent, seat, seed, turn, kind, detail
+        super().__init__(f"agent {agent!r} (seat {seat}) {detail} (game seed {seed}, turn {turn})")
+
+    def __reduce__(self) -> tuple[type[AgentFailure], tuple[str, int, int, int, str, str]]:
+        # sent back from worker processes by pickling
+        return (type(self), (self.agent, self.seat, self.seed, self.turn, self.kind, self.detail))

@@ -1,4 +1,5 @@
-"""``qwirkle play``: a terminal front end to play against the built-in agents.
+"""``qwirkle play``: a terminal front end to play against the built-in agents or a
+Python agent (:mod:`qwirkle_core.players`).
 
 :func:`run_play` reads commands line by line from any text stream and writes to any
 text stream, with colours (rich) only when asked or when the output is a terminal, so
@@ -15,10 +16,10 @@ from rich.console import Console
 from rich.text import Text
 
 from ._checks import check_int
-from .agents import AgentLike, parse_agent
-from .errors import IllegalMoveError
+from .errors import AgentFailure, IllegalMoveError
 from .game import Game
 from .move import Action, Move, MoveKind
+from .players import Player, check_time_limit
 from .records import GameRecord
 from .rules import Rules
 from .tiles import COLORS, tile_code
@@ -80,10 +81,12 @@ def _tiles_text(tiles: tuple[int, ...]) -> Text:
 class _Session:
     """One game in a terminal: the state of the loop of :func:`run_play`."""
 
-    def __init__(self, game: Game, human: int, opponent: str, console: Console, echo: bool) -> None:
+    def __init__(self, game: Game, human: int, opponent: Player, console: Console, echo: bool, time_limit: float | None) -> None:
         self.g = game
         self.human = human
-        self.opponent = opponent
+        self.opponent = opponent.label
+        self.seats = {p: opponent.seat(game.seed, p) for p in range(game.players) if p != human}
+        self.time_limit = time_limit
         self.console = console
         self.echo = echo
         self.listed: tuple[int, list[Move]] | None = None  # (turn, moves) of the last 'moves' listing
@@ -112,7 +115,7 @@ class _Session:
     def agents_play(self) -> None:
         g = self.g
         while not g.is_over and g.current_player != self.human:
-            self.report(g.play_agent(self.opponent))
+            self.report(self.seats[g.current_player].play(g, self.time_limit))
 
     def announce_end(self) -> None:
         g = self.g
@@ -221,6 +224,8 @@ class _Session:
             try:
                 if not self.handle(line):
                     return
+            except AgentFailure:
+                raise  # the opponent cannot go on: the game stops
             except IllegalMoveError as e:
                 self.say(f"illegal: {e}")
             except (ValueError, TypeError, OSError) as e:
@@ -229,26 +234,34 @@ class _Session:
 
 def run_play(
     players: int = 2,
-    opponent: AgentLike = "greedy",
+    opponent: Any = "greedy",
     seed: int | None = None,
     human_seat: int = 0,
     input_stream: IO[str] | None = None,
     output_stream: IO[str] | None = None,
     color: bool | None = None,
     opening: str = "largest_group",
+    time_limit: float | None = None,
 ) -> Game:
     """Play one game in a terminal: the human at ``human_seat`` against ``opponent``
-    (an agent as :func:`~qwirkle_core.parse_agent` takes it) in every other seat, until
-    ``quit`` or the end of ``input_stream`` (default stdin). Writes to ``output_stream``
-    (default stdout), in colour if ``color`` is True, plain if False, and when None only
-    if the output is a terminal. ``seed``: the game's seed (random when None).
+    in every other seat, until ``quit`` or the end of ``input_stream`` (default stdin).
+    Writes to ``output_stream`` (default stdout), in colour if ``color`` is True, plain
+    if False, and when None only if the output is a terminal. ``seed``: the game's seed
+    (random when None).
+
+    opponent:   a built-in agent (as :func:`~qwirkle_core.parse_agent` takes it) or a
+                Python agent (an object, class, function or ``package.module:Name``;
+                :mod:`qwirkle_core.players`); each opponent seat gets its own instance.
+    time_limit: a Python opponent's seconds per move (None: no limit).
 
     Returns the :class:`Game`. Raises AgentError, TypeError or ValueError for bad
-    arguments before the game starts.
+    arguments before the game starts, and :class:`~qwirkle_core.AgentFailure` when a
+    Python opponent fails (the game stops there).
     """
     input_stream = sys.stdin if input_stream is None else input_stream
     output_stream = sys.stdout if output_stream is None else output_stream
-    label = parse_agent(opponent).label
+    player = Player.of(opponent)
+    limit = check_time_limit(time_limit)
     rules = Rules(players=players, opening=opening)
     human_seat = check_int(human_seat, "the human's seat", 0, players - 1)
     if color is None:
@@ -258,8 +271,8 @@ def run_play(
     )
     game = Game(seed=seed, rules=rules)
     names = ", ".join(f"seat {p}" for p in range(players) if p != human_seat)
-    console.print(f"qwirkle-core: you are seat {human_seat}; {label} plays {names}. Seed {game.seed}.", highlight=False)
-    _Session(game, human_seat, label, console, echo=not _isatty(input_stream)).loop(input_stream)
+    console.print(f"qwirkle-core: you are seat {human_seat}; {player.label} plays {names}. Seed {game.seed}.", highlight=False)
+    _Session(game, human_seat, player, console, echo=not _isatty(input_stream), time_limit=limit).loop(input_stream)
     return game
 
 

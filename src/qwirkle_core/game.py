@@ -10,7 +10,7 @@ from __future__ import annotations
 import secrets
 from collections import Counter
 from collections.abc import Iterable, Sequence
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -31,7 +31,7 @@ from .position import Position
 from .rules import Rules, resolve_rules
 from .tiles import COPIES, check_tile, tile_code, tile_name
 
-__all__ = ["Game", "GameArrays"]
+__all__ = ["Game", "GameArrays", "MoveArrays"]
 
 MAX_TURNS = int(_st.MAX_TURNS)
 
@@ -52,6 +52,23 @@ _ERRORS = {
     _sc.OPENING_PLACE: "the opening must be a horizontal line starting at (0, 0) and running right",
     _sc.TOO_LONG: "a placement has at most 6 tiles",
 }
+
+class MoveArrays(NamedTuple):
+    """The legal placements of a position as arrays (:meth:`Game.legal_move_arrays`),
+    ``n`` moves, move ``i`` putting down tiles ``j < counts[i]``:
+
+    rows, cols: int64[n, 6]  the cells of its tiles (0 past ``counts[i]``)
+    tiles:      int64[n, 6]  its tiles, 0..35 (-1 past ``counts[i]``)
+    counts:     int64[n]     its number of tiles, 1..6
+    scores:     int64[n]     its points (without the 6 for going out)
+    """
+
+    rows: np.ndarray
+    cols: np.ndarray
+    tiles: np.ndarray
+    counts: np.ndarray
+    scores: np.ndarray
+
 
 # One entry of the action log: (action, the non-board arrays before it, the placement's
 # (row, col, tile) triples in the order the kernel put them down).
@@ -388,19 +405,33 @@ class Game:
 
         On an empty board the openings are the horizontal lines starting at (0, 0)
         and running right (one per order of tiles). Empty when the game is over.
+        The same moves in the same order as :meth:`legal_move_arrays`.
         """
-        if self.is_over:
-            return []
-        n = self._generate()
+        a = self.legal_move_arrays()
+        rows, cols, tiles, scores = a.rows.tolist(), a.cols.tolist(), a.tiles.tolist(), a.scores.tolist()
+        return [Move(zip(rows[i][:k], cols[i][:k], tiles[i][:k]), score=scores[i]) for i, k in enumerate(a.counts.tolist())]
+
+    def legal_move_arrays(self) -> MoveArrays:
+        """Every legal placement of the current player as numpy arrays (a
+        :class:`MoveArrays` of ``n`` moves, in :meth:`legal_moves` order), without
+        building a :class:`Move` per placement: for code that handles all of them at
+        once (the RL environment's action mask). New arrays; n = 0 when the game is over.
+        """
+        n = 0 if self.is_over else self._generate()
         coords = np.zeros((n, 2, 6), np.int64)
         _mg.move_coords(self._moves, n, self._bmeta, coords)
         mv = self._moves[:n]
-        counts = mv[:, _lo.M_N].tolist()
-        scores = mv[:, _lo.M_SCORE].tolist()
-        tiles = mv[:, _lo.M_TILE : _lo.M_TILE + 6].tolist()
-        inside = _inside(coords, counts)
-        rows, cols = coords[:, 0].tolist(), coords[:, 1].tolist()
-        return [Move(zip(rows[i][: counts[i]], cols[i][: counts[i]], tiles[i][: counts[i]]), score=scores[i]) for i in range(n) if inside[i]]
+        counts = mv[:, _lo.M_N].astype(np.int64)
+        used = np.arange(6)[None, :] < counts[:, None]
+        # a legal move may not leave the board (only positions within 7 cells of the limit)
+        keep = ((np.abs(coords) < COORD_LIMIT).all(axis=1) | ~used).all(axis=1)
+        return MoveArrays(
+            rows=np.where(used, coords[:, 0], 0)[keep],
+            cols=np.where(used, coords[:, 1], 0)[keep],
+            tiles=np.where(used, mv[:, _lo.M_TILE : _lo.M_TILE + 6], -1).astype(np.int64)[keep],
+            counts=counts[keep],
+            scores=mv[:, _lo.M_SCORE].astype(np.int64)[keep],
+        )
 
     def has_legal_placement(self) -> bool:
         """Whether the current player can place at least one tile."""
@@ -688,15 +719,6 @@ def _as_move(move: Move | str | Iterable[tuple[int, int, int]]) -> Move:
     if isinstance(move, str):
         return Move.parse(move)
     return Move(move)
-
-
-def _inside(coords: np.ndarray, counts: list[int]) -> list[bool]:
-    """Per move (``coords``: int64[n, 2, 6] rows and columns), whether all its cells lie
-    inside the coordinate range (a legal move may not leave the board; only positions
-    within 7 cells of the limit are affected)."""
-    used = np.arange(6)[None, :] < np.array(counts, np.int64)[:, None]
-    out = (np.abs(coords) < COORD_LIMIT).all(axis=1) | ~used
-    return [bool(x) for x in out.all(axis=1)]
 
 
 def _check_hands(hands: Any) -> tuple[tuple[int, ...], ...]:

@@ -31,7 +31,7 @@ from .rows import GameRows, RowWriter, read_rows
 from .rules import Rules
 from .stats import BatchStats
 
-__all__ = ["MAX_GAMES", "MEMORY_LIMIT", "ROW_BYTES", "Progress", "SimulationResult", "batch_metadata", "keep_rows_for", "play_range", "row_bytes"]
+__all__ = ["MAX_GAMES", "MEMORY_LIMIT", "ROW_BYTES", "Progress", "SimulationResult", "batch_metadata", "game_seeds", "keep_rows_for", "play_range", "row_bytes"]
 
 Progress = Callable[[int, int], None]
 """A progress callback ``f(done, total)``: called with ``done = 0`` once the kernels are
@@ -53,6 +53,14 @@ def row_bytes(players: int) -> int:
 
 ROW_BYTES = row_bytes(2)
 """Bytes per kept game of a two-player batch."""
+
+
+def game_seeds(seed: int, start: int, games: int) -> np.ndarray:
+    """The seeds of games ``start .. start + games - 1`` of the batch ``seed``
+    (uint64[games]): game ``i`` plays ``Game(seed=int(game_seeds(seed, i, 1)[0]))``.
+    The arguments are not checked (the callers have)."""
+    seeds: np.ndarray = _bt.seeds_for(np.uint64(seed), start, games)
+    return seeds
 
 
 @dataclass
@@ -354,7 +362,7 @@ class _RangeRun:
 
     def _play(self, first: int, n: int, nchunks: int) -> GameRows:
         players = self.rules.players
-        seeds = _bt.seeds_for(np.uint64(self.seed), first, n)
+        seeds = game_seeds(self.seed, first, n)
         scores = np.zeros((n, players), np.int32)
         qwirkles = np.zeros((n, players), np.int16)
         stats = np.zeros((n, _lo.STATS), np.int32)

@@ -13,11 +13,13 @@ import os
 from collections.abc import Iterable
 from typing import Any
 
+import numpy as np
+
 from ._checks import check_int, check_seed, check_threads
 from ._threads import available_threads
-from .agents import AgentLike, parse_agents
-from .game import MAX_TURNS, Game
+from .agents import AgentLike, AgentSpec, parse_agents
 from .local import MAX_GAMES, ROW_BYTES, Progress, SimulationResult, batch_metadata, keep_rows_for, play_range, row_bytes
+from .players import is_builtin, run_game
 from .records import GameRecord
 from .rules import Rules, resolve_rules
 
@@ -77,7 +79,7 @@ def simulate(
     """
     games = check_int(games, "games", 1, MAX_GAMES)
     start = check_int(start, "start", 0, MAX_GAMES - games)
-    specs = parse_agents(agents)
+    specs = parse_agents(_builtin_only(agents))
     rules = resolve_rules(len(specs), rules)
     seed = check_seed(seed)
     if progress is not None and not callable(progress):
@@ -97,13 +99,35 @@ def simulate(
     return play_range(specs, rules, seed, start, games, threads, progress, out, keep)
 
 
-def play_game(agents: Iterable[AgentLike] | str = ("greedy", "greedy"), seed: int = 0, rules: Rules | None = None) -> GameRecord:
-    """Play one game with ``agents`` from ``seed`` exactly as a batch would; return its
-    record. ``play_game(agents, seed=int(result.seeds[i]))`` reproduces game ``i`` of a
-    batch. Raises like :func:`simulate`."""
-    specs = parse_agents(agents)
-    rules = resolve_rules(len(specs), rules)
-    g = Game(seed=check_seed(seed), rules=rules)
-    while not g.is_over and g.turn < MAX_TURNS:
-        g.play_agent(specs[g.current_player])
-    return GameRecord.from_game(g, agents=[a.label for a in specs])
+def _builtin_only(agents: Iterable[AgentLike] | str) -> Iterable[AgentLike] | str:
+    """``agents`` (as a list when it was another iterable, so it can be read twice);
+    TypeError when one of them is a Python agent, which a batch cannot run."""
+    if isinstance(agents, str):
+        items: list[Any] = agents.split(",")
+    elif isinstance(agents, Iterable) and not isinstance(agents, (AgentSpec, np.ndarray)):
+        agents = items = list(agents)
+    else:
+        return agents  # parse_agents says what is wrong with it
+    python = [a for a in items if not is_builtin(a)]
+    if python:
+        raise TypeError(
+            "simulate runs built-in agents inside numba; play Python agents with qc.play_game or qc.tournament "
+            f"(qwirkle tournament), not simulate: {python[0]!r:.60}"
+        )
+    return agents
+
+
+def play_game(
+    agents: Iterable[Any] | str = ("greedy", "greedy"), seed: int = 0, rules: Rules | None = None, time_limit: float | None = None
+) -> GameRecord:
+    """Play one game with ``agents`` (one per seat) from ``seed`` exactly as a batch
+    would; return its record. ``play_game(agents, seed=int(result.seeds[i]))``
+    reproduces game ``i`` of a batch.
+
+    Agents may also be Python agents (:mod:`qwirkle_core.players`), mixed freely with
+    built-in ones; ``time_limit`` is their seconds per move (None: no limit). Raises
+    :class:`~qwirkle_core.AgentFailure` when a Python agent fails, and like
+    :func:`simulate` for bad arguments.
+    """
+    game, labels = run_game(agents, seed=seed, rules=rules, time_limit=time_limit)
+    return GameRecord.from_game(game, agents=labels)

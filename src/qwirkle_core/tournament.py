@@ -2,17 +2,21 @@
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 import statistics
 import time
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
-from ._checks import check_finite, check_int, check_seed
-from .agents import AgentLike, AgentSpec, parse_agents
+from ._checks import check_finite, check_int, check_seed, check_threads
+from ._threads import available_threads
+from .agents import AgentSpec
+from .errors import AgentFailure
+from .players import GameResults, Player, WorkerPool, check_time_limit, play_games, resolve_agents
 from .simulate import simulate
 from .stats import wilson_interval
 
@@ -43,7 +47,8 @@ class Match:
 
     @property
     def games(self) -> int:
-        """Finished games of the pair (twice the finished deals)."""
+        """Finished games of the pair: twice the finished deals, less the games a
+        Python agent broke."""
         return self.wins + self.losses + self.ties
 
     @property
@@ -60,9 +65,14 @@ class Match:
 class TournamentResult:
     """The matches of a round robin and each agent's time per move.
 
-    seconds_per_move: one-thread self-play wall time per action (exchanges and passes
-    included), per agent; missing for agents not timed before an interruption.
+    seconds_per_move: per agent, wall time per action (exchanges and passes included):
+    for a built-in agent from one-thread self-play, for a Python agent the mean of its
+    turns in the tournament's games; missing for agents not timed before an
+    interruption (or a Python agent that finished no game).
     interrupted: True when Ctrl-C stopped it; ``matches`` then hold only finished deals.
+    failures: the :class:`~qwirkle_core.AgentFailure` of every game a Python agent
+    broke (per pair, in the order of ``matches``: the games with ``first`` in seat 0,
+    then the others, each in deal order); those games are left out of ``matches``.
     """
 
     agents: tuple[str, ...]
@@ -72,6 +82,7 @@ class TournamentResult:
     games: int
     interrupted: bool = False
     elapsed: float = 0.0
+    failures: list[AgentFailure] = field(default_factory=list)
 
     def scores(self, agent: str) -> np.ndarray:
         """Every final score ``agent`` made in the round robin (int32 array)."""
@@ -80,7 +91,7 @@ class TournamentResult:
 
 
 def tournament(
-    agents: Iterable[AgentLike] | str,
+    agents: Iterable[Any] | str,
     games: int = 1000,
     seed: int = 0,
     threads: int | None = None,
@@ -90,30 +101,42 @@ def tournament(
     *,
     client: Any = None,
     range_size: int | None = None,
+    time_limit: float | None = None,
 ) -> TournamentResult:
     """Play every pair of ``agents`` (at least 2, each once) for ``games`` games.
 
+    agents:   built-in agents (anything :func:`~qwirkle_core.parse_agent` takes) and
+              Python agents (:mod:`qwirkle_core.players`: objects, functions or
+              ``package.module:Name`` specs), mixed freely.
     games:    games per pairing: an even number >= 2, since each of the ``games // 2``
               deals is played once from each seat.
     seed:     deal ``i`` is game ``i`` of the batch ``seed`` (see :func:`simulate`).
     threads:  numba threads (default: all cores); on a cluster, per task (default 1).
+              A pairing with a Python agent plays in ``threads`` worker processes
+              (1: in this process; :class:`~qwirkle_core.players.WorkerPool`).
     progress: a callable ``f(done, total)`` counting finished games of all pairings.
     timing_seconds: 0 to 3,600 (see below).
     client:   a ``dask.distributed.Client``: play the deals on its cluster, each pair's
               deals split into ranges of ``range_size`` deals (default: about 5
               seconds of work per task), both seats of a deal in the same task; the
               time per move is then measured on a worker. The matches are the same
-              as a local tournament's.
+              as a local tournament's. Built-in agents only.
+    time_limit: seconds per move allowed to each Python agent (None: no limit).
 
-    Time per move is measured separately on one thread: each agent plays games
-    against itself, ``timing_games`` first and twice as many each time until a run
-    lasts ``timing_seconds`` (at most 4,096 games); the wall time of the last run is
-    divided by its number of turns. Ctrl-C stops within about a second and returns the
+    A game in which a Python agent fails (it raises, returns an illegal move or runs
+    past ``time_limit``) is left out of the matches and its
+    :class:`~qwirkle_core.AgentFailure` goes into ``result.failures``; the tournament
+    goes on. Time per move of a built-in agent is measured separately on one thread:
+    it plays games against itself, ``timing_games`` first and twice as many each time
+    until a run lasts ``timing_seconds`` (at most 4,096 games); the wall time of the
+    last run is divided by its number of turns. A Python agent's is the mean wall time
+    of its turns in the tournament. Ctrl-C stops within about a second and returns the
     finished deals with ``interrupted=True``. Raises AgentError for a bad agent,
-    TypeError/ValueError for other bad arguments.
+    TypeError/ValueError for other bad arguments (TypeError for a Python agent with
+    ``client``).
     """
-    specs = parse_agents(agents)
-    names = tuple(a.label for a in specs)
+    players = resolve_agents(agents)
+    names = tuple(p.label for p in players)
     if len(set(names)) != len(names):
         raise ValueError("each agent may appear once in a tournament")
     if len(names) < 2:
@@ -127,54 +150,117 @@ def tournament(
         raise ValueError(f"timing_seconds must be 0 to {MAX_TIMING_SECONDS:g}, not {timing_seconds!r}")
     if progress is not None and not callable(progress):
         raise TypeError(f"progress must be a callable f(done, total), not {progress!r}")
+    limit = check_time_limit(time_limit)
+    specs = [p.spec for p in players if p.spec is not None]
     clock = time.perf_counter()
-    pairs = list(itertools.combinations(specs, 2))
     timing: dict[str, float] = {}
+    failures: list[AgentFailure] = []
     if client is not None:
-        matches, interrupted = _play_pairs_on(client, pairs, games // 2, seed, threads, progress, range_size)
+        if len(specs) < len(players):
+            python = next(p.label for p in players if p.spec is None)
+            raise TypeError(f"a tournament on a cluster plays built-in agents only, not the Python agent {python!r}; play it locally (threads= worker processes)")
+        matches, interrupted = _play_pairs_on(client, list(itertools.combinations(specs, 2)), games // 2, seed, threads, progress, range_size)
         if not interrupted:
             timing, interrupted = client.submit(_time_agents, specs, seed, timing_games, timing_seconds, pure=False).result()
     else:
         if range_size is not None:
             raise ValueError("range_size applies to a tournament on a cluster only (pass client=)")
-        matches, interrupted = _play_pairs(pairs, games // 2, seed, threads, progress)
+        run = _LocalRun(games // 2, seed, threads, progress, limit)
+        matches, interrupted = run.play(list(itertools.combinations(players, 2)))
+        failures = run.failures
         if not interrupted:
             timing, interrupted = _time_agents(specs, seed, timing_games, timing_seconds)
+        timing.update(run.python_timing())
     return TournamentResult(
-        agents=names, matches=matches, seconds_per_move=timing, seed=seed, games=games, interrupted=interrupted, elapsed=time.perf_counter() - clock
+        agents=names,
+        matches=matches,
+        seconds_per_move={a: timing[a] for a in names if a in timing},
+        seed=seed,
+        games=games,
+        interrupted=interrupted,
+        elapsed=time.perf_counter() - clock,
+        failures=failures,
     )
 
 
-def _play_pairs(pairs: list[tuple[AgentSpec, AgentSpec]], deals: int, seed: int, threads: int | None, progress: Callable[[int, int], None] | None) -> tuple[list[Match], bool]:
-    total = 2 * deals * len(pairs)
-    done_games = 0
-    matches = []
-    interrupted = False
-    for a, b in pairs:
-        halves: list[tuple[np.ndarray, np.ndarray]] = []
-        done, chunk = 0, 64
-        while done < deals and not interrupted:
-            n = min(chunk, deals - done)
-            t = time.perf_counter()
-            try:
-                ab = simulate(n, (a, b), seed=seed, threads=threads, start=done)
-                ba = simulate(n, (b, a), seed=seed, threads=threads, start=done) if not ab.interrupted else ab
-                interrupted = ab.interrupted or ba.interrupted
-                finished = min(ab.games, ba.games) if not ab.interrupted else 0
-                if finished:
-                    halves.append((ab.scores[:finished], ba.scores[:finished]))
-                done += finished
-                done_games += 2 * finished
-                if progress is not None:
-                    progress(done_games, total)
-            except KeyboardInterrupt:  # outside a kernel call (a batch starting, the progress display)
-                interrupted = True
-                break
-            chunk = max(1, min(1 << 16, int(n * _DEAL_SECONDS / max(time.perf_counter() - t, 1e-6))))
-        matches.append(_match(a.label, b.label, halves))
-        if interrupted:
-            break
-    return matches, interrupted
+class _LocalRun:
+    """The deals of every pair in this machine, in rounds of about a second each (both
+    seats of a round's deals): numba batches for two built-in agents,
+    :func:`~qwirkle_core.players.play_games` (in worker processes when ``threads`` > 1)
+    for a pair with a Python agent. Ctrl-C keeps the finished rounds."""
+
+    def __init__(self, deals: int, seed: int, threads: int | None, progress: Callable[[int, int], None] | None, time_limit: float | None) -> None:
+        self.deals, self.seed, self.threads, self.progress, self.time_limit = deals, seed, threads, progress, time_limit
+        self.processes = check_threads(threads, available_threads())  # for pairs with a Python agent
+        self.failures: list[AgentFailure] = []
+        # the current pair's broken games: those with its first agent in seat 0, in seat 1
+        self.broken: tuple[list[AgentFailure], list[AgentFailure]] = ([], [])
+        self.turns: dict[str, tuple[float, int]] = {}  # a Python agent's (seconds, turns)
+        self.pool: WorkerPool | None = None
+
+    def play(self, pairs: list[tuple[Player, Player]]) -> tuple[list[Match], bool]:
+        """The matches of ``pairs`` (those finished or begun) and whether Ctrl-C stopped it."""
+        total = 2 * self.deals * len(pairs)
+        done_games = 0
+        matches = []
+        interrupted = False
+        with contextlib.ExitStack() as stack:
+            for a, b in pairs:
+                python = a.spec is None or b.spec is None
+                if python and self.pool is None and self.processes > 1:
+                    self.pool = stack.enter_context(WorkerPool(self.processes))
+                halves: list[tuple[np.ndarray, np.ndarray]] = []
+                self.broken = ([], [])
+                done, chunk = 0, 2 * self.processes if python else 64
+                while done < self.deals and not interrupted:
+                    n = min(chunk, self.deals - done)
+                    t = time.perf_counter()
+                    try:
+                        finished, interrupted = self._python_round(a, b, done, n, halves) if python else self._builtin_round(a, b, done, n, halves)
+                        done += finished
+                        done_games += 2 * finished
+                        if self.progress is not None:
+                            self.progress(done_games, total)
+                    except KeyboardInterrupt:  # outside a kernel call (the progress display), or in a Python agent's round, which is lost
+                        interrupted = True
+                    chunk = max(1, min(1 << 16, int(n * _DEAL_SECONDS / max(time.perf_counter() - t, 1e-6))))
+                matches.append(_match(a.label, b.label, halves))
+                self.failures += self.broken[0] + self.broken[1]
+                if interrupted:
+                    break
+        return matches, interrupted
+
+    def _builtin_round(self, a: Player, b: Player, start: int, n: int, halves: list[tuple[np.ndarray, np.ndarray]]) -> tuple[int, bool]:
+        """Deals ``start .. start + n - 1`` as two batches: the number of deals finished
+        from both seats, and whether Ctrl-C stopped them."""
+        assert a.spec is not None and b.spec is not None
+        ab = simulate(n, (a.spec, b.spec), seed=self.seed, threads=self.threads, start=start)
+        ba = simulate(n, (b.spec, a.spec), seed=self.seed, threads=self.threads, start=start) if not ab.interrupted else ab
+        finished = min(ab.games, ba.games) if not ab.interrupted else 0
+        if finished:
+            halves.append((ab.scores[:finished], ba.scores[:finished]))
+        return finished, ab.interrupted or ba.interrupted
+
+    def _python_round(self, a: Player, b: Player, start: int, n: int, halves: list[tuple[np.ndarray, np.ndarray]]) -> tuple[int, bool]:
+        """Deals ``start .. start + n - 1`` from both seats with play_games (Ctrl-C
+        raises and loses the round): ``(n, False)``. Broken games go to ``broken``."""
+        rounds = [play_games(pair, n, self.seed, time_limit=self.time_limit, processes=1, start=start, pool=self.pool) for pair in ((a, b), (b, a))]
+        for r, seated, broken in zip(rounds, ((a, b), (b, a)), self.broken):
+            broken += r.failures
+            self._book_turns(r, seated)
+        ab, ba = (r.completed() for r in rounds)
+        halves.append((ab.scores, ba.scores))
+        return n, False
+
+    def _book_turns(self, r: GameResults, seated: tuple[Player, Player]) -> None:
+        for seat, p in enumerate(seated):
+            if p.spec is None:
+                seconds, turns = self.turns.get(p.label, (0.0, 0))
+                self.turns[p.label] = (seconds + float(r.seconds[:, seat].sum()), turns + int(r.moves[:, seat].sum()))
+
+    def python_timing(self) -> dict[str, float]:
+        """Each Python agent's mean seconds per turn in the games played (those with turns)."""
+        return {label: seconds / turns for label, (seconds, turns) in self.turns.items() if turns}
 
 
 def play_deals(a: AgentSpec, b: AgentSpec, seed: int, first: int, end: int, threads: int) -> tuple[np.ndarray, np.ndarray]:

@@ -22,7 +22,7 @@ if TYPE_CHECKING:
 __all__ = ["create_app", "serve"]
 
 
-def create_app(db_path: str | os.PathLike = "qwirkle.sqlite", *, max_live_games: int = 256) -> FastAPI:
+def create_app(db_path: str | os.PathLike[str] = "qwirkle.sqlite", *, max_live_games: int = 256) -> FastAPI:
     """The ASGI app; see :func:`qwirkle_core.server.app.create_app`."""
     from .app import create_app as make
 
@@ -34,13 +34,13 @@ class _RedactTokens(logging.Filter):
 
     _TOKEN = re.compile(r"(token=)[^&\s]+")
 
-    def filter(self, record):
+    def filter(self, record: logging.LogRecord) -> bool:
         if isinstance(record.args, tuple):
             record.args = tuple(self._TOKEN.sub(r"\1***", a) if isinstance(a, str) else a for a in record.args)
         return True
 
 
-def serve(host: str = "127.0.0.1", port: int = 8000, db_path: str | os.PathLike = "qwirkle.sqlite", log_level: str = "info") -> None:
+def serve(host: str = "127.0.0.1", port: int = 8000, db_path: str | os.PathLike[str] = "qwirkle.sqlite", log_level: str = "info") -> None:
     """Serve the app with uvicorn on ``host``:``port`` (blocks until stopped), storing
     games in ``db_path``. Raises OSError if the address cannot be bound."""
     import uvicorn

@@ -9,26 +9,28 @@ or the game's state refuse (the library's message), 413 a body over
 
 import asyncio
 import os
+from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager, suppress
-from importlib import resources
-from typing import Annotated
+from pathlib import Path
+from typing import Annotated, Any
 
-from fastapi import FastAPI, Header, Query, WebSocket
+from fastapi import FastAPI, Header, Query, Request, WebSocket
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import FileResponse, JSONResponse, Response
 from fastapi.staticfiles import StaticFiles
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints
 from starlette.exceptions import HTTPException as StarletteHTTPException
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from . import engine
-from .games import ApiError, GameService
+from .games import ApiError, GameService, Subscriber
 
 __all__ = ["MAX_BODY", "MAX_MOVE", "create_app"]
 
 MAX_BODY = 4096  # bytes of a request body
 MAX_MOVE = 200  # characters of a move's notation (6 tiles with 9-digit coordinates fit)
 MAX_TOKEN = 128
-STATIC = resources.files("qwirkle_core.server") / "static"
+STATIC = Path(__file__).resolve().parent / "static"  # a folder on disk (StaticFiles serves from one)
 _PAGE_HEADERS = {
     "Content-Security-Policy": "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
     "connect-src 'self' ws: wss:; frame-ancestors 'none'; base-uri 'none'; form-action 'self'",
@@ -79,11 +81,11 @@ class ActionOut(BaseModel):
 class _BodyLimit:
     """ASGI middleware: refuse HTTP request bodies over ``limit`` bytes with 413."""
 
-    def __init__(self, app, limit):
+    def __init__(self, app: ASGIApp, limit: int) -> None:
         self.app = app
         self.limit = limit
 
-    async def __call__(self, scope, receive, send):
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
             return await self.app(scope, receive, send)
         length = dict(scope["headers"]).get(b"content-length", b"0")
@@ -103,7 +105,7 @@ class _BodyLimit:
         body = b"".join(chunks)
         sent = False
 
-        async def replay():
+        async def replay() -> Message:
             nonlocal sent
             if sent:
                 return await receive()
@@ -113,12 +115,12 @@ class _BodyLimit:
         await self.app(scope, replay, send)
 
 
-async def _too_large(scope, receive, send, limit):
+async def _too_large(scope: Scope, receive: Receive, send: Send, limit: int) -> None:
     response = JSONResponse({"error": f"the request body is over {limit} bytes"}, status_code=413)
     await response(scope, receive, send)
 
 
-def _token(authorization, token):
+def _token(authorization: str | None, token: str | None) -> str | None:
     """The token of the Authorization header (Bearer) or of ?token=."""
     if authorization:
         scheme, _, value = authorization.partition(" ")
@@ -128,7 +130,7 @@ def _token(authorization, token):
     return token
 
 
-def _validation_message(exc):
+def _validation_message(exc: RequestValidationError) -> str:
     parts = []
     for e in exc.errors()[:3]:
         where = ".".join(str(x) for x in e.get("loc", ()) if x != "body")
@@ -136,7 +138,7 @@ def _validation_message(exc):
     return "malformed request: " + "; ".join(parts)
 
 
-def create_app(db_path: str | os.PathLike = "qwirkle.sqlite", *, max_live_games: int = 256) -> FastAPI:
+def create_app(db_path: str | os.PathLike[str] = "qwirkle.sqlite", *, max_live_games: int = 256) -> FastAPI:
     """The ASGI app of a game server whose games are stored in the SQLite file
     ``db_path`` (created if missing; a path, or ``":memory:"`` for a throwaway store).
 
@@ -146,7 +148,7 @@ def create_app(db_path: str | os.PathLike = "qwirkle.sqlite", *, max_live_games:
     service = GameService(db_path, max_live=max_live_games)
 
     @asynccontextmanager
-    async def lifespan(app):
+    async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         yield
         service.close()
 
@@ -161,28 +163,28 @@ def create_app(db_path: str | os.PathLike = "qwirkle.sqlite", *, max_live_games:
     app.add_middleware(_BodyLimit, limit=MAX_BODY)
 
     @app.exception_handler(ApiError)
-    async def api_error(request, exc):
+    async def api_error(request: Request, exc: ApiError) -> JSONResponse:
         return JSONResponse({"error": exc.message}, status_code=exc.status)
 
     @app.exception_handler(RequestValidationError)
-    async def validation_error(request, exc):
+    async def validation_error(request: Request, exc: RequestValidationError) -> JSONResponse:
         return JSONResponse({"error": _validation_message(exc)}, status_code=422)
 
     @app.exception_handler(StarletteHTTPException)
-    async def http_error(request, exc):
+    async def http_error(request: Request, exc: StarletteHTTPException) -> JSONResponse:
         return JSONResponse({"error": str(exc.detail)}, status_code=exc.status_code, headers=exc.headers)
 
     # -- pages ---------------------------------------------------------------------------
 
-    def page(name):
+    def page(name: str) -> FileResponse:
         return FileResponse(STATIC / name, media_type="text/html", headers=_PAGE_HEADERS)
 
     @app.get("/", include_in_schema=False)
-    async def lobby():
+    async def lobby() -> FileResponse:
         return page("index.html")
 
     @app.get("/game/{game_id}", include_in_schema=False)
-    async def board(game_id: str):
+    async def board(game_id: str) -> FileResponse:
         return page("game.html")
 
     app.mount("/static", StaticFiles(directory=str(STATIC)), name="static")
@@ -190,38 +192,38 @@ def create_app(db_path: str | os.PathLike = "qwirkle.sqlite", *, max_live_games:
     # -- the API -------------------------------------------------------------------------
 
     @app.get("/api/agents", summary="The agents a seat can be given")
-    async def agents():
+    async def agents() -> dict[str, Any]:
         return {"human": engine.HUMAN, "agents": list(engine.agent_names()), "min_seats": engine.MIN_PLAYERS, "max_seats": engine.MAX_PLAYERS, "caps": engine.AGENT_CAPS}
 
     @app.post("/api/games", status_code=201, response_model=NewGameOut, summary="Start a game")
-    async def new_game(body: NewGame):
+    async def new_game(body: NewGame) -> dict[str, Any]:
         game_id, agents, tokens = await service.create(body.seats, body.seed)
         return {"id": game_id, "seats": [{"seat": i, "agent": a, "token": t} for i, (a, t) in enumerate(zip(agents, tokens))]}
 
     @app.get("/api/games/{game_id}", summary="A seat's view of a game (a spectator's without a token)")
-    async def view(game_id: str, token: Token = None, authorization: Authorization = None):
+    async def view(game_id: str, token: Token = None, authorization: Authorization = None) -> JSONResponse:
         # the view is JSON-ready: JSONResponse skips FastAPI's walk over every field
         return JSONResponse(await service.get_view(game_id, _token(authorization, token)))
 
     @app.post("/api/games/{game_id}/actions", response_model=ActionOut, summary="Play a move for the token's seat")
-    async def act(game_id: str, body: ActionIn, token: Token = None, authorization: Authorization = None):
+    async def act(game_id: str, body: ActionIn, token: Token = None, authorization: Authorization = None) -> dict[str, Any]:
         return await service.act(game_id, _token(authorization, token), body.move)
 
     @app.post("/api/games/{game_id}/undo", summary="Take back your last move and the agents' replies")
-    async def undo(game_id: str, token: Token = None, authorization: Authorization = None):
+    async def undo(game_id: str, token: Token = None, authorization: Authorization = None) -> dict[str, int]:
         return await service.undo(game_id, _token(authorization, token))
 
     @app.get("/api/games/{game_id}/hint", summary="The engine's three best moves for the seat to move")
-    async def hint(game_id: str, token: Token = None, authorization: Authorization = None):
+    async def hint(game_id: str, token: Token = None, authorization: Authorization = None) -> dict[str, list[dict[str, Any]]]:
         return await service.hint(game_id, _token(authorization, token))
 
     @app.get("/api/games/{game_id}/record", summary="The game record, once the game is over")
-    async def record(game_id: str):
+    async def record(game_id: str) -> Response:
         text = await service.record(game_id)
         return Response(text, media_type="application/json")
 
     @app.websocket("/api/games/{game_id}/ws")
-    async def updates(websocket: WebSocket, game_id: str, token: str | None = None):
+    async def updates(websocket: WebSocket, game_id: str, token: str | None = None) -> None:
         await websocket.accept()
         try:
             if token is not None and len(token) > MAX_TOKEN:
@@ -235,15 +237,15 @@ def create_app(db_path: str | os.PathLike = "qwirkle.sqlite", *, max_live_games:
     return app
 
 
-async def _pump(websocket, sub):
+async def _pump(websocket: WebSocket, sub: Subscriber) -> None:
     """Send the subscriber's views until the client leaves (incoming text is ignored)."""
 
-    async def send():
+    async def send() -> None:
         while (text := await sub.queue.get()) is not None:
             await websocket.send_text(text)
         await websocket.close(code=1013, reason="too slow: reconnect for the current view")
 
-    async def receive():
+    async def receive() -> None:
         while (await websocket.receive())["type"] != "websocket.disconnect":
             pass
 

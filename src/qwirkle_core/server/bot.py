@@ -10,6 +10,7 @@ turns it waits for the views the server pushes over the WebSocket. This is what
 import json
 import random
 from collections.abc import Callable
+from typing import Any
 from urllib.parse import quote, urlsplit, urlunsplit
 
 import httpx
@@ -26,7 +27,7 @@ class BotError(Exception):
     or could not be reached."""
 
 
-def _error(response):
+def _error(response: httpx.Response) -> BotError:
     try:
         message = response.json().get("error", response.text)
     except ValueError:
@@ -34,7 +35,7 @@ def _error(response):
     return BotError(f"{response.request.method} {response.request.url.path}: {response.status_code} {message}")
 
 
-def _ws_url(base, game_id, token):
+def _ws_url(base: str, game_id: str, token: str) -> str:
     parts = urlsplit(base)
     scheme = "wss" if parts.scheme == "https" else "ws"
     path = parts.path.rstrip("/") + f"/api/games/{quote(game_id, safe='')}/ws"
@@ -47,9 +48,9 @@ def play_remote(
     token: str,
     agent: str = "heuristic",
     seed: int | None = None,
-    on_move: Callable[[dict], None] | None = None,
+    on_move: Callable[[dict[str, Any]], None] | None = None,
     timeout: float = 60.0,
-) -> dict:
+) -> dict[str, Any]:
     """Play the seat that ``token`` holds in game ``game_id`` on the server at ``url``
     (``http://HOST:PORT``) with ``agent`` (a spec such as ``"mc:playouts=32"``) until the
     game is over; returns the final view (a dict, see docs/server.md).
@@ -71,15 +72,18 @@ def play_remote(
         raise BotError(f"cannot talk to {url}: {e}") from e
 
 
-def _play(base, game_id, token, label, rng, on_move, timeout):
+def _play(
+    base: str, game_id: str, token: str, label: str, rng: random.Random, on_move: Callable[[dict[str, Any]], None] | None, timeout: float
+) -> dict[str, Any]:
     path = f"/api/games/{quote(game_id, safe='')}"
     with httpx.Client(base_url=base, headers={"Authorization": f"Bearer {token}"}, timeout=timeout) as http:
 
-        def fetch():
+        def fetch() -> dict[str, Any]:
             r = http.get(path)
             if r.status_code != 200:
                 raise _error(r)
-            return r.json()
+            view: dict[str, Any] = r.json()
+            return view
 
         view = fetch()
         if view["seat"] is None:

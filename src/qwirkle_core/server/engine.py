@@ -190,7 +190,7 @@ def seat_view(game: Game, seat: int | None) -> dict[str, Any]:
     }
 
 
-def hint(game: Game, seat: int, count: int = 3, playouts: int = 64) -> list[dict]:
+def hint(game: Game, seat: int, count: int = 3, playouts: int = 64) -> list[dict[str, Any]]:
     """The engine's best ``count`` moves for ``seat`` (who must be to move), by Monte
     Carlo evaluation of a copy of the game in which everything the seat cannot see is
     dealt afresh (so a hint reveals nothing hidden): ``[{"move", "points", "margin",
@@ -206,7 +206,7 @@ def hint(game: Game, seat: int, count: int = 3, playouts: int = 64) -> list[dict
     ]
 
 
-def choose_move(observation: dict, label: str, seed: int) -> str:
+def choose_move(observation: dict[str, Any], label: str, seed: int) -> str:
     """The move (notation) the agent ``label`` picks from an observation document
     alone, as a remote bot does: the tiles the seat cannot see are dealt at random
     (from ``seed``) into the other hands and the bag, and the agent plays that world.

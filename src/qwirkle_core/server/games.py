@@ -18,9 +18,11 @@ import secrets
 from collections import OrderedDict
 from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager
+from typing import Any
 
 from anyio import to_thread
 
+from ..game import Game
 from . import engine
 from .store import Store, token_digest
 
@@ -36,7 +38,7 @@ MAX_PENDING = 256  # views queued for one WebSocket before it is dropped as too 
 class ApiError(Exception):
     """A refused request: an HTTP ``status`` and a message for the client."""
 
-    def __init__(self, status: int, message: str):
+    def __init__(self, status: int, message: str) -> None:
         super().__init__(message)
         self.status = status
         self.message = message
@@ -45,9 +47,9 @@ class ApiError(Exception):
 class Subscriber:
     """One WebSocket's queue of views (JSON text) for ``seat`` (None: a spectator)."""
 
-    def __init__(self, seat: int | None):
+    def __init__(self, seat: int | None) -> None:
         self.seat = seat
-        self.queue = asyncio.Queue()
+        self.queue: asyncio.Queue[str | None] = asyncio.Queue()
 
     def push(self, text: str) -> None:
         """Queue a view; a subscriber ``MAX_PENDING`` views behind gets None (hang up)."""
@@ -57,7 +59,7 @@ class Subscriber:
 class _Slot:
     """A game in memory: the Game, its seats, the last stored record and version."""
 
-    def __init__(self, game_id, game, agents, digests, record, version):
+    def __init__(self, game_id: str, game: Game, agents: Sequence[str], digests: Sequence[str | None], record: str, version: int) -> None:
         self.id = game_id
         self.game = game
         self.agents = tuple(agents)
@@ -65,14 +67,14 @@ class _Slot:
         self.record = record
         self.version = version
         self.lock = asyncio.Lock()
-        self.subscribers = set()
+        self.subscribers: set[Subscriber] = set()
         self.evicted = False
 
     @property
-    def humans(self):
+    def humans(self) -> list[int]:
         return [i for i, a in enumerate(self.agents) if a == engine.HUMAN]
 
-    def agent_to_move(self):
+    def agent_to_move(self) -> bool:
         g = self.game
         return not g.is_over and self.agents[g.current_player] != engine.HUMAN
 
@@ -84,10 +86,10 @@ class GameService:
     status and a message) for a request it refuses, having changed nothing.
     """
 
-    def __init__(self, db_path: str | os.PathLike, max_live: int = 256):
+    def __init__(self, db_path: str | os.PathLike[str], max_live: int = 256) -> None:
         self.store = Store(db_path)
         self.max_live = max_live
-        self._live = OrderedDict()
+        self._live: OrderedDict[str, _Slot] = OrderedDict()
         self._load_lock = asyncio.Lock()
 
     def close(self) -> None:
@@ -100,7 +102,7 @@ class GameService:
 
     # -- finding, loading and locking games ---------------------------------------------
 
-    async def _slot(self, game_id):
+    async def _slot(self, game_id: str) -> _Slot:
         if not _GAME_ID.fullmatch(game_id):
             raise ApiError(404, f"no game {game_id[:40]!r}")
         slot = self._live.get(game_id)
@@ -114,14 +116,14 @@ class GameService:
         self._live.move_to_end(game_id)
         return slot
 
-    def _load(self, game_id):
+    def _load(self, game_id: str) -> _Slot:
         row = self.store.load(game_id)
         if row is None:
             raise ApiError(404, f"no game {game_id!r}")
         game = engine.restore(row.record)
         return _Slot(game_id, game, row.agents, row.digests, row.record, row.version)
 
-    def _evict(self):
+    def _evict(self) -> None:
         for game_id in list(self._live)[:-1]:
             if len(self._live) <= self.max_live:
                 return
@@ -131,7 +133,7 @@ class GameService:
                 del self._live[game_id]
 
     @asynccontextmanager
-    async def _locked(self, game_id):
+    async def _locked(self, game_id: str) -> AsyncIterator[_Slot]:
         """The game's slot, locked, with any agent turns due already played."""
         while True:
             slot = await self._slot(game_id)
@@ -147,11 +149,9 @@ class GameService:
             slot.lock.release()
 
     @staticmethod
-    def _seat(slot, token, required):
-        """The seat ``token`` holds (None for no token, unless ``required``); 403 otherwise."""
+    def _seat(slot: _Slot, token: str | None) -> int | None:
+        """The seat ``token`` holds (None for no token); 403 for a token of no seat."""
         if token is None:
-            if required:
-                raise ApiError(403, "this needs a seat token (header 'Authorization: Bearer TOKEN' or ?token=TOKEN)")
             return None
         digest = token_digest(token)
         seat = next((i for i, d in enumerate(slot.digests) if d is not None and secrets.compare_digest(d, digest)), None)
@@ -159,9 +159,17 @@ class GameService:
             raise ApiError(403, f"this token holds no seat in game {slot.id!r}")
         return seat
 
+    @classmethod
+    def _holder(cls, slot: _Slot, token: str | None) -> int:
+        """The seat ``token`` holds; 403 without a token or for a token of no seat."""
+        seat = cls._seat(slot, token)
+        if seat is None:
+            raise ApiError(403, "this needs a seat token (header 'Authorization: Bearer TOKEN' or ?token=TOKEN)")
+        return seat
+
     # -- storing and pushing (worker threads hold the slot's lock) ----------------------
 
-    def _commit(self, slot):
+    def _commit(self, slot: _Slot) -> None:
         """Store the game's record; if that fails, go back to the last stored one (503)."""
         record = engine.record_json(slot.game, slot.agents)
         try:
@@ -172,28 +180,28 @@ class GameService:
             raise ApiError(503, "the server could not store the action; nothing changed, try again") from None
         slot.record = record
 
-    def _view(self, slot, seat):
+    def _view(self, slot: _Slot, seat: int | None) -> dict[str, Any]:
         """The view document of ``seat`` (see docs/server.md)."""
         v = engine.seat_view(slot.game, seat)
         can_undo = seat is not None and slot.humans == [seat] and not v["over"] and any(a["player"] == seat for a in v["history"])
         return {"id": slot.id, "version": slot.version, "seats": [{"seat": i, "agent": a} for i, a in enumerate(slot.agents)], **v, "can_undo": can_undo}
 
-    def _views(self, slot):
+    def _views(self, slot: _Slot) -> dict[int | None, str]:
         """``{seat: view JSON}`` for every seat with a WebSocket subscriber."""
         return {seat: json.dumps(self._view(slot, seat)) for seat in {s.seat for s in slot.subscribers}}
 
     @staticmethod
-    def _push(slot, views):
+    def _push(slot: _Slot, views: dict[int | None, str]) -> None:
         for sub in list(slot.subscribers):
             if sub.seat in views:
                 sub.push(views[sub.seat])
 
-    async def _advance(self, slot):
+    async def _advance(self, slot: _Slot) -> None:
         """Let the agent seats move until a human is to move or the game is over. If an
         agent's action cannot be stored, the agent stays to move (and moves on the
         game's next request); the request that led here is not refused for it."""
 
-        def step():
+        def step() -> dict[int | None, str]:
             label = slot.agents[slot.game.current_player]
             engine.play_agent(slot.game, label)
             self._commit(slot)
@@ -224,7 +232,7 @@ class GameService:
         digests = [None if t is None else token_digest(t) for t in tokens]
         game_id = secrets.token_urlsafe(9)
 
-        def make():
+        def make() -> _Slot:
             game = engine.new_game(len(agents), seed)
             record = engine.record_json(game, agents)
             version = self.store.create(game_id, agents, digests, record, game.is_over)
@@ -238,19 +246,19 @@ class GameService:
             pass  # plays the agents' turns if an agent opens
         return game_id, agents, tokens
 
-    async def get_view(self, game_id: str, token: str | None) -> dict:
+    async def get_view(self, game_id: str, token: str | None) -> dict[str, Any]:
         """The view of the seat holding ``token`` (a spectator's without one)."""
         async with self._locked(game_id) as slot:
-            seat = self._seat(slot, token, required=False)
+            seat = self._seat(slot, token)
             return await to_thread.run_sync(self._view, slot, seat)
 
-    async def act(self, game_id: str, token: str | None, text: str) -> dict:
+    async def act(self, game_id: str, token: str | None, text: str) -> dict[str, Any]:
         """Play the move ``text`` for the token's seat, then the agents' replies.
         Returns ``{"player", "move", "points", "scores", "to_move", "over"}``."""
         async with self._locked(game_id) as slot:
-            seat = self._seat(slot, token, required=True)
+            seat = self._holder(slot, token)
 
-            def apply():
+            def apply() -> tuple[dict[str, Any], dict[int | None, str]]:
                 g = slot.game
                 if g.is_over:
                     raise ApiError(409, "the game is over")
@@ -271,15 +279,15 @@ class GameService:
             g = slot.game
             return {**result, "to_move": None if g.is_over else g.current_player, "over": g.is_over}
 
-    async def undo(self, game_id: str, token: str | None) -> dict:
+    async def undo(self, game_id: str, token: str | None) -> dict[str, int]:
         """Take back the token's seat's last action and the agents' replies (only in a
         game where every other seat is an agent). Returns ``{"undone": n}``."""
         async with self._locked(game_id) as slot:
-            seat = self._seat(slot, token, required=True)
+            seat = self._holder(slot, token)
             if slot.humans != [seat]:
                 raise ApiError(409, "undo is only for games in which every other seat is an agent")
 
-            def apply():
+            def apply() -> tuple[int, dict[int | None, str]]:
                 try:
                     undone = engine.undo_last(slot.game, seat)
                 except engine.IllegalMoveError as e:
@@ -291,12 +299,12 @@ class GameService:
             self._push(slot, views)
             return {"undone": undone}
 
-    async def hint(self, game_id: str, token: str | None) -> dict:
+    async def hint(self, game_id: str, token: str | None) -> dict[str, list[dict[str, Any]]]:
         """The engine's top three moves for the token's seat, which must be to move."""
         async with self._locked(game_id) as slot:
-            seat = self._seat(slot, token, required=True)
+            seat = self._holder(slot, token)
 
-            def run():
+            def run() -> list[dict[str, Any]]:
                 try:
                     return engine.hint(slot.game, seat)
                 except engine.IllegalMoveError as e:
@@ -316,7 +324,7 @@ class GameService:
         """A :class:`Subscriber` for the token's seat whose queue starts with the
         current view and then receives a view after every change of the game."""
         async with self._locked(game_id) as slot:
-            seat = self._seat(slot, token, required=False)
+            seat = self._seat(slot, token)
             if len(slot.subscribers) >= MAX_SUBSCRIBERS:
                 raise ApiError(429, f"game {game_id!r} has {MAX_SUBSCRIBERS} connections already")
             sub = Subscriber(seat)

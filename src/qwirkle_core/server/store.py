@@ -18,8 +18,11 @@ import os
 import sqlite3
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import TypeVar
+
+_T = TypeVar("_T")
 
 __all__ = ["GameRow", "Store", "token_digest"]
 
@@ -54,8 +57,8 @@ class GameRow:
     of each human seat, None for agents), ``record`` (JSON text), ``version``."""
 
     id: str
-    agents: tuple
-    digests: tuple
+    agents: tuple[str, ...]
+    digests: tuple[str | None, ...]
     record: str
     version: int
     over: bool
@@ -67,7 +70,7 @@ class Store:
     Raises ``sqlite3.Error`` for a file that is not such a database.
     """
 
-    def __init__(self, path: str | os.PathLike):
+    def __init__(self, path: str | os.PathLike[str]) -> None:
         self._db = sqlite3.connect(str(path), check_same_thread=False, isolation_level=None)
         self._lock = threading.Lock()
         with self._lock:
@@ -84,7 +87,7 @@ class Store:
         with self._lock:
             self._db.close()
 
-    def _transaction(self, fn):
+    def _transaction(self, fn: Callable[[sqlite3.Connection], _T]) -> _T:
         with self._lock:
             self._db.execute("BEGIN IMMEDIATE")
             try:
@@ -99,7 +102,7 @@ class Store:
         """Store a new game (its record JSON text and seats); returns its version (1)."""
         now = time.time()
 
-        def insert(db):
+        def insert(db: sqlite3.Connection) -> int:
             db.execute("INSERT INTO games (id, created, updated, version, over, record) VALUES (?, ?, ?, 1, ?, ?)", (game_id, now, now, int(over), record))
             db.executemany(
                 "INSERT INTO seats (game_id, seat, agent, token) VALUES (?, ?, ?, ?)",
@@ -112,9 +115,9 @@ class Store:
     def save(self, game_id: str, record: str, over: bool) -> int:
         """Replace a game's record (after an action or an undo); returns its new version."""
 
-        def update(db):
+        def update(db: sqlite3.Connection) -> int:
             db.execute("UPDATE games SET record = ?, over = ?, updated = ?, version = version + 1 WHERE id = ?", (record, int(over), time.time(), game_id))
-            return db.execute("SELECT version FROM games WHERE id = ?", (game_id,)).fetchone()[0]
+            return int(db.execute("SELECT version FROM games WHERE id = ?", (game_id,)).fetchone()[0])
 
         return self._transaction(update)
 
@@ -130,4 +133,4 @@ class Store:
     def count(self) -> int:
         """The number of stored games."""
         with self._lock:
-            return self._db.execute("SELECT COUNT(*) FROM games").fetchone()[0]
+            return int(self._db.execute("SELECT COUNT(*) FROM games").fetchone()[0])
