@@ -13,6 +13,7 @@ import numpy as np
 
 from ._checks import check_finite, check_int, check_seed
 from .agents import AgentLike, AgentSpec, parse_agents
+from .rules import Rules, resolve_rules
 from .simulate import simulate
 from .stats import wilson_interval
 
@@ -90,6 +91,7 @@ def tournament(
     *,
     client: Any = None,
     range_size: int | None = None,
+    rules: Rules | None = None,
 ) -> TournamentResult:
     """Play every pair of ``agents`` (at least 2, each once) for ``games`` games.
 
@@ -104,6 +106,8 @@ def tournament(
               seconds of work per task), both seats of a deal in the same task; the
               time per move is then measured on a worker. The matches are the same
               as a local tournament's.
+    rules:    a two-player :class:`Rules` (default: the tile game's), e.g.
+              ``Rules(variant="cubes")`` for a Qwirkle Cubes tournament.
 
     Time per move is measured separately on one thread: each agent plays games
     against itself, ``timing_games`` first and twice as many each time until a run
@@ -122,6 +126,7 @@ def tournament(
     if games % 2:
         raise ValueError(f"games must be even (each deal is played from both seats), not {games}")
     seed = check_seed(seed)
+    rules = resolve_rules(2, rules)
     check_int(timing_games, "timing_games", 1, 4096)
     if not 0 <= check_finite(timing_seconds, "timing_seconds") <= MAX_TIMING_SECONDS:
         raise ValueError(f"timing_seconds must be 0 to {MAX_TIMING_SECONDS:g}, not {timing_seconds!r}")
@@ -131,21 +136,23 @@ def tournament(
     pairs = list(itertools.combinations(specs, 2))
     timing: dict[str, float] = {}
     if client is not None:
-        matches, interrupted = _play_pairs_on(client, pairs, games // 2, seed, threads, progress, range_size)
+        matches, interrupted = _play_pairs_on(client, pairs, games // 2, seed, threads, progress, range_size, rules)
         if not interrupted:
-            timing, interrupted = client.submit(_time_agents, specs, seed, timing_games, timing_seconds, pure=False).result()
+            timing, interrupted = client.submit(_time_agents, specs, seed, timing_games, timing_seconds, rules, pure=False).result()
     else:
         if range_size is not None:
             raise ValueError("range_size applies to a tournament on a cluster only (pass client=)")
-        matches, interrupted = _play_pairs(pairs, games // 2, seed, threads, progress)
+        matches, interrupted = _play_pairs(pairs, games // 2, seed, threads, progress, rules)
         if not interrupted:
-            timing, interrupted = _time_agents(specs, seed, timing_games, timing_seconds)
+            timing, interrupted = _time_agents(specs, seed, timing_games, timing_seconds, rules)
     return TournamentResult(
         agents=names, matches=matches, seconds_per_move=timing, seed=seed, games=games, interrupted=interrupted, elapsed=time.perf_counter() - clock
     )
 
 
-def _play_pairs(pairs: list[tuple[AgentSpec, AgentSpec]], deals: int, seed: int, threads: int | None, progress: Callable[[int, int], None] | None) -> tuple[list[Match], bool]:
+def _play_pairs(
+    pairs: list[tuple[AgentSpec, AgentSpec]], deals: int, seed: int, threads: int | None, progress: Callable[[int, int], None] | None, rules: Rules
+) -> tuple[list[Match], bool]:
     total = 2 * deals * len(pairs)
     done_games = 0
     matches = []
@@ -157,8 +164,8 @@ def _play_pairs(pairs: list[tuple[AgentSpec, AgentSpec]], deals: int, seed: int,
             n = min(chunk, deals - done)
             t = time.perf_counter()
             try:
-                ab = simulate(n, (a, b), seed=seed, threads=threads, start=done)
-                ba = simulate(n, (b, a), seed=seed, threads=threads, start=done) if not ab.interrupted else ab
+                ab = simulate(n, (a, b), seed=seed, threads=threads, start=done, rules=rules)
+                ba = simulate(n, (b, a), seed=seed, threads=threads, start=done, rules=rules) if not ab.interrupted else ab
                 interrupted = ab.interrupted or ba.interrupted
                 finished = min(ab.games, ba.games) if not ab.interrupted else 0
                 if finished:
@@ -177,17 +184,24 @@ def _play_pairs(pairs: list[tuple[AgentSpec, AgentSpec]], deals: int, seed: int,
     return matches, interrupted
 
 
-def play_deals(a: AgentSpec, b: AgentSpec, seed: int, first: int, end: int, threads: int) -> tuple[np.ndarray, np.ndarray]:
+def play_deals(a: AgentSpec, b: AgentSpec, seed: int, first: int, end: int, threads: int, rules: Rules | None = None) -> tuple[np.ndarray, np.ndarray]:
     """One task of a tournament on a cluster: deals ``first .. end - 1`` of the batch
-    ``seed`` played by ``a`` against ``b`` and from the other seats; the final scores
-    of both (int32[deals, 2] each, seat order)."""
-    ab = simulate(end - first, (a, b), seed=seed, threads=threads, start=first)
-    ba = simulate(end - first, (b, a), seed=seed, threads=threads, start=first)
+    ``seed`` played by ``a`` against ``b`` and from the other seats under ``rules``;
+    the final scores of both (int32[deals, 2] each, seat order)."""
+    ab = simulate(end - first, (a, b), seed=seed, threads=threads, start=first, rules=rules)
+    ba = simulate(end - first, (b, a), seed=seed, threads=threads, start=first, rules=rules)
     return ab.scores, ba.scores
 
 
 def _play_pairs_on(
-    client: Any, pairs: list[tuple[AgentSpec, AgentSpec]], deals: int, seed: int, threads: int | None, progress: Callable[[int, int], None] | None, range_size: int | None
+    client: Any,
+    pairs: list[tuple[AgentSpec, AgentSpec]],
+    deals: int,
+    seed: int,
+    threads: int | None,
+    progress: Callable[[int, int], None] | None,
+    range_size: int | None,
+    rules: Rules,
 ) -> tuple[list[Match], bool]:
     """The deals of every pair on ``client``'s cluster, in ranges (see :func:`tournament`)."""
     from .distributed import auto_range_size, map_ranges, ranges, warm_up
@@ -195,7 +209,7 @@ def _play_pairs_on(
     threads = 1 if threads is None else check_int(threads, "threads", 1)
     size = None if range_size is None else check_int(range_size, "range_size", 1, MAX_GAMES)
     agents = list(dict.fromkeys(a for pair in pairs for a in pair))
-    workers = warm_up(client, [(a, a) for a in agents])
+    workers = warm_up(client, [(a, a) for a in agents], rules)
     per_game = {a: statistics.median(w.seconds_per_game[i] for w in workers) for i, a in enumerate(agents)}
     threads_per_pair = sum(w.threads for w in workers) / len(pairs)
     if progress is not None:
@@ -204,7 +218,7 @@ def _play_pairs_on(
     for a, b in pairs:
         # a deal is one game from each seat: about one self-play game of each agent
         pair_size = size or auto_range_size(deals, per_game[a] + per_game[b], threads_per_pair, threads)
-        jobs += [((a, b, seed, first, end, threads), 2 * (end - first)) for first, end in ranges(0, deals, pair_size)]
+        jobs += [((a, b, seed, first, end, threads, rules), 2 * (end - first)) for first, end in ranges(0, deals, pair_size)]
     results, interrupted = map_ranges(client, play_deals, jobs, progress)
     matches = []
     for a, b in pairs:
@@ -233,7 +247,7 @@ def _match(first: str, second: str, halves: list[tuple[np.ndarray, np.ndarray]])
     )
 
 
-def _time_agents(specs: Iterable[AgentSpec], seed: int, timing_games: int, timing_seconds: float) -> tuple[dict[str, float], bool]:
+def _time_agents(specs: Iterable[AgentSpec], seed: int, timing_games: int, timing_seconds: float, rules: Rules) -> tuple[dict[str, float], bool]:
     """Each agent's seconds per move (the agents timed before an interruption), and
     whether it was interrupted."""
     timing: dict[str, float] = {}
@@ -241,7 +255,7 @@ def _time_agents(specs: Iterable[AgentSpec], seed: int, timing_games: int, timin
         n = timing_games
         while True:
             try:
-                r = simulate(n, agents=(a, a), seed=seed ^ 0x5EED, threads=1)
+                r = simulate(n, agents=(a, a), seed=seed ^ 0x5EED, threads=1, rules=rules)
             except KeyboardInterrupt:
                 return timing, True
             if r.interrupted:
