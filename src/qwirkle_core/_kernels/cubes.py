@@ -23,11 +23,11 @@ the turn   a re-roll of any of the player's cubes, once per turn (``G_REROLLED``
 
 Agents act one action per call of :func:`take_turn` (the batch loop and
 ``Game.play_agent`` call it until the seat changes). Their re-roll policies
-(:func:`reroll_choice`): random re-rolls each cube with probability 1/2; greedy and
-the heuristic keep the cubes of the placement they would make now and re-roll the
-others (that placement stays possible, so the re-roll can only add better ones); mc
-re-rolls as its playout policy does. Only the tile game's kernels run for the tile game:
-nothing here is compiled into them.
+(:func:`reroll_choice`, measured in docs/agents.md): random re-rolls each cube with
+probability 1/2; greedy, the heuristic and mc (as its playout policy) keep the cubes of
+a highest-scoring placement and re-roll the others (that placement stays possible, so
+the re-roll can only add placements), then choose their placement as in the tile game.
+The tile game never runs these kernels, and none of them is compiled into its kernels.
 """
 
 import numpy as np
@@ -263,27 +263,25 @@ def heuristic_values(gs, moves, n, spec, values):
 
 
 @njit
-def preferred(spec, gs, moves, n, values):
-    """The placement (index into ``moves[:n]``, n >= 1) agent ``spec`` (random, greedy
-    or heuristic) would make now: uniform, the best score, or the best heuristic value,
-    ties broken uniformly (agents' stream)."""
-    agent = int(spec[SPEC_ID])
-    if agent == RANDOM:
+def kept_placement(spec, gs, moves, n):
+    """The placement (an index into ``moves[:n]``, n >= 1) whose cubes agent ``spec``
+    keeps when it re-rolls: a uniform one for random, else one of the highest score
+    (ties broken uniformly; agents' stream). Random also plays it if it does not re-roll."""
+    if int(spec[SPEC_ID]) == RANDOM:
         return below(gs.rng, R_AGENTS, n)
-    if agent == HEURISTIC:
-        return best_index(heuristic_values(gs, moves, n, spec, values), n, gs.rng)
     return best_index(moves[:, M_SCORE], n, gs.rng)
 
 
 @njit
 def reroll_choice(spec, gs, moves, keep):
     """Write into ``gs.act`` the re-roll agent ``spec`` makes now and return its cube
-    count (0: none). ``keep`` is the placement it would make now (-1: none).
+    count (0: none). ``keep`` is :func:`kept_placement` (-1: there is no placement).
 
     While the turn's re-roll is unused: random re-rolls each cube with probability 1/2
-    (agents' stream); the others re-roll every cube not in placement ``keep``. After it
-    (or when random picked none), only a player without a placement re-rolls: all its
-    cubes, as the rules require.
+    (agents' stream); the others re-roll every cube not in placement ``keep``, which
+    stays possible, so the re-roll can only add placements. After it (or when random
+    picked none), only a player without a placement re-rolls: all its cubes, as the
+    rules require.
     """
     act, hands, gmeta = gs.act, gs.hands, gs.gmeta
     p = gmeta[G_CURRENT]
@@ -342,17 +340,19 @@ def _set_pass(act):
 @njit
 def take_turn_simple(spec, gs, moves, values):
     """One action of a random, greedy or heuristic agent in a Cubes game: a re-roll (see
-    :func:`reroll_choice`), else the placement it prefers, else a pass when stuck.
+    :func:`reroll_choice`), else its placement (random: uniform; greedy: the best score;
+    heuristic: the best :func:`heuristic_values`), else a pass when stuck.
     ``values``: a float64 scratch (a larger one is made if it is too short). Returns the
     (maybe grown) move buffer."""
-    moves, n, is_stuck = placements(gs, moves, int(spec[SPEC_ID]) == GREEDY)
+    agent = int(spec[SPEC_ID])
+    moves, n, is_stuck = placements(gs, moves, agent == GREEDY)
     if is_stuck:
         _set_pass(gs.act)
     else:
-        keep = -1
-        if n > 0:
-            keep = preferred(spec, gs, moves, n, values if values.shape[0] >= n else np.zeros(n, np.float64))
+        keep = kept_placement(spec, gs, moves, n) if n > 0 else -1
         if reroll_choice(spec, gs, moves, keep) == 0:
+            if agent == HEURISTIC:
+                keep = best_index(heuristic_values(gs, moves, n, spec, values if values.shape[0] >= n else np.zeros(n, np.float64)), n, gs.rng)
             set_place(gs.act, moves, keep)
     apply_act(gs)
     return moves
@@ -376,7 +376,7 @@ def take_turn(spec, gs, moves, scratch):
     values = scratch.values if scratch.values.shape[0] >= n else np.zeros(n, np.float64)
     if is_stuck:
         _set_pass(gs.act)
-    elif reroll_choice(policy, gs, moves, preferred(policy, gs, moves, n, values) if n > 0 else -1) == 0:
+    elif reroll_choice(policy, gs, moves, kept_placement(policy, gs, moves, n) if n > 0 else -1) == 0:
         mc_place(spec, gs, moves, n, values, scratch)
     apply_act(gs)
     return moves
