@@ -44,11 +44,18 @@ def check_against_reference(g):
     assert engine_moves(g) == want, f"board={board} hand={hand}"
     stuck = naive.naive_cubes_stuck(board, hand)
     assert g.must_reroll == (blocked or (not want and not stuck))
-    if not want and stuck:
-        g.copy().pass_turn()  # legal
+    swap = min(len(hand), g.bag_size)
+    if not want and stuck and swap:  # none of its colours fits: it swaps its cubes
+        g.copy().exchange(hand[:swap])
+        with pytest.raises(qc.IllegalMoveError):
+            g.copy().pass_turn()
+    elif not want and stuck:  # ... or, with an empty bag, passes
+        g.copy().pass_turn()
     else:
         with pytest.raises(qc.IllegalMoveError):
             g.copy().pass_turn()
+        with pytest.raises(qc.IllegalMoveError):
+            g.copy().exchange(hand[: max(swap, 1)])
     return want
 
 
@@ -91,9 +98,19 @@ def test_repeated_cubes_match_reference(g, data):
         assert g2.copy().play(m) == want[frozenset(m.placements)] == naive.naive_score(g2.board, m.placements)
 
 
-@given(cubes_games(min_turns=3, max_turns=40), st.data())
-def test_stuck_hands_pass_and_match_reference(g, data):
-    """Hands whose colours fit nowhere (stuck: pass) or only with other faces (re-roll)."""
+# A 6 x 6 block, row i all colour i, column j all shape j: every line is a Qwirkle, so no
+# cube of any colour fits next to it.
+DEAD = {(i, j): 6 * i + j for i in range(6) for j in range(6)}
+
+BLUE_BLOCK = {(0, 0): 29, (0, 1): 27, (-1, 0): 25, (-1, 1): 29}  # only blue fits next to it
+
+
+@given(st.one_of(cubes_games(min_turns=3, max_turns=40), st.sampled_from([BLUE_BLOCK, DEAD])), st.data())
+def test_stuck_hands_swap_or_pass_and_match_reference(g, data):
+    """Hands whose colours fit nowhere (stuck: swap, or pass with an empty bag) or only
+    with other faces (re-roll)."""
+    if isinstance(g, dict):
+        g = qc.Game.from_position(board=g, hands=[[0], [1]], bag=[], rules=CUBES)
     board = g.board
     fits = {k for k in range(6) if not naive.naive_cubes_stuck(board, [k * 6])}
     colours = data.draw(st.sampled_from([sorted(set(range(6)) - fits) or [0], sorted(fits) or [0]]), label="colours")
@@ -103,7 +120,9 @@ def test_stuck_hands_pass_and_match_reference(g, data):
     if any(used[c] + Counter(t // 6 for t in hand)[c] > 15 for c in range(6)):
         return
     g2 = rebuild_cubes(g, hand, rng)
-    event("stuck" if naive.naive_cubes_stuck(board, hand) else "not stuck")
+    if data.draw(st.booleans(), label="empty bag"):
+        g2 = qc.Game.from_position(board=board, hands=[g2.hand(p) for p in range(g2.players)], bag=[], current_player=g2.current_player, rules=g2.rules)
+    event(("stuck" if naive.naive_cubes_stuck(board, hand) else "not stuck") + (", empty bag" if not g2.bag_size else ""))
     check_against_reference(g2)
 
 
@@ -153,11 +172,6 @@ def test_reroll_rules():
     refused(g, lambda: qc.Game(seed=1).reroll(), "part of Qwirkle Cubes")
 
 
-# A 6 x 6 block, row i all colour i, column j all shape j: every line is a Qwirkle, so no
-# cube of any colour fits next to it.
-DEAD = {(i, j): 6 * i + j for i in range(6) for j in range(6)}
-
-
 def test_forced_reroll_must_be_all_and_pass_only_when_stuck():
     # O3 and Y3 next to R1 R2: no diamond and no orange or yellow face fits there now,
     # but O1 under R1 (a column of circles) would: a forced re-roll, not a pass
@@ -170,9 +184,17 @@ def test_forced_reroll_must_be_all_and_pass_only_when_stuck():
             refused(g, lambda: g.reroll([g.hand()[0]]), "re-roll all your cubes")
         g.reroll()
     assert g.legal_moves() and g.current_player == 0
-    # no face of any colour fits next to the dead block: no roll can help, so pass
-    g = qc.Game.from_position(board=DEAD, hands=[[0, 1], [12]], bag=[1, 2], rules=CUBES)
+    # no face of any colour fits next to the dead block: no roll can help, so swap...
+    g = qc.Game.from_position(board=DEAD, hands=[[0, 1, 2], [12]], bag=[1, 2], rules=CUBES)
     assert not g.must_reroll and not g.legal_moves() and naive.naive_cubes_stuck(DEAD, [0, 1])
+    refused(g, g.pass_turn, "swap your cubes")
+    refused(g, lambda: g.exchange([0]), "swap 2 cubes")
+    g.exchange([0, 2])
+    assert sorted(t // 6 for t in g.hand(0)) == [0, 1, 2] and sorted(g.position().bag) == [0, 0]
+    assert g.is_over and g.winner == -1  # ... and since nothing fits anywhere, the game is over
+    # ... or with an empty bag pass
+    g = qc.Game.from_position(board=DEAD, hands=[[0, 1], [12]], bag=[], rules=CUBES)
+    refused(g, lambda: g.exchange([0, 1]), "the bag holds only 0")
     g.pass_turn()
     assert g.current_player == 1 and not g.is_over and g.passes == 1
 
@@ -190,10 +212,20 @@ def test_opening_blocked_then_largest_group():
 
 
 def test_every_seat_passing_ends_the_game_without_bonus():
-    g = qc.Game.from_position(board=DEAD, hands=[[0], [5, 1]], bag=[0, 0], scores=[7, 9], rules=CUBES)
+    g = qc.Game.from_position(board=DEAD, hands=[[0], [5, 1]], bag=[], scores=[7, 9], rules=CUBES)
     g.pass_turn()
     g.pass_turn()
-    assert g.is_over and g.scores == (7, 9) and g.winner == 1 and g.bag_size == 2
+    assert g.is_over and g.scores == (7, 9) and g.winner == 1
+
+
+def test_a_swap_goes_on_while_a_colour_fits():
+    block = BLUE_BLOCK  # seat 0 holds no blue cube, the bag does
+    g = qc.Game.from_position(board=block, hands=[[0, 9, 35], [24]], bag=[4, 0, 4, 1], rules=CUBES, seed=5)
+    assert naive.naive_cubes_stuck(block, [0, 9, 35]) and not naive.naive_cubes_stuck(block, [24])
+    refused(g, g.pass_turn, "swap")
+    g.exchange([0, 9, 35])
+    assert not g.is_over and g.current_player == 1 and g.bag_size == 4 and len(g.hand(0)) == 3
+    assert Counter(t // 6 for t in g.hand(0)) + Counter(g.position().bag) == Counter([0, 1, 5, 4, 0, 4, 1])
 
 
 def test_going_out_scores_six_and_ends_the_game():
@@ -226,8 +258,9 @@ def test_evaluate_and_endgame_refuse_cubes():
 
 def stuck_position(g, rng):
     """``g`` set up again with the hands of some seats made of colours that fit nowhere on
-    its board (they must pass), or, when every colour fits somewhere, on the dead block
-    (everyone must pass); the rest of the 90 cubes in the bag."""
+    its board (they must swap or pass), or, when every colour fits somewhere, on the dead
+    block (everyone must); the rest of the 90 cubes in the bag, or, one time in three, out
+    of the game (an empty bag)."""
     board = g.board
     stuck = [k for k in range(6) if naive.naive_cubes_stuck(board, [6 * k])] if board else []
     real = bool(stuck)
@@ -243,7 +276,7 @@ def stuck_position(g, rng):
             hand = [t for t in hand if used[t // 6] < 15][:1] or [6 * min(range(6), key=lambda c: used[c])]
         used.update(t // 6 for t in hand)
         hands.append(hand)
-    bag = [c for c in range(6) for _ in range(15 - used[c])]
+    bag = [c for c in range(6) for _ in range(15 - used[c])] if rng.random() < 0.67 else []
     rng.shuffle(bag)
     return qc.Game.from_position(board=board, hands=hands, bag=bag, scores=list(g.scores), current_player=g.current_player, rules=g.rules)
 
@@ -261,14 +294,22 @@ class CubesMachine(RuleBasedStateMachine):
         if rng.random() < 0.3:  # not a sampled_from: hypothesis would favour the first choice
             self.g = stuck_position(self.g, rng)
         event("start: " + ("dealt" if self.g.is_dealt else "set up"))
+        self.colours = cube_colours(self.g)  # all 90 cubes, 15 of each colour, in a dealt game
         self.prev_scores = self.g.scores
 
     @rule(data=st.data())
     def reroll(self, data):
+        """A re-roll when one is legal (any cubes, or all when forced), checked; when it
+        is not, refused, and the turn goes on (hypothesis would repeat the refusal)."""
         g = self.g
         if not g.can_reroll:
             refused(g, lambda: g.reroll(g.hand() or [0]))
+            self.play(data)
             return
+        self.checked_reroll(data)
+
+    def checked_reroll(self, data):
+        g = self.g
         hand = list(g.hand())
         tiles = hand if g.must_reroll else data.draw(st.permutations(hand), label="order")[: data.draw(st.integers(1, len(hand)), label="k")]
         twin = g.copy()
@@ -294,7 +335,10 @@ class CubesMachine(RuleBasedStateMachine):
 
     @rule(data=st.data())
     def play(self, data):
+        """A random placement (after the forced re-rolls, each checked), or refused."""
         g = self.g
+        while g.must_reroll:
+            self.checked_reroll(data)
         moves = g.legal_moves()
         if not moves:
             refused(g, lambda: g.play(qc.Move([(0, 0, 0)])))
@@ -313,7 +357,7 @@ class CubesMachine(RuleBasedStateMachine):
     @rule()
     def pass_turn(self):
         g = self.g
-        if g.is_over or not naive.naive_cubes_stuck(g.board, g.hand()):
+        if g.is_over or g.bag_size or not naive.naive_cubes_stuck(g.board, g.hand()):
             refused(g, g.pass_turn)
             return
         g.pass_turn()
@@ -321,6 +365,28 @@ class CubesMachine(RuleBasedStateMachine):
         if g.is_over:
             assert g.passes == g.players
             self.ended_by = "passes"
+
+    @rule(data=st.data())
+    def swap(self, data):
+        """Only a player none of whose colours fits anywhere swaps, as many cubes as the
+        bag holds (all of them while it holds six)."""
+        g = self.g
+        hand = list(g.hand())
+        k = min(len(hand), g.bag_size)
+        order = data.draw(st.permutations(hand), label="order") if hand else [0]
+        if g.is_over or not k or not naive.naive_cubes_stuck(g.board, hand):
+            refused(g, lambda: g.exchange(order[: max(k, 1)]))
+            return
+        if k > 1:
+            refused(g, lambda: g.exchange(order[: k - 1]))
+        p, bag = g.current_player, g.bag_size
+        g.exchange(order[:k])
+        event("swap")
+        assert g.bag_size == bag and len(g.hand(p)) == len(hand)
+        if g.is_over:
+            self.ended_by = "dead"
+        else:
+            assert g.current_player == (p + 1) % g.players
 
     @rule(agent=st.sampled_from(["random", "greedy", "heuristic", "mc:playouts=2:candidates=2:depth=2:policy=greedy"]))
     def agent_turn(self, agent):
@@ -331,22 +397,20 @@ class CubesMachine(RuleBasedStateMachine):
         p, done = g.current_player, len(g.history)
         action = g.play_agent(agent)
         actions = g.history[done:]
-        assert actions[-1] == action and action.move.kind in (qc.MoveKind.PLACE, qc.MoveKind.PASS)
+        assert actions[-1] == action and action.move.kind is not qc.MoveKind.REROLL
         assert all(a.player == p and a.move.kind is qc.MoveKind.REROLL for a in actions[:-1])
+        event(f"agent: {action.move.kind}")
         if g.is_over:
-            self.ended_by = "out" if action.move.kind is qc.MoveKind.PLACE else "passes"
-
-    @rule()
-    def exchange_refused(self):
-        g = self.g
-        refused(g, lambda: g.exchange(g.hand()[:1] or [0]))
+            self.ended_by = {qc.MoveKind.PLACE: "out", qc.MoveKind.PASS: "passes", qc.MoveKind.EXCHANGE: "dead"}[action.move.kind]
 
     @invariant()
     def ninety_cubes(self):
         g = self.g
-        assert len(g.board) + sum(len(g.hand(p)) for p in range(g.players)) + g.bag_size == 90
-        assert cube_colours(g) == Counter({c: 15 for c in range(6)})
-        assert all(len(g.hand(p)) == 6 for p in range(g.players)) or g.bag_size == 0 or not g.is_dealt
+        assert cube_colours(g) == self.colours  # on the board, in the hands and in the bag
+        if g.is_dealt:
+            assert len(g.board) + sum(len(g.hand(p)) for p in range(g.players)) + g.bag_size == 90
+            assert self.colours == Counter({c: 15 for c in range(6)})
+            assert all(len(g.hand(p)) == 6 for p in range(g.players)) or g.bag_size == 0
 
     @invariant()
     def board_valid_and_scores_grow(self):
@@ -361,11 +425,12 @@ class CubesMachine(RuleBasedStateMachine):
         if g.is_over:
             best = max(g.scores)
             assert g.winner == (g.scores.index(best) if g.scores.count(best) == 1 else -1)
-            assert self.ended_by in ("out", "passes")
+            assert self.ended_by in ("out", "passes", "dead")
             if self.ended_by == "out":
                 assert g.bag_size == 0 and sum(len(g.hand(p)) == 0 for p in range(g.players)) == 1
-            else:
+            else:  # nobody can place: every hand stuck (and, after a swap, every colour in the bag too)
                 assert all(naive.naive_cubes_stuck(g.board, g.hand(p)) for p in range(g.players))
+                assert self.ended_by == "passes" or naive.naive_cubes_stuck(g.board, [6 * c for c in g.position().bag])
         else:
             assert self.ended_by is None and g.winner is None
 
@@ -400,11 +465,15 @@ def test_full_games(players):
             moves = g.legal_moves()
             if moves:
                 g.play(rng.choice(moves) if rng.random() < 0.5 else max(moves, key=len))
+            elif g.bag_size:
+                assert naive.naive_cubes_stuck(g.board, g.hand())
+                g.exchange(g.hand()[: g.bag_size])
             else:
                 assert naive.naive_cubes_stuck(g.board, g.hand())
                 g.pass_turn()
         out = [p for p in range(players) if not g.hand(p)]
-        assert (g.bag_size == 0 and len(out) == 1) or g.passes == players
+        stuck = all(naive.naive_cubes_stuck(g.board, g.hand(p)) for p in range(players))
+        assert (g.bag_size == 0 and len(out) == 1) or (stuck and (g.passes == players or naive.naive_cubes_stuck(g.board, [6 * c for c in g.position().bag])))
         assert naive.board_is_valid(g.board) and len(g.board) + sum(map(len, (g.hand(p) for p in range(players)))) + g.bag_size == 90
 
 

@@ -45,10 +45,12 @@ Tiles: colour R O Y G B P (red orange yellow green blue purple) + shape
 1 circle, 2 square, 3 diamond, 4 clover, 5 cross, 6 star."""
 
 CUBES_HELP = """\
-Qwirkle Cubes: hands are open and there are no exchanges. Before you place, once a turn:
+Qwirkle Cubes: hands are open. Before you place, once a turn:
   r R1 B4         re-roll the cubes showing R1 and B4 (a roll keeps a cube's colour)
   r               re-roll all your cubes ('r all' too); when nothing fits you must,
-                  as often as it takes (pass only when no face of your colours fits)"""
+                  as often as it takes
+  x R1 B4 ...     only when no face of any of your colours fits anywhere: give your
+                  cubes back to the bag for new ones (pass when the bag is empty)"""
 
 
 def _tile_text(t: int) -> Text:
@@ -159,7 +161,7 @@ class _Session:
         moves = sorted(g.legal_moves(), key=lambda m: (-(m.score or 0), str(m)))
         self.listed = (g.turn, moves)
         if not moves:
-            what = "the game is over" if g.is_over else "re-roll all your cubes (r)" if g.must_reroll else "exchange (x TILES)" if g.bag_size and not g.rules.cubes else "pass"
+            what = "the game is over" if g.is_over else "re-roll all your cubes (r)" if g.must_reroll else "exchange (x TILES)" if g.bag_size else "pass"
             self.say(f"no placement is possible: {what}")
             return
         shown = moves if everything else moves[:SHOWN_MOVES]

@@ -525,12 +525,16 @@ class Game:
     def exchange(self, tiles: Iterable[int]) -> None:
         """Exchange 1..6 tiles of the current hand for as many from the bag.
 
-        Raises IllegalMoveError (and changes nothing) when it is not legal now.
+        In Qwirkle Cubes only a player none of whose colours fits anywhere exchanges
+        (a swap): as many of its cubes as the bag holds, the new ones rolled as they are
+        drawn (docs/rules.md). Raises IllegalMoveError (and changes nothing) when it is
+        not legal now.
         """
         checked = self._check_exchange(tiles)
         player, before = self.current_player, self._snapshot()
-        _st.exchange(self._hands, self._bag, self._gmeta, self._rng, np.array(checked, np.int64), len(checked))
-        _st.end_if_dead(self._cross, self._anchors, self._bmeta, self._hands, self._bag, self._gmeta)
+        cubes = self._rules.cubes
+        (_cu.swap if cubes else _st.exchange)(self._hands, self._bag, self._gmeta, self._rng, np.array(checked, np.int64), len(checked))
+        (_cu.end_if_dead if cubes else _st.end_if_dead)(self._cross, self._anchors, self._bmeta, self._hands, self._bag, self._gmeta)
         self._log_action(player, Move.exchange(checked), 0, before, ())
 
     def check_exchange(self, tiles: Iterable[int]) -> list[int]:
@@ -540,8 +544,8 @@ class Game:
 
     def _check_exchange(self, tiles: Iterable[int]) -> list[int]:
         self._check_running()
-        if self._rules.cubes:
-            raise IllegalMoveError("Qwirkle Cubes has no exchanges: re-roll cubes instead (r R1 B4)")
+        if self._rules.cubes and not self._stuck():
+            raise IllegalMoveError("Qwirkle Cubes has no exchanges while a face of a colour you hold fits somewhere: re-roll cubes instead (r R1 B4)")
         checked = []
         for t in tiles:
             checked.append(check_tile(t))
@@ -554,20 +558,24 @@ class Game:
         self._check_in_hand(checked)
         if len(checked) > self.bag_size:
             raise IllegalMoveError(f"the bag holds only {self.bag_size} tiles; cannot exchange {len(checked)}")
+        if self._rules.cubes and len(checked) != min(len(self.hand()), self.bag_size):
+            raise IllegalMoveError(f"none of your colours fits anywhere: swap {min(len(self.hand()), self.bag_size)} cubes (all you hold, as far as the bag allows), not {len(checked)}")
         return checked
 
     def pass_turn(self) -> None:
         """Pass: legal only when the bag is empty and no placement is possible.
 
         Raises IllegalMoveError (and changes nothing) otherwise. In Qwirkle Cubes: legal
-        only when no face of any colour the player holds fits any cell (so that no roll
-        could help), whatever the bag holds.
+        only with an empty bag when no face of any colour the player holds fits any cell
+        (so that no roll could help).
         """
         self._check_running()
         if self._rules.cubes:
             if not self._stuck():
                 what = "a placement is possible" if self._placements() > 0 else "re-roll all your cubes until one fits"
                 raise IllegalMoveError(f"passing is only allowed when no face of any colour you hold fits anywhere; {what}")
+            if self.bag_size:
+                raise IllegalMoveError("none of your colours fits anywhere: swap your cubes for cubes from the bag (x and your cubes)")
             player, before = self.current_player, self._snapshot()
             _cu.pass_stuck(self._gmeta)
             self._log_action(player, Move.pass_turn(), 0, before, ())

@@ -15,11 +15,13 @@ rolls      every face comes from the game stream (``R_GAME``), one ``below(6)`` 
            placement (in drawing order). So a seed and the actions replay exactly.
 the turn   a re-roll of any of the player's cubes, once per turn (``G_REROLLED``),
            then a placement. A player with no placement re-rolls all its cubes, each
-           roll one action, until it has one; when no face of any colour it holds fits
-           any cell (:func:`stuck`) it passes instead, and the game ends when every seat
-           has passed in a row. Under the largest-group opening the opener re-rolls all
+           roll one action, until it has one. When no face of any colour it holds fits
+           any cell (:func:`stuck`) no roll can help: it swaps its cubes for cubes from
+           the bag (:func:`swap`, an exchange of the tile game's kind, allowed only then)
+           or, with an empty bag, passes. The game ends when every seat has passed in a
+           row, or at once when no colour in the bag or any hand fits any cell
+           (:func:`end_if_dead`). Under the largest-group opening the opener re-rolls all
            its cubes until two of them share a colour or a shape (:func:`opening_blocked`).
-           There are no exchanges.
 
 Agents act one action per call of :func:`take_turn` (the batch loop and
 ``Game.play_agent`` call it until the seat changes). Their re-roll policies
@@ -34,7 +36,7 @@ import numpy as np
 from numba import prange
 
 from ._jit import njit
-from .actions import legal_moves, new_state, set_place
+from .actions import legal_moves, new_state, set_fallback, set_place
 from .agents import new_agent_scratch
 from .board import COLOR_MASK, clear_board, place_cells
 from .layout import (
@@ -49,6 +51,7 @@ from .layout import (
     B_TILES,
     CUBES,
     DEFAULT_SPECS,
+    EXCHANGE,
     G_BAG,
     G_CURRENT,
     G_HAND,
@@ -75,7 +78,6 @@ from .layout import (
     P_MC_DEPTH,
     P_MC_PLAYOUTS,
     P_MC_POLICY,
-    PASS,
     PLACE,
     R_AGENTS,
     R_GAME,
@@ -99,6 +101,7 @@ from .state import (
     OPENING_LARGEST_GROUP,
     after_placement,
     draw,
+    finish_game,
     insert_sorted,
     pass_turn,
     remove_from_hand,
@@ -186,15 +189,66 @@ def reroll(hands, gmeta, rng, tiles, n, faces):
 
 @njit
 def pass_stuck(gmeta):
-    """A pass (legal only when :func:`stuck`); the next player's re-roll is unused."""
+    """A pass (legal only when :func:`stuck` with an empty bag); the next player's
+    re-roll is unused."""
     pass_turn(gmeta)
     gmeta[G_REROLLED] = 0
 
 
 @njit
+def swap(hands, bag, gmeta, rng, tiles, n):
+    """The current player (:func:`stuck`) gives back the cubes showing ``tiles[:n]``
+    (held, n <= the bag's cubes; sorted in place) and draws as many, rolled as they are
+    drawn; then the given-back cubes go into the bag as colours, in increasing tile
+    order, each to a uniformly random place (game stream), as the tile game's exchange.
+    Ends the turn; the next player's re-roll is unused."""
+    p = gmeta[G_CURRENT]
+    size = gmeta[G_HAND + p]
+    for i in range(1, n):
+        insert_sorted(tiles, i, tiles[i])
+    for i in range(n):
+        remove_from_hand(hands, gmeta, p, tiles[i])
+    roll_top(bag, gmeta, rng, n)
+    draw(hands, bag, gmeta, p, size)
+    for i in range(n):
+        k = gmeta[G_BAG]
+        j = below(rng, R_GAME, k + 1)
+        bag[k] = bag[j]
+        bag[j] = tiles[i] // FACES
+        gmeta[G_BAG] = k + 1
+    gmeta[G_TURNS] += 1
+    gmeta[G_CURRENT] = (p + 1) % gmeta[G_PLAYERS]
+    gmeta[G_REROLLED] = 0
+
+
+@njit
+def end_if_dead(cross, anchors, bmeta, hands, bag, gmeta):
+    """End the game (no bonus) if no face of any colour in the bag or in any hand fits
+    any cell: nobody could ever place again, and swaps would go on for ever. Returns
+    True if the game ended."""
+    if bmeta[B_TILES] == 0:
+        return False
+    fits = 0
+    for i in range(bmeta[B_ANCHORS]):
+        a = anchors[i]
+        fits |= cross[a, 0] & cross[a, 1]
+    colours = 0
+    for i in range(gmeta[G_BAG]):
+        colours |= COLOR_MASK[bag[i]]
+    for p in range(gmeta[G_PLAYERS]):
+        for i in range(gmeta[G_HAND + p]):
+            colours |= COLOR_MASK[hands[p, i] // FACES]
+    if fits & colours:
+        return False
+    finish_game(gmeta)
+    return True
+
+
+@njit
 def stuck(cross, anchors, bmeta, hands, gmeta):
     """Whether no face of any colour the current player holds fits any cell, so that no
-    roll could ever give it a placement on this board (never on an empty board)."""
+    roll could ever give it a placement on this board (never on an empty board): it
+    then swaps its cubes (:func:`swap`), or passes with an empty bag."""
     if bmeta[B_TILES] == 0:
         return False
     p = gmeta[G_CURRENT]
@@ -218,8 +272,8 @@ def opening_blocked(gmeta):
 
 @njit
 def apply_act(gs):
-    """Apply ``gs.act`` (a placement, a re-roll or a pass, already legal) in a Cubes
-    game; a re-roll's faces are written into the action word."""
+    """Apply ``gs.act`` (a placement, a re-roll, a swap or a pass, already legal) in a
+    Cubes game; a re-roll's faces are written into the action word."""
     act = gs.act
     k = act[A_N]
     if act[A_KIND] == PLACE:
@@ -230,6 +284,9 @@ def apply_act(gs):
         book_placement(gs.hands, gs.bag, gs.gmeta, gs.rng, tiles, k, act[A_POINTS], act[A_QWIRKLES])
     elif act[A_KIND] == REROLL:
         reroll(gs.hands, gs.gmeta, gs.rng, act[A_TILE : A_TILE + k], k, act[A_FACE : A_FACE + k])
+    elif act[A_KIND] == EXCHANGE:
+        swap(gs.hands, gs.bag, gs.gmeta, gs.rng, act[A_TILE : A_TILE + k], k)
+        end_if_dead(gs.cross, gs.anchors, gs.bmeta, gs.hands, gs.bag, gs.gmeta)
     else:
         pass_stuck(gs.gmeta)
 
@@ -322,7 +379,7 @@ def reroll_choice(spec, gs, moves, keep):
 @njit
 def placements(gs, moves, best_only):
     """The current player's legal placements ``(moves, n)`` (none while the opening is
-    blocked), and whether it is stuck (must pass)."""
+    blocked), and whether it is stuck (must swap or pass)."""
     moves, n = legal_moves(gs, moves, best_only)
     if opening_blocked(gs.gmeta):
         return moves, 0, False
@@ -330,24 +387,17 @@ def placements(gs, moves, best_only):
 
 
 @njit
-def _set_pass(act):
-    act[A_KIND] = PASS
-    act[A_N] = 0
-    act[A_POINTS] = 0
-    act[A_QWIRKLES] = 0
-
-
-@njit
 def take_turn_simple(spec, gs, moves, values):
     """One action of a random, greedy or heuristic agent in a Cubes game: a re-roll (see
     :func:`reroll_choice`), else its placement (random: uniform; greedy: the best score;
-    heuristic: the best :func:`heuristic_values`), else a pass when stuck.
+    heuristic: the best :func:`heuristic_values`); when stuck, a swap of as many cubes
+    as the bag holds, chosen at random, or a pass (``actions.set_fallback``).
     ``values``: a float64 scratch (a larger one is made if it is too short). Returns the
     (maybe grown) move buffer."""
     agent = int(spec[SPEC_ID])
     moves, n, is_stuck = placements(gs, moves, agent == GREEDY)
     if is_stuck:
-        _set_pass(gs.act)
+        set_fallback(gs, True)
     else:
         keep = kept_placement(spec, gs, moves, n) if n > 0 else -1
         if reroll_choice(spec, gs, moves, keep) == 0:
@@ -375,7 +425,7 @@ def take_turn(spec, gs, moves, scratch):
     moves, n, is_stuck = placements(gs, moves, False)
     values = scratch.values if scratch.values.shape[0] >= n else np.zeros(n, np.float64)
     if is_stuck:
-        _set_pass(gs.act)
+        set_fallback(gs, True)
     elif reroll_choice(policy, gs, moves, kept_placement(policy, gs, moves, n) if n > 0 else -1) == 0:
         mc_place(spec, gs, moves, n, values, scratch)
     apply_act(gs)
