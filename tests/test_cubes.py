@@ -530,6 +530,14 @@ def test_batch_is_the_same_at_any_thread_count(batch):
     assert_same_rows(qc.GameRows.concat([p.rows for p in parts]), batch.rows)
 
 
+def test_greedy_batch_is_the_same_at_any_thread_count():
+    """The million-game configuration (greedy self-play, two players), in small."""
+    one = qc.simulate(2000, ("greedy", "greedy"), seed=2026, threads=1, rules=CUBES)
+    two = qc.simulate(2000, ("greedy", "greedy"), seed=2026, threads=2, rules=CUBES)
+    assert_same_rows(one.rows, two.rows)
+    assert len(set(one.scores[:, 0].tolist())) > 50 and (one.tiles_placed > 60).mean() > 0.9  # real, varied games
+
+
 def test_mc_batch_is_the_same_at_any_thread_count():
     agents = ("mc:playouts=3:candidates=2:depth=4", "greedy")
     a = qc.simulate(6, agents, seed=9, threads=1, rules=CUBES)
