@@ -345,8 +345,9 @@ def cube_colours(g: qc.Game) -> Counter:
 
 def advance_cubes(g: qc.Game, turns: int, rng: random.Random, p_reroll: float = 0.3) -> None:
     """Play up to ``turns`` random Qwirkle Cubes turns on ``g`` in place: sometimes a
-    re-roll of random cubes first, the forced re-rolls, then a random placement, or a pass
-    when stuck. Never ends the game (stops just before an action that would)."""
+    re-roll of random cubes first, the forced re-rolls, then a random placement, or when
+    stuck a swap of as many cubes as the bag holds (a pass with an empty bag). Never ends
+    the game (stops just before an action that would)."""
     for _ in range(turns):
         if g.is_over:
             return
@@ -363,11 +364,14 @@ def advance_cubes(g: qc.Game, turns: int, rng: random.Random, p_reroll: float = 
         elif g.legal_moves():
             return  # every placement would go out
         else:
+            hand = list(g.hand())
+            rng.shuffle(hand)
+            act = (lambda h: h.exchange(hand[: g.bag_size])) if g.bag_size else (lambda h: h.pass_turn())
             trial = g.copy()
-            trial.pass_turn()
+            act(trial)
             if trial.is_over:
                 return
-            g.pass_turn()
+            act(g)
 
 
 @st.composite

@@ -27,7 +27,7 @@ class Rules:
               ``"any_line"``: seat 0 starts and opens with any legal line.
     variant:  ``"classic"``, the tile game, or ``"cubes"``, Qwirkle Cubes: 90 cubes of 6
               colours whose faces are rolled, open hands, re-rolls instead of exchanges
-              (docs/rules.md).
+              (a swap only when none of a player's colours fits anywhere; docs/rules.md).
 
     Raises TypeError or ValueError naming a bad option.
     """
