@@ -330,3 +330,41 @@ def naive_legal_placements(
                         result[placement] = naive_score(board, placement)
     return result
 
+
+
+# --------------------------------------------------------------------------
+# Qwirkle Cubes (MindWare): the rule summaries, as docs/rules.md states them
+#
+# * 90 cubes, 15 of each colour; a cube shows one face, a tile (colour, shape),
+#   and a roll changes its shape, never its colour.  Placements are checked and
+#   scored exactly as above; a hand may hold any number of cubes showing the same
+#   tile (naive_legal_placements already takes the hand as a multiset).
+# * Opening (seat 0, under the largest-group rule): play as many cubes as share a
+#   colour or a shape; a hand of two or more cubes of which no two share a colour
+#   or a shape must be re-rolled, all of it, before anything is played.
+# * A player who cannot place re-rolls all cubes until a placement exists; when no
+#   face of any colour the player holds fits any cell, no roll can help: pass.
+
+CUBES = 90
+CUBES_PER_COLOR = 15
+
+
+def naive_cubes_stuck(board: dict, hand) -> bool:
+    """No face of any colour in ``hand`` can be placed alone next to the board
+    (a placement always has a tile next to the board, and a piece of a valid
+    line is valid, so then no roll of the hand has a placement)."""
+    if not board:
+        return False
+    empty = {(r + a, c + b) for r, c in board for a, b in NEIGHBOURS} - set(board)
+    for k in {color(t) for t in hand}:
+        for s in range(N_SHAPES):
+            t = k * N_SHAPES + s
+            if any(naive_is_legal(board, [t], [(r, c, t)]) for r, c in empty):
+                return False
+    return True
+
+
+def naive_cubes_opening_blocked(board: dict, hand, opening: str = "largest_group") -> bool:
+    """The opener must re-roll all its cubes before opening."""
+    return not board and opening == "largest_group" and len(hand) >= 2 and largest_group(hand) < 2
+

@@ -26,7 +26,7 @@ from __future__ import annotations
 import random
 from collections import Counter
 
-from hypothesis import settings
+from hypothesis import assume, settings
 from hypothesis import strategies as st
 
 import naive
@@ -323,3 +323,102 @@ def snake_board(n_rows: int, rng: random.Random):
     rest = list((FULL_SUPPLY - Counter(board.values())).elements())
     rng.shuffle(rest)
     return board, rest
+
+
+# -- Qwirkle Cubes --------------------------------------------------------------------------
+
+CUBES = qc.Rules(variant="cubes")
+
+
+def cubes_rules(players: int = 2, opening: str = "largest_group") -> qc.Rules:
+    return qc.Rules(players=players, opening=opening, variant="cubes")
+
+
+def cube_colours(g: qc.Game) -> Counter:
+    """Cubes per colour on the board, in the hands and in the bag (all 90 of a dealt game)."""
+    counts = Counter(t // 6 for t in g.board.values())
+    for p in range(g.players):
+        counts.update(t // 6 for t in g.hand(p))
+    counts.update(g.position().bag)
+    return counts
+
+
+def advance_cubes(g: qc.Game, turns: int, rng: random.Random, p_reroll: float = 0.3) -> None:
+    """Play up to ``turns`` random Qwirkle Cubes turns on ``g`` in place: sometimes a
+    re-roll of random cubes first, the forced re-rolls, then a random placement, or when
+    stuck a swap of as many cubes as the bag holds (a pass with an empty bag). Never ends
+    the game (stops just before an action that would)."""
+    for _ in range(turns):
+        if g.is_over:
+            return
+        if not g.must_reroll and g.can_reroll and rng.random() < p_reroll:
+            hand = list(g.hand())
+            g.reroll(rng.sample(hand, rng.randint(1, len(hand))))
+        while g.must_reroll:
+            g.reroll()
+        moves = g.legal_moves()
+        if g.bag_size == 0:
+            moves = [m for m in moves if len(m.placements) < len(g.hand())]
+        if moves:
+            g.play(rng.choice(moves))
+        elif g.legal_moves():
+            return  # every placement would go out
+        else:
+            hand = list(g.hand())
+            rng.shuffle(hand)
+            act = (lambda h: h.exchange(hand[: g.bag_size])) if g.bag_size else (lambda h: h.pass_turn())
+            trial = g.copy()
+            act(trial)
+            if trial.is_over:
+                return
+            act(g)
+
+
+@st.composite
+def cubes_games(draw, min_turns=0, max_turns=30, players=None, opening="largest_group"):
+    """A Qwirkle Cubes game after ``min_turns`` .. ``max_turns`` turns of :func:`advance_cubes`."""
+    n_players = draw(st.integers(2, 4)) if players is None else players
+    g = qc.Game(seed=draw(st.integers(0, 2**64 - 1)), rules=cubes_rules(n_players, opening))
+    advance_cubes(g, draw(st.integers(min_turns, max_turns)), random.Random(draw(st.integers(0, 2**31 - 1))))
+    return g
+
+
+def rebuild_cubes(g: qc.Game, hand=None, rng=None) -> qc.Game:
+    """``g`` set up again through Game.from_position, the current player's cubes replaced by
+    ``hand`` (tiles: the faces); the colours left over from the 90 cubes go to the bag in a
+    random order."""
+    rng = rng or random.Random(0)
+    hands = [list(g.hand(p)) for p in range(g.players)]
+    if hand is not None:
+        hands[g.current_player] = list(hand)
+    used = Counter(t // 6 for t in g.board.values())
+    for h in hands:
+        used.update(t // 6 for t in h)
+    assert all(n <= 15 for n in used.values()), used
+    bag = [c for c in range(6) for _ in range(15 - used[c])]
+    rng.shuffle(bag)
+    return qc.Game.from_position(board=g.board, hands=hands, bag=bag, scores=list(g.scores), current_player=g.current_player, rules=g.rules)
+
+
+@st.composite
+def repeated_cubes_hand(draw, g):
+    """A hand for ``g``'s current player with one face shown by 3 to 6 cubes (more than the
+    tile game's 3 copies), biased toward faces that fit next to the board, within the 15
+    cubes of each colour."""
+    used = Counter(t // 6 for t in g.board.values())
+    for p in range(g.players):
+        if p != g.current_player:
+            used.update(t // 6 for t in g.hand(p))
+    rng = random.Random(draw(st.integers(0, 2**31 - 1)))
+    fit = [t for t in frontier_tiles(g.board) if used[t // 6] <= 12] or [t for t in ALL_TILES if used[t // 6] <= 12]
+    assume(fit)  # (late in a game of 3 or 4 players no colour may have 3 cubes left)
+    t = rng.choice(fit)
+    reps = min(draw(st.integers(3, 6)), 15 - used[t // 6])
+    hand = [t] * reps
+    used[t // 6] += reps
+    while len(hand) < 6:
+        u = rng.choice(fit if rng.random() < 0.6 else ALL_TILES)
+        if used[u // 6] < 15:
+            hand.append(u)
+            used[u // 6] += 1
+    return hand

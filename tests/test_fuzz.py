@@ -20,6 +20,7 @@ import contextlib
 import functools
 import json
 import os
+import random
 import tempfile
 from pathlib import Path
 
@@ -33,7 +34,7 @@ import qwirkle_core as qc
 from qwirkle_core.agents import agent_params
 from qwirkle_core.rows import read_rows
 from qwirkle_core.tiles import check_tile
-from strategies import examples, finished_game, mid_game
+from strategies import CUBES, advance_cubes, examples, finished_game, mid_game
 
 # -- values of every kind ---------------------------------------------------------------
 
@@ -85,7 +86,8 @@ def observable(g: qc.Game):
 @functools.cache
 def game_pool() -> tuple[qc.Game, ...]:
     """Games in every phase: the opening, the middle, an empty bag, over, near the
-    coordinate limit."""
+    coordinate limit; and Qwirkle Cubes games: a blocked opening, the middle, right after
+    a re-roll, an empty bag, over."""
     endgame = qc.Game(seed=6)
     while endgame.bag_size and not endgame.is_over:
         endgame.play_agent("greedy")
@@ -95,10 +97,22 @@ def game_pool() -> tuple[qc.Game, ...]:
         board={(r + 2**31 - 1 - max(rows), c): t for (r, c), t in edge.board.items()},
         hands=[edge.hand(p) for p in range(2)], bag=edge.position().bag, current_player=edge.current_player, seed=1,
     )
-    return (qc.Game(seed=1), qc.Game(players=3, seed=2), mid_game(seed=3, turns=10), endgame, finished_game(4), shifted)
+    blocked = qc.Game.from_position(board={}, hands=[[0, 7, 14, 21, 28, 35], [1, 2, 3]], bag=[0, 1, 2], rules=CUBES)
+    cubes_mid = qc.Game(seed=7, rules=qc.Rules(players=3, variant="cubes"))
+    advance_cubes(cubes_mid, 12, random.Random(7))
+    rerolled = cubes_mid.copy()
+    rerolled.reroll(rerolled.hand()[:2])
+    cubes_end = qc.Game(seed=8, rules=CUBES)
+    while cubes_end.bag_size and not cubes_end.is_over:
+        cubes_end.play_agent("greedy")
+    cubes_over = cubes_end.copy()
+    while not cubes_over.is_over:
+        cubes_over.play_agent("random")
+    cubes = (qc.Game(seed=9, rules=CUBES), blocked, cubes_mid, rerolled, cubes_end, cubes_over)
+    return (qc.Game(seed=1), qc.Game(players=3, seed=2), mid_game(seed=3, turns=10), endgame, finished_game(4), shifted, *cubes)
 
 
-GAMES = st.integers(0, 5).map(lambda i: game_pool()[i].copy())
+GAMES = st.integers(0, 11).map(lambda i: game_pool()[i].copy())
 
 
 # -- agents -----------------------------------------------------------------------------
@@ -188,7 +202,9 @@ def test_play_agent_with_any_agent(g, agent):
     assume(not ok or cheap(spec))
     ok, action = outcome(g.play_agent, agent)
     if ok:
-        assert g.history[-1] == action and len(g.history) == len(before[1]) + 1
+        taken = g.history[len(before[1]) :]
+        assert taken[-1] == action and all(a.move.kind is qc.MoveKind.REROLL for a in taken[:-1])
+        assert len(taken) == 1 or g.rules.cubes
     else:
         assert isinstance(action, (qc.AgentError, qc.IllegalMoveError)), repr(action)
         assert observable(g) == before
@@ -210,7 +226,7 @@ def test_tiles(a, b):
 
 WORDS = st.one_of(
     st.builds("{}@{},{}".format, st.sampled_from(["R1", "p6", "B4", "R7", "Z1", "R", "R12", ""]), COORDS.map(str), COORDS.map(str)),
-    st.sampled_from(["x", "exchange", "pass", "PASS", "R1", "b6", "@", ",", "R1@", "R1@0", "R1@0,", "R1@,0", "R1@0,0,0", "R1@+0,-0", "R1@1e3,0"]),
+    st.sampled_from(["x", "exchange", "pass", "PASS", "R1", "b6", "@", ",", "R1@", "R1@0", "R1@0,", "R1@,0", "R1@0,0,0", "R1@+0,-0", "R1@1e3,0", "r", "R", "reroll", "->", "-", ">", "r1->r2"]),
     st.text(max_size=6),
 )
 MOVE_TEXT = st.one_of(st.text(max_size=40), st.lists(WORDS, max_size=8).map(" ".join), st.lists(WORDS, max_size=8).map("\t ".join))
@@ -244,7 +260,7 @@ def test_moves_from_anything(arg):
 
 
 @examples(12)
-@given(GAMES, st.sampled_from(["play", "check", "exchange", "check_exchange", "pass_turn"]), MOVE_ARGS, st.data())
+@given(GAMES, st.sampled_from(["play", "check", "exchange", "check_exchange", "pass_turn", "reroll"]), st.one_of(MOVE_ARGS, st.lists(TILES, max_size=7), st.none()), st.data())
 def test_game_actions_with_any_input(g, action, arg, data):
     """A refused action changes nothing; check and check_exchange never change anything."""
     if action in ("play", "check") and g.legal_moves() and data.draw(st.booleans(), label="near a legal move"):
@@ -259,9 +275,12 @@ def test_game_actions_with_any_input(g, action, arg, data):
     if not ok or action.startswith("check"):
         assert observable(g) == before
     if ok and action in ("play", "check"):
-        assert isinstance(result, int) and result >= 1
+        rolled = action == "play" and g.history[-1].move.kind is qc.MoveKind.REROLL
+        assert isinstance(result, int) and (result >= 1 or rolled and result == 0)
         if action == "play":
             assert g.history[-1].points == result and len(g.history) == len(before[1]) + 1
+    if ok and action == "reroll":  # a re-roll keeps every cube's colour
+        assert g.rules.cubes and result == g.history[-1].move and [t // 6 for t in result.tiles] == [f // 6 for f in result.faces]
 
 
 # -- games set up from arguments -----------------------------------------------------------------
@@ -270,7 +289,7 @@ def test_game_actions_with_any_input(g, action, arg, data):
 @examples(8)
 @given(arguments(
     {"players": st.one_of(st.none(), st.integers(2, 6)), "seed": st.one_of(st.none(), st.integers(0, 2**64 - 1), st.integers(0, 2**64 - 1).map(np.uint64)), "rules": st.none()},
-    {"players": st.one_of(st.integers(), ANY), "seed": st.one_of(st.integers(), SCALARS), "rules": st.one_of(st.builds(qc.Rules, st.integers(2, 6)), ANY)},
+    {"players": st.one_of(st.integers(), ANY), "seed": st.one_of(st.integers(), SCALARS), "rules": st.one_of(st.builds(qc.Rules, st.integers(2, 6), st.sampled_from(["largest_group", "any_line"]), st.sampled_from(["classic", "cubes"])), ANY)},
 ))
 def test_game_arguments(kwargs):
     ok, g = outcome(qc.Game, **kwargs)
@@ -307,7 +326,7 @@ def positions(draw):
         "bag": st.one_of(st.lists(TILES, max_size=4), ANY),
         "scores": st.one_of(st.lists(SCALARS, max_size=3), ANY),
         "current_player": st.one_of(st.integers(-1, 7), SCALARS),
-        "rules": st.one_of(st.builds(qc.Rules, st.integers(2, 6)), ANY),
+        "rules": st.one_of(st.builds(qc.Rules, st.integers(2, 6), st.just("largest_group"), st.sampled_from(["classic", "cubes"])), ANY),
         "seed": SCALARS,
     }
     return draw(arguments(valid, weird))
@@ -333,10 +352,11 @@ def documents() -> dict[str, list[dict]]:
     set_up = mid_game(seed=8, turns=3)
     set_up = qc.Game.from_json(set_up.to_json())
     set_up.play_agent("greedy")
+    cubes = [qc.play_game(("greedy", "random"), seed=3, rules=CUBES)]
     return {
         "position": [g.to_dict() for g in games],
-        "record": [json.loads(qc.play_game(("greedy", "random"), seed=s).to_json()) for s in (1, 2)] + [qc.GameRecord.from_game(set_up).to_dict()],
-        "observation": [g.observation(p).to_dict() for g in games[:5] for p in (0, 1)],
+        "record": [json.loads(qc.play_game(("greedy", "random"), seed=s).to_json()) for s in (1, 2)] + [qc.GameRecord.from_game(set_up).to_dict()] + [r.to_dict() for r in cubes],
+        "observation": [g.observation(p).to_dict() for g in games[:5] + games[6:11] for p in (0, 1)],
     }
 
 
@@ -479,7 +499,7 @@ def empty_folder():
     },
     {
         "games": BAD_COUNTS, "agents": AGENT_LISTS, "seed": SCALARS, "threads": THREADS,
-        "rules": st.one_of(st.sampled_from([qc.Rules(2), qc.Rules(3, "any_line")]), ANY), "progress": st.sampled_from(["bar", 5, print]),
+        "rules": st.one_of(st.sampled_from([qc.Rules(2), qc.Rules(3, "any_line"), qc.Rules(2, variant="cubes"), qc.Rules(3, variant="cubes")]), ANY), "progress": st.sampled_from(["bar", 5, print]),
         "start": st.one_of(st.integers(max_value=-1), st.just(2**62), SCALARS),
         "out": st.sampled_from(["r.txt", "/sys/r.parquet", "", "no/r.csv", ".", "r.parquet/", 5, b"r.csv"]), "keep_rows": st.sampled_from(["yes", 0, 1, None]),
     },

@@ -258,6 +258,7 @@ def _add_simulate(sub: Any) -> None:
     p.add_argument("--start", type=_nonnegative_int, default=0, help="index of the first game of the batch (default: 0)")
     p.add_argument("--threads", type=_positive_int, default=None, help="worker threads (default: all cores; on a cluster, numba threads per task, default 1); results do not depend on it")
     p.add_argument("--opening", choices=sorted(OPENING_RULES), default="largest_group", help="opening rule (default: largest_group, the official one)")
+    _add_variant(p)
     p.add_argument(
         "--out",
         default=None,
@@ -270,6 +271,17 @@ def _add_simulate(sub: Any) -> None:
     p.add_argument("--range-size", type=_positive_int, default=None, metavar="N", help="with --scheduler/--workers: games per task (default: about 5 seconds of work)")
     p.add_argument("--no-progress", action="store_true", help="no progress display")
     p.set_defaults(run=_run_simulate)
+
+
+def _add_variant(p: Any) -> None:
+    from .rules import VARIANTS
+
+    p.add_argument(
+        "--variant",
+        choices=sorted(VARIANTS),
+        default="classic",
+        help="the game: classic (the tile game, default) or cubes (Qwirkle Cubes: rolled cubes, open hands, re-rolls; docs/rules.md)",
+    )
 
 
 def _add_cluster_options(p: Any) -> None:
@@ -287,7 +299,8 @@ def summary_table(result: SimulationResult) -> Any:
     """A rich Table of the headline figures of a :class:`SimulationResult`."""
     from rich.table import Table
 
-    table = Table(title=f"{result.games:,} games, seed {result.seed}", title_justify="left")
+    game = ", Qwirkle Cubes" if result.rules.cubes else ""
+    table = Table(title=f"{result.games:,} games{game}, seed {result.seed}", title_justify="left")
     for col in ("seat", "agent", "win rate [95% CI]", "mean score", "sd", "Qwirkles/game"):
         table.add_column(col, justify="left" if col == "agent" else "right")
     means, sds, qw = result.mean_scores(), result.score_std(), result.mean_qwirkles()
@@ -325,7 +338,7 @@ def _run_simulate(args: argparse.Namespace, console: Console) -> int:
     from .rules import Rules
     from .simulate import simulate
 
-    rules = Rules(players=len(args.agents), opening=args.opening)
+    rules = Rules(players=len(args.agents), opening=args.opening, variant=args.variant)
     if args.scheduler or args.workers:
         return _run_simulate_on_cluster(args, console, rules)
     if args.resume or args.range_size is not None:
@@ -367,7 +380,7 @@ def _run_simulate_on_cluster(args: argparse.Namespace, console: Console, rules: 
     bar = _ProgressBar(console, "games", not args.no_progress, _cluster_status(args))
     try:
         with _cluster(args) as client:
-            dist.warm_up(client, on_ready=bar.workers_ready)
+            dist.warm_up(client, rules=rules, on_ready=bar.workers_ready)
             result = simulate(
                 args.games,
                 agents=args.agents,
@@ -486,6 +499,7 @@ def _add_tournament(sub: Any) -> None:
     )
     p.add_argument("--time-limit", type=_time_limit, default=None, metavar="SECONDS", help="seconds per move for Python agents; a slower move loses the game from the results (default: no limit)")
     p.add_argument("--plot", type=_plot_path, default=None, help="save the score distributions to this .png file (needs matplotlib)")
+    _add_variant(p)
     _add_cluster_options(p)
     p.add_argument("--no-progress", action="store_true", help="no progress display")
     p.set_defaults(run=_run_tournament)
@@ -499,8 +513,10 @@ def _even_games(text: str) -> int:
 
 
 def _run_tournament(args: argparse.Namespace, console: Console) -> int:
+    from .rules import Rules
     from .tournament import tournament
 
+    rules = Rules(variant=args.variant)
     labels = [a.label for a in args.agents]
     if len(set(labels)) != len(labels):
         raise UsageError("argument --agents: each agent may appear once")
@@ -514,10 +530,10 @@ def _run_tournament(args: argparse.Namespace, console: Console) -> int:
     try:
         if dist is not None:
             with _cluster(args) as client:
-                dist.warm_up(client, on_ready=bar.workers_ready)
-                result = tournament(args.agents, games=args.games, seed=args.seed, threads=args.threads, progress=bar, client=client)
+                dist.warm_up(client, rules=rules, on_ready=bar.workers_ready)
+                result = tournament(args.agents, games=args.games, seed=args.seed, threads=args.threads, progress=bar, client=client, rules=rules)
         else:
-            result = tournament(args.agents, games=args.games, seed=args.seed, threads=args.threads, progress=bar, time_limit=args.time_limit)
+            result = tournament(args.agents, games=args.games, seed=args.seed, threads=args.threads, progress=bar, time_limit=args.time_limit, rules=rules)
     finally:
         bar.close()
     _print_tournament(result, args.agents, console)
@@ -631,6 +647,7 @@ def _add_play(sub: Any) -> None:
     p.add_argument("--seat", type=int, default=0, help="your seat, from 0 (default: 0); the rules decide who opens")
     p.add_argument("--seed", type=seed_type, default=None, help="the game's seed (default: random; printed at the start)")
     p.add_argument("--opening", choices=sorted(OPENING_RULES), default="largest_group", help="opening rule (default: largest_group, the official one)")
+    _add_variant(p)
     p.add_argument("--no-color", action="store_true", help="no colours even on a terminal")
     p.set_defaults(run=_run_play)
 
@@ -648,6 +665,7 @@ def _run_play(args: argparse.Namespace, console: Console) -> int:
         color=False if args.no_color else None,
         opening=args.opening,
         time_limit=args.time_limit,
+        variant=args.variant,
     )
     return 0
 

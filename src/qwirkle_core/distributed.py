@@ -244,17 +244,17 @@ class WorkerReady:
     seconds_per_game: tuple[float, ...]
 
 
-def _warm(version: str, probes: tuple[tuple[AgentSpec, ...], ...], opening: str) -> tuple[str, int, float, tuple[float, ...]]:
+def _warm(version: str, probes: tuple[tuple[AgentSpec, ...], ...], opening: str, variant: str = "classic") -> tuple[str, int, float, tuple[float, ...]]:
     """The warm-up task: load the kernels, then time each probe's agents on one thread."""
     t0 = time.perf_counter()
     if version != __version__:
         raise RuntimeError(f"worker {socket.gethostname()} runs qwirkle-core {__version__}, the client {version}: install the same version everywhere")
     greedy = parse_agents("greedy,greedy")
-    play_range(greedy, Rules(), _PROBE_SEED, 0, 1, threads=1, keep=False)  # compile, or load from the cache
+    play_range(greedy, Rules(variant=variant), _PROBE_SEED, 0, 1, threads=1, keep=False)  # compile, or load from the cache
     ready = time.perf_counter() - t0
     per_game = []
     for specs in probes:
-        rules = Rules(players=len(specs), opening=opening)
+        rules = Rules(players=len(specs), opening=opening, variant=variant)
         n = 1
         while True:
             r = play_range(specs, rules, _PROBE_SEED, 0, n, threads=1, keep=False)
@@ -273,7 +273,8 @@ def warm_up(
 ) -> list[WorkerReady]:
     """Load the numba kernels on every worker of ``client`` (a task per worker), and
     time each of ``probes`` (tuples of agents, one per seat) there for about
-    :data:`PROBE_SECONDS` on one thread; their opening rule is that of ``rules``.
+    :data:`PROBE_SECONDS` on one thread; their opening rule and variant are those of
+    ``rules`` (the kernels of that variant are loaded).
 
     Waits for at least one worker. ``on_ready(ready, workers)`` is called once the
     tasks are sent (``ready = 0``) and as each worker is ready. A worker that joins
@@ -286,10 +287,10 @@ def warm_up(
     if not client.ncores():
         client.wait_for_workers(1)
     cores = client.ncores()
-    opening = (rules or Rules()).opening
+    rules = rules or Rules()
     frozen = tuple(tuple(p) for p in probes)
     futures = {
-        client.submit(_warm, __version__, frozen, opening, key=f"qwirkle-warm-up-{uuid.uuid4().hex}", workers=[address], allow_other_workers=True, pure=False): address
+        client.submit(_warm, __version__, frozen, rules.opening, rules.variant, key=f"qwirkle-warm-up-{uuid.uuid4().hex}", workers=[address], allow_other_workers=True, pure=False): address
         for address in cores
     }
     if on_ready is not None:

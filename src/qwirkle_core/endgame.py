@@ -100,8 +100,8 @@ def solve_endgame(game: Game, max_nodes: int | None = None, time_ms: float | Non
 
     Raises TypeError if ``game`` is not a :class:`Game`, ``max_nodes`` not an int or
     ``time_ms`` not a number; ValueError if a limit is not positive, the game is over,
-    the bag is not empty, or the game has more than two players (the solver is for two
-    players only).
+    the bag is not empty, the game has more than two players (the solver is for two
+    players only) or is one of Qwirkle Cubes.
     """
     if not isinstance(game, Game):
         raise TypeError(f"game must be a qwirkle_core.Game, not {type(game).__name__}")
@@ -112,6 +112,8 @@ def solve_endgame(game: Game, max_nodes: int | None = None, time_ms: float | Non
             f"the endgame solver handles two-player games only, not {game.players} players "
             "(with more players the game is no longer a two-sided contest)"
         )
+    if game.rules.cubes:
+        raise ValueError("the endgame solver is for the tile game: in Qwirkle Cubes re-rolls keep the endgame a game of chance")
     if game.is_over:
         raise ValueError("the game is over: there is no endgame left to solve")
     if game.bag_size:

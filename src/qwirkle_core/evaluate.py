@@ -68,7 +68,8 @@ def evaluate_moves(
               limit (5,000) from this position, whatever its turn number.
     Returns a list of :class:`MoveEvaluation`, best mean margin first. Raises
     IllegalMoveError for a game that is over or a candidate that is not legal,
-    AgentError for a bad policy, TypeError/ValueError for other bad arguments.
+    AgentError for a bad policy, TypeError/ValueError for other bad arguments (and
+    ValueError for a Qwirkle Cubes game, which it does not play out).
     """
     if not isinstance(game, Game):
         raise TypeError(f"evaluate_moves() takes a Game, not {type(game).__name__}")
@@ -79,6 +80,8 @@ def evaluate_moves(
     spec = _policy_row(policy)
     if game.is_over:
         raise IllegalMoveError("the game is over")
+    if game.rules.cubes:
+        raise ValueError("evaluate_moves() plays out the tile game; for Qwirkle Cubes use the mc agent (play_agent('mc'))")
     candidates = _default_candidates(game, top) if moves is None else [m if isinstance(m, Move) else Move.parse(m) for m in moves]
     if not candidates:
         return []

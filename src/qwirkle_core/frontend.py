@@ -45,6 +45,14 @@ Type a move in the notation, or a command:
 Tiles: colour R O Y G B P (red orange yellow green blue purple) + shape
 1 circle, 2 square, 3 diamond, 4 clover, 5 cross, 6 star."""
 
+CUBES_HELP = """\
+Qwirkle Cubes: hands are open. Before you place, once a turn:
+  r R1 B4         re-roll the cubes showing R1 and B4 (a roll keeps a cube's colour)
+  r               re-roll all your cubes ('r all' too); when nothing fits you must,
+                  as often as it takes
+  x R1 B4 ...     only when no face of any of your colours fits anywhere: give your
+                  cubes back to the bag for new ones (pass when the bag is empty)"""
+
 
 def _tile_text(t: int) -> Text:
     return Text(tile_code(t), style=STYLES[COLORS[t // 6]])
@@ -102,12 +110,24 @@ class _Session:
         self.say(board_text(g.board), end="")
         scores = " | ".join(f"{self.name(p)} {s}" for p, s in enumerate(g.scores))
         self.say(f"scores: {scores} | bag {g.bag_size} | turn {g.turn}")
+        if g.rules.cubes:
+            for p in range(g.players):
+                if p != self.human:
+                    self.say(Text(f"{self.name(p)}: ").append(_tiles_text(g.hand(p))))
         self.say(Text("your hand: ").append(_tiles_text(g.hand(self.human))))
+        if g.rules.cubes and not g.is_over and g.current_player == self.human:
+            if g.must_reroll:
+                self.say("nothing can be placed: re-roll all your cubes (r)")
+            elif g.can_reroll:
+                self.say("you may re-roll any of your cubes first (r TILES, or r for all)")
 
     def report(self, action: Action) -> None:
         move = "pass" if action.move.kind is MoveKind.PASS else str(action.move)
         points = f": {action.points} points" if action.move.kind is MoveKind.PLACE else ""
         verb = "play" if action.player == self.human else "plays"
+        if action.move.kind is MoveKind.REROLL:
+            verb = "re-roll" if action.player == self.human else "re-rolls"
+            move = move[2:]
         out = self.g.is_over and self.g.history[-1] == action and self.g.hand_sizes[action.player] == 0
         bonus = " +6 for going out" if out else ""
         self.say(f"{self.name(action.player)} {verb} {move}{points}{bonus}")
@@ -115,7 +135,10 @@ class _Session:
     def agents_play(self) -> None:
         g = self.g
         while not g.is_over and g.current_player != self.human:
-            self.report(self.seats[g.current_player].play(g, self.time_limit))
+            done = len(g.history)
+            self.seats[g.current_player].play(g, self.time_limit)
+            for action in g.history[done:]:  # a Qwirkle Cubes turn may re-roll, then place
+                self.report(action)
 
     def announce_end(self) -> None:
         g = self.g
@@ -133,13 +156,15 @@ class _Session:
 
     def cmd_help(self) -> None:
         self.say(HELP)
+        if self.g.rules.cubes:
+            self.say(CUBES_HELP)
 
     def cmd_moves(self, everything: bool) -> None:
         g = self.g
         moves = sorted(g.legal_moves(), key=lambda m: (-(m.score or 0), str(m)))
         self.listed = (g.turn, moves)
         if not moves:
-            what = "the game is over" if g.is_over else "exchange (x TILES)" if g.bag_size else "pass"
+            what = "the game is over" if g.is_over else "re-roll all your cubes (r)" if g.must_reroll else "exchange (x TILES)" if g.bag_size else "pass"
             self.say(f"no placement is possible: {what}")
             return
         shown = moves if everything else moves[:SHOWN_MOVES]
@@ -161,7 +186,13 @@ class _Session:
     def cmd_hint(self) -> None:
         if self.g.is_over:
             raise IllegalMoveError("the game is over")
-        action = self.g.copy().play_agent("greedy")
+        trial = self.g.copy()
+        done = len(trial.history)
+        trial.play_agent("greedy")
+        action = trial.history[done]
+        if action.move.kind is MoveKind.REROLL:  # the re-roll, not what it would roll
+            self.say(f"hint: r {' '.join(tile_code(t) for t in action.move.tiles)} (keep the cubes of the best placement, re-roll the others)")
+            return
         points = f" ({action.points} points)" if action.move.kind is MoveKind.PLACE else ""
         self.say(f"hint: {action.move}{points}")
 
@@ -204,6 +235,8 @@ class _Session:
             self.cmd_moves(everything=arg == "all")
         elif command == "save":
             self.cmd_save(arg)
+        elif command in ("r", "reroll") and arg in ("", "all"):
+            self.play(Move.reroll(self.g.hand()))
         elif command.isdigit() and not arg:
             self.cmd_number(int(command[:9]))
         elif command:
@@ -242,12 +275,14 @@ def run_play(
     color: bool | None = None,
     opening: str = "largest_group",
     time_limit: float | None = None,
+    variant: str = "classic",
 ) -> Game:
     """Play one game in a terminal: the human at ``human_seat`` against ``opponent``
     in every other seat, until ``quit`` or the end of ``input_stream`` (default stdin).
     Writes to ``output_stream`` (default stdout), in colour if ``color`` is True, plain
     if False, and when None only if the output is a terminal. ``seed``: the game's seed
-    (random when None).
+    (random when None). ``opening`` and ``variant``: the :class:`Rules`
+    (``variant="cubes"``: Qwirkle Cubes).
 
     opponent:   a built-in agent (as :func:`~qwirkle_core.parse_agent` takes it) or a
                 Python agent (an object, class, function or ``package.module:Name``;
@@ -262,7 +297,7 @@ def run_play(
     output_stream = sys.stdout if output_stream is None else output_stream
     player = Player.of(opponent)
     limit = check_time_limit(time_limit)
-    rules = Rules(players=players, opening=opening)
+    rules = Rules(players=players, opening=opening, variant=variant)
     human_seat = check_int(human_seat, "the human's seat", 0, players - 1)
     if color is None:
         color = _isatty(output_stream)
@@ -271,7 +306,7 @@ def run_play(
     )
     game = Game(seed=seed, rules=rules)
     names = ", ".join(f"seat {p}" for p in range(players) if p != human_seat)
-    console.print(f"qwirkle-core: you are seat {human_seat}; {player.label} plays {names}. Seed {game.seed}.", highlight=False)
+    console.print(f"qwirkle-core{' (Qwirkle Cubes)' if rules.cubes else ''}: you are seat {human_seat}; {player.label} plays {names}. Seed {game.seed}.", highlight=False)
     _Session(game, human_seat, player, console, echo=not _isatty(input_stream), time_limit=limit).loop(input_stream)
     return game
 

@@ -17,6 +17,7 @@ import numpy as np
 from ._checks import COORD_LIMIT, INT_FIELD_LIMIT, check_coord, check_int, check_seed
 from ._kernels import agents as _ag
 from ._kernels import board as _bd
+from ._kernels import cubes as _cu
 from ._kernels import layout as _lo
 from ._kernels import mc as _mc
 from ._kernels import movegen as _mg
@@ -29,7 +30,7 @@ from .move import Action, Move, MoveKind
 from .observation import Observation
 from .position import Position
 from .rules import Rules, resolve_rules
-from .tiles import COPIES, check_tile, tile_code, tile_name
+from .tiles import COPIES, CUBES_PER_COLOR, COLORS, check_color, check_tile, tile_code, tile_name
 
 __all__ = ["Game", "GameArrays", "MoveArrays"]
 
@@ -76,7 +77,7 @@ _LogEntry = tuple[Action, tuple[np.ndarray, ...], tuple[tuple[int, int, int], ..
 
 
 class Game:
-    """A game of Qwirkle.
+    """A game of Qwirkle, or of Qwirkle Cubes with ``rules=Rules(variant="cubes")``.
 
     ``Game(players=2, seed=None, rules=None)`` shuffles the bag with the game's own
     random stream (from ``seed``, an int 0..2**64-1; a fresh random seed when None),
@@ -84,6 +85,10 @@ class Game:
     is the starter, who must open. Coordinates are ``(row, col)`` ints with
     ``|row|, |col| < 2**31``; the opening's first tile is at (0, 0), rows grow downward
     and columns to the right.
+
+    In Qwirkle Cubes a tile is the face a cube shows: the bag holds 90 cubes (15 of each
+    colour), every cube drawn is rolled from the game's stream, hands are open, and a
+    turn may begin with :meth:`reroll` (docs/rules.md).
 
     Raises TypeError/ValueError for a bad ``players``, ``seed`` or ``rules``.
     """
@@ -93,7 +98,8 @@ class Game:
         self._seed = secrets.randbits(64) if seed is None else check_seed(seed)
         self._new_arrays()
         seed_streams(self._rng, np.uint64(self._seed))
-        _st.new_game(self._hands, self._bag, self._gmeta, self._rng, self._rules.players, self._rules.opening_code)
+        new_game = _cu.new_game if self._rules.cubes else _st.new_game
+        new_game(self._hands, self._bag, self._gmeta, self._rng, self._rules.players, self._rules.opening_code)
         self._start_log(setup=(), dealt=True)
 
     def _new_arrays(self) -> None:
@@ -129,7 +135,10 @@ class Game:
         hands:  one iterable of 1 to 6 tiles per seat; ``len(hands)`` is the number of
                 players.
         bag:    the tiles left, ``bag[0]`` drawn first. The position need not hold all
-                108 tiles, but no tile may appear more than 3 times in all.
+                108 tiles, but no tile may appear more than 3 times in all. In Qwirkle
+                Cubes (``rules.variant == "cubes"``): the cubes' colours (ints 0..5 or
+                names), rolled as they are drawn; no colour more than 15 times in all,
+                board and hands included.
         scores: one int per seat (zeros by default).
         seed:   the stream used to put exchanged tiles back into the bag.
 
@@ -157,7 +166,7 @@ class Game:
             rng=(0, 0),
             board=groups,
             hands=hands,
-            bag=tuple(check_tile(t) for t in bag),
+            bag=tuple((check_color if rules.cubes else check_tile)(t) for t in bag),
             scores=scores,
             qwirkles=(0,) * n,
             current_player=check_int(current_player, "current_player", 0, n - 1),
@@ -182,6 +191,7 @@ class Game:
         gm = g._gmeta
         gm[_lo.G_PLAYERS] = p.rules.players
         gm[_lo.G_RULE_OPENING] = p.rules.opening_code
+        gm[_lo.G_VARIANT] = p.rules.variant_code
         gm[_lo.G_WINNER] = -2
         for seat, hand in enumerate(p.hands):
             g._hands[seat, : len(hand)] = sorted(hand)
@@ -206,6 +216,7 @@ class Game:
             gm[_lo.G_STARTER] = p.starting_player
         gm[_lo.G_TURNS] = p.turn
         gm[_lo.G_PASSES] = p.passes
+        gm[_lo.G_REROLLED] = p.rerolled
         gm[_lo.G_QWIRKLES : _lo.G_QWIRKLES + len(p.qwirkles)] = p.qwirkles
         self._rng[:] = np.array(p.rng, np.uint64)
         if p.over:
@@ -227,6 +238,7 @@ class Game:
             turn=self.turn,
             passes=self.passes,
             over=self.is_over,
+            rerolled=bool(self._gmeta[_lo.G_REROLLED]),
         )
 
     def to_dict(self) -> dict[str, Any]:
@@ -382,7 +394,8 @@ class Game:
 
     def __repr__(self) -> str:
         state = f"over, winner {self.winner}" if self.is_over else f"player {self.current_player} to move"
-        return f"<Game players={self.players} turn={self.turn} scores={self.scores} bag={self.bag_size} {state}>"
+        variant = " cubes" if self._rules.cubes else ""
+        return f"<Game{variant} players={self.players} turn={self.turn} scores={self.scores} bag={self.bag_size} {state}>"
 
     # -- moves ---------------------------------------------------------------------------
 
@@ -393,7 +406,10 @@ class Game:
         return len(self.legal_moves()) if near_edge else self._generate()
 
     def _generate(self) -> int:
-        """Fill the move buffer with the current player's placements; returns their number."""
+        """Fill the move buffer with the current player's placements; returns their number
+        (0 while a Qwirkle Cubes opener must re-roll)."""
+        if self._rules.cubes and _cu.opening_blocked(self._gmeta):
+            return 0
         hand = _st.hand_mask(self._hands, self._gmeta, self.current_player)
         self._moves, n = _mg.generate_all(
             self._board, self._cross, self._anchors, self._bmeta, hand, _st.opening_len(self._gmeta), self._moves, self._scratch
@@ -404,7 +420,8 @@ class Game:
         """Every distinct legal placement for the current player, each once, with its score.
 
         On an empty board the openings are the horizontal lines starting at (0, 0)
-        and running right (one per order of tiles). Empty when the game is over.
+        and running right (one per order of tiles). Empty when the game is over, and
+        in Qwirkle Cubes when the player must re-roll (:attr:`must_reroll`).
         The same moves in the same order as :meth:`legal_move_arrays`.
         """
         a = self.legal_move_arrays()
@@ -462,6 +479,8 @@ class Game:
 
     def _check_placement(self, move: Move) -> tuple[int, int, np.ndarray, np.ndarray]:
         """(score, qwirkles, wrapped cells, tiles) of a legal placement, or IllegalMoveError."""
+        if self._rules.cubes and _cu.opening_blocked(self._gmeta):
+            raise IllegalMoveError("no two of the opener's cubes share a colour or a shape: re-roll all of them first")
         n = len(move.placements)
         cells = move.cells
         if len(set(cells)) != n:
@@ -504,10 +523,12 @@ class Game:
 
     def play(self, move: Move | str | Iterable[tuple[int, int, int]]) -> int:
         """Apply ``move``: a :class:`Move`, its text (``"R1@0,0 R2@0,1"``, ``"x R1"``,
-        ``"pass"``) or an iterable of ``(row, col, tile)``.
+        ``"pass"``, in Qwirkle Cubes ``"r R1 B4"``) or an iterable of ``(row, col, tile)``.
+        A re-roll rolls its cubes as :meth:`reroll` does (faces written in the move are
+        its record, not a request: :func:`~qwirkle_core.replay` compares them).
 
         Returns the points of a placement (the +6 for going out is added to
-        :attr:`scores` but not returned); 0 for an exchange or a pass.
+        :attr:`scores` but not returned); 0 for an exchange, a pass or a re-roll.
         Raises :class:`IllegalMoveError` and changes nothing if it is not legal now;
         TypeError/ValueError for something that is not a well-formed move.
         """
@@ -518,23 +539,33 @@ class Game:
         if move.kind is MoveKind.PASS:
             self.pass_turn()
             return 0
+        if move.kind is MoveKind.REROLL:
+            self.reroll(move.tiles)
+            return 0
         self._check_running()
         score, qw, cells, tiles = self._check_placement(move)
         player, before = self.current_player, self._snapshot()
         _bd.place_cells(self._board, self._cross, self._anchors, self._bmeta, cells, tiles, len(tiles))
-        _st.after_placement(self._hands, self._bag, self._gmeta, tiles, len(tiles), score, qw)
+        if self._rules.cubes:
+            _cu.book_placement(self._hands, self._bag, self._gmeta, self._rng, tiles, len(tiles), score, qw)
+        else:
+            _st.after_placement(self._hands, self._bag, self._gmeta, tiles, len(tiles), score, qw)
         self._log_action(player, move, score, before, move.placements)
         return score
 
     def exchange(self, tiles: Iterable[int]) -> None:
         """Exchange 1..6 tiles of the current hand for as many from the bag.
 
-        Raises IllegalMoveError (and changes nothing) when it is not legal now.
+        In Qwirkle Cubes only a player none of whose colours fits anywhere exchanges
+        (a swap): as many of its cubes as the bag holds, the new ones rolled as they are
+        drawn (docs/rules.md). Raises IllegalMoveError (and changes nothing) when it is
+        not legal now.
         """
         checked = self._check_exchange(tiles)
         player, before = self.current_player, self._snapshot()
-        _st.exchange(self._hands, self._bag, self._gmeta, self._rng, np.array(checked, np.int64), len(checked))
-        _st.end_if_dead(self._cross, self._anchors, self._bmeta, self._hands, self._bag, self._gmeta)
+        cubes = self._rules.cubes
+        (_cu.swap if cubes else _st.exchange)(self._hands, self._bag, self._gmeta, self._rng, np.array(checked, np.int64), len(checked))
+        (_cu.end_if_dead if cubes else _st.end_if_dead)(self._cross, self._anchors, self._bmeta, self._hands, self._bag, self._gmeta)
         self._log_action(player, Move.exchange(checked), 0, before, ())
 
     def check_exchange(self, tiles: Iterable[int]) -> list[int]:
@@ -544,6 +575,8 @@ class Game:
 
     def _check_exchange(self, tiles: Iterable[int]) -> list[int]:
         self._check_running()
+        if self._rules.cubes and not self._stuck():
+            raise IllegalMoveError("Qwirkle Cubes has no exchanges while a face of a colour you hold fits somewhere: re-roll cubes instead (r R1 B4)")
         checked = []
         for t in tiles:
             checked.append(check_tile(t))
@@ -556,14 +589,28 @@ class Game:
         self._check_in_hand(checked)
         if len(checked) > self.bag_size:
             raise IllegalMoveError(f"the bag holds only {self.bag_size} tiles; cannot exchange {len(checked)}")
+        if self._rules.cubes and len(checked) != min(len(self.hand()), self.bag_size):
+            raise IllegalMoveError(f"none of your colours fits anywhere: swap {min(len(self.hand()), self.bag_size)} cubes (all you hold, as far as the bag allows), not {len(checked)}")
         return checked
 
     def pass_turn(self) -> None:
         """Pass: legal only when the bag is empty and no placement is possible.
 
-        Raises IllegalMoveError (and changes nothing) otherwise.
+        Raises IllegalMoveError (and changes nothing) otherwise. In Qwirkle Cubes: legal
+        only with an empty bag when no face of any colour the player holds fits any cell
+        (so that no roll could help).
         """
         self._check_running()
+        if self._rules.cubes:
+            if not self._stuck():
+                what = "a placement is possible" if self._placements() > 0 else "re-roll all your cubes until one fits"
+                raise IllegalMoveError(f"passing is only allowed when no face of any colour you hold fits anywhere; {what}")
+            if self.bag_size:
+                raise IllegalMoveError("none of your colours fits anywhere: swap your cubes for cubes from the bag (x and your cubes)")
+            player, before = self.current_player, self._snapshot()
+            _cu.pass_stuck(self._gmeta)
+            self._log_action(player, Move.pass_turn(), 0, before, ())
+            return
         if self.bag_size > 0:
             raise IllegalMoveError("passing is only allowed when the bag is empty; exchange instead")
         if self._placements() > 0:
@@ -580,51 +627,149 @@ class Game:
         The agent decides and acts exactly as inside :func:`~qwirkle_core.simulate`
         (same choices, same draws, its tie-breaks from the game's agent stream), and
         the action goes into :attr:`history` like any other, so it can be undone.
-        Returns the :class:`Action`. Raises AgentError for a bad agent,
-        IllegalMoveError when the game is over (or, in a position within 7 cells of the
-        coordinate limit, when the agent's move would leave the board).
+        In Qwirkle Cubes a turn may take several actions: the agent's re-rolls go into
+        the history first, then the placement or pass that ends the turn.
+        Returns the :class:`Action` that ends the turn. Raises AgentError for a bad
+        agent, IllegalMoveError when the game is over (or, in a position within 7 cells
+        of the coordinate limit, when the agent's move would leave the board; the turn
+        is then undone).
         """
         spec = spec_row(agent)
         self._check_running()
-        player, before = self.current_player, self._snapshot()
         if self._agent_scratch is None:
             self._agent_scratch = _ag.new_agent_scratch()
-        self._moves = _ag.take_turn(spec, self.kernel_arrays(), self._moves, self._agent_scratch)
+        take_turn = _cu.take_turn if self._rules.cubes else _ag.take_turn
+        start, turn_before = len(self._log), self._snapshot()
+        while True:
+            player, before = self.current_player, self._snapshot()
+            self._moves = take_turn(spec, self.kernel_arrays(), self._moves, self._agent_scratch)
+            action = self._log_act(player, before)
+            if action is None:
+                del self._log[start:]
+                self._restore(turn_before, board_changed=True)
+                raise IllegalMoveError("the agent's move would leave the board (|row|, |col| < 2**31)")
+            if action.move.kind is not MoveKind.REROLL:
+                return action
+
+    def _log_act(self, player: int, before: tuple[np.ndarray, ...]) -> Action | None:
+        """Log the action a kernel left in the action word (applied already), or None for
+        a placement outside the coordinate range (not logged)."""
         act = self._act
         kind, n = int(act[_lo.A_KIND]), int(act[_lo.A_N])
+        tiles = act[_lo.A_TILE : _lo.A_TILE + n].tolist()
         if kind == _lo.PLACE:
             bm = self._bmeta
             cells = act[_lo.A_CELL : _lo.A_CELL + n]
-            tiles = act[_lo.A_TILE : _lo.A_TILE + n]
             placed = tuple((int(_bd.true_row(bm, c)), int(_bd.true_col(bm, c)), int(t)) for c, t in zip(cells, tiles))
             if any(not (-COORD_LIMIT < x < COORD_LIMIT) for r, c, _ in placed for x in (r, c)):
-                self._restore(before, board_changed=True)
-                raise IllegalMoveError("the agent's move would leave the board (|row|, |col| < 2**31)")
+                return None
             return self._log_action(player, Move(placed), int(act[_lo.A_POINTS]), before, placed)
-        move = Move.exchange(int(t) for t in act[_lo.A_TILE : _lo.A_TILE + n]) if kind == _lo.EXCHANGE else Move.pass_turn()
+        if kind == _lo.REROLL:
+            move = Move.reroll(tiles, act[_lo.A_FACE : _lo.A_FACE + n].tolist())
+        else:
+            move = Move.exchange(tiles) if kind == _lo.EXCHANGE else Move.pass_turn()
         return self._log_action(player, move, 0, before, ())
+
+    # -- Qwirkle Cubes: re-rolls -----------------------------------------------------------
+
+    def reroll(self, tiles: Iterable[int] | None = None) -> Move:
+        """Qwirkle Cubes: re-roll the current player's cubes that show ``tiles`` (tile ints,
+        a tile as often as cubes show it; all the player's cubes when None).
+
+        Each cube gets a new face of its colour from the game's random stream (in
+        increasing tile order), so the same re-roll from the same position always rolls
+        the same faces. Legal once per turn before placing, any cubes; and whenever the
+        player has no placement (:attr:`must_reroll`), all of its cubes. Returns the
+        re-roll as a :class:`Move` with its :attr:`~Move.faces`; it goes into
+        :attr:`history` (points 0) and can be undone. Raises IllegalMoveError (and
+        changes nothing) when it is not legal now, TypeError/ValueError for something
+        that is not a tile.
+        """
+        checked = self._check_reroll(tiles)
+        player, before = self.current_player, self._snapshot()
+        cubes = np.array(checked, np.int64)
+        faces = np.zeros(len(checked), np.int64)
+        _cu.reroll(self._hands, self._gmeta, self._rng, cubes, len(checked), faces)
+        move = Move.reroll(cubes.tolist(), faces.tolist())
+        self._log_action(player, move, 0, before, ())
+        return move
+
+    def _check_reroll(self, tiles: Iterable[int] | None) -> list[int]:
+        self._check_running()
+        if not self._rules.cubes:
+            raise IllegalMoveError("re-rolls are part of Qwirkle Cubes (Rules(variant='cubes')); in the tile game exchange tiles instead")
+        hand = list(self.hand())
+        checked = hand if tiles is None else [check_tile(t) for t in tiles]
+        if not 1 <= len(checked) <= len(hand):
+            raise IllegalMoveError(f"a re-roll has 1 to {len(hand)} cubes (those you hold), not {len(checked)}")
+        self._check_in_hand(checked)
+        if self._gmeta[_lo.G_REROLLED]:
+            if not self.must_reroll:
+                raise IllegalMoveError("you have re-rolled in this turn already: place cubes now" if not self._stuck() else "you have re-rolled in this turn already and nothing can fit: pass")
+            if len(checked) != len(hand):
+                raise IllegalMoveError(f"no cube can be placed: re-roll all your cubes ({len(hand)}), not {len(checked)}")
+        return checked
+
+    def _stuck(self) -> bool:
+        """Qwirkle Cubes: no face of any colour the current player holds fits any cell."""
+        return bool(_cu.stuck(self._cross, self._anchors, self._bmeta, self._hands, self._gmeta))
+
+    @property
+    def must_reroll(self) -> bool:
+        """Qwirkle Cubes: whether the current player may only re-roll all its cubes now (it
+        has no placement but some roll could give one, or it opens and no two of its
+        cubes share a colour or a shape). False in the tile game and once the game is over."""
+        if not self._rules.cubes or self.is_over:
+            return False
+        return bool(_cu.opening_blocked(self._gmeta)) or (self._placements() == 0 and not self._stuck())
+
+    @property
+    def can_reroll(self) -> bool:
+        """Qwirkle Cubes: whether :meth:`reroll` is legal now (any cubes while the turn's
+        re-roll is unused; all of them when :attr:`must_reroll`)."""
+        return self._rules.cubes and not self.is_over and (not self._gmeta[_lo.G_REROLLED] or self.must_reroll)
 
     def determinize(self, player: int | None = None, seed: int = 0) -> Game:
         """A copy of the game in which everything ``player`` (the current player by
         default) cannot see — the other hands and the bag order — is sampled afresh from
         the unseen tiles. The board, ``player``'s hand, the hand sizes, the bag size and
-        the scores stay. Use it to sample worlds consistent with an observation.
+        the scores stay. Use it to sample worlds consistent with an observation. In
+        Qwirkle Cubes, where hands are open, the bag's order and every later roll (the
+        game's random stream) are sampled afresh; all hands stay.
         Raises TypeError/ValueError for a bad seat or seed."""
         p = self._seat(player)
         rng = np.zeros(2, np.uint64)
         seed_streams(rng, np.uint64(check_seed(seed)))
         g = self.copy()
-        _mc.determinize(g._hands, g._bag, g._gmeta, p, rng, _lo.R_AGENTS)
+        if self._rules.cubes:
+            _cu.determinize(g._bag, g._gmeta, rng, _lo.R_AGENTS)
+            g._rng[_lo.R_GAME] = rng[_lo.R_GAME]
+        else:
+            _mc.determinize(g._hands, g._bag, g._gmeta, p, rng, _lo.R_AGENTS)
         return g
 
     def observation(self, player: int | None = None) -> Observation:
         """What ``player`` (the current player by default) may see: the board, their own
         hand and the public counts, with the opponents' hands and the bag merged into
-        ``unseen``. Raises TypeError/ValueError for a bad seat."""
+        ``unseen``. In Qwirkle Cubes hands are open: every hand and the colours in the
+        bag, with only the bag's order and the rolls to come hidden (``unseen`` is None).
+        Raises TypeError/ValueError for a bad seat."""
         p = self._seat(player)
+        if self._rules.cubes:
+            colours = np.bincount(self._bag[: self.bag_size], minlength=len(COLORS))
+            return Observation(
+                **self._public(p),
+                unseen=None,
+                hands=tuple(self.hand(q) for q in range(self.players)),
+                bag_colors=tuple(int(n) for n in colours),
+            )
         unseen = np.zeros(36, np.int64)
         _st.unseen_counts(self._hands, self._bag, self._gmeta, p, unseen)
-        return Observation(
+        return Observation(**self._public(p), unseen=tuple(int(n) for n in unseen))
+
+    def _public(self, p: int) -> dict[str, Any]:
+        """The fields of an observation that are the same in both games."""
+        return dict(
             player=p,
             rules=self.rules,
             board=self.board,
@@ -633,7 +778,6 @@ class Game:
             scores=self.scores,
             qwirkles=self.qwirkles,
             bag_size=self.bag_size,
-            unseen=tuple(int(n) for n in unseen),
             current_player=self.current_player,
             turn=self.turn,
             passes=self.passes,
@@ -739,7 +883,9 @@ def _check_hands(hands: Any) -> tuple[tuple[int, ...], ...]:
 
 
 def _check_supply(p: Position, min_hand: int) -> None:
-    """Raise ValueError unless ``p``'s board, hands and bag can be a game's."""
+    """Raise ValueError unless ``p``'s board, hands and bag can be a game's: at most 3
+    copies of a tile, or in Qwirkle Cubes at most 15 cubes of a colour (the bag holding
+    colours)."""
     cells: dict[tuple[int, int], int] = {}
     for r, c, t in (x for group in p.board for x in group):
         if (r, c) in cells:
@@ -751,6 +897,14 @@ def _check_supply(p: Position, min_hand: int) -> None:
         if not min_hand <= len(hand) <= 6:
             raise ValueError(f"hand of player {seat} has {len(hand)} tiles; a hand holds {min_hand} to 6")
         counts.update(hand)
+    if p.rules.cubes:
+        colours = Counter(p.bag)
+        for t, n in counts.items():
+            colours[t // 6] += n
+        over = [f"{COLORS[c]} x{n}" for c, n in sorted(colours.items()) if n > CUBES_PER_COLOR]
+        if over:
+            raise ValueError(f"more than {CUBES_PER_COLOR} cubes of a colour: {', '.join(over)}")
+        return
     counts.update(p.bag)
     over = [f"{tile_name(t)} x{n}" for t, n in sorted(counts.items()) if n > COPIES]
     if over:

@@ -23,6 +23,7 @@ from typing import Any
 import numpy as np
 
 from ._kernels import batch as _bt
+from ._kernels import cubes as _cu
 from ._kernels import layout as _lo
 from ._threads import numba_threads
 from ._version import __version__
@@ -366,7 +367,8 @@ class _RangeRun:
         scores = np.zeros((n, players), np.int32)
         qwirkles = np.zeros((n, players), np.int16)
         stats = np.zeros((n, _lo.STATS), np.int32)
-        _bt.run_games(seeds, self.specs, self.rules.opening_code, scores, qwirkles, stats, nchunks)
+        run_games = _cu.run_games if self.rules.cubes else _bt.run_games
+        run_games(seeds, self.specs, self.rules.opening_code, scores, qwirkles, stats, nchunks)
         return GameRows(
             game=np.arange(first, first + n, dtype=np.int64),
             seeds=seeds,

@@ -1,7 +1,8 @@
 """Moves and actions as values: :class:`Move`, :class:`MoveKind`, :class:`Action`.
 
 A :class:`Move` is a small frozen value, written and read in the project's notation
-(docs/notation.md): ``str(move)`` and ``Move.parse(text)`` round-trip.
+(docs/notation.md): ``str(move)`` and ``Move.parse(text)`` round-trip. Qwirkle Cubes
+adds one kind, the re-roll (``r R1 B4 -> R3 B6``).
 """
 
 from __future__ import annotations
@@ -13,11 +14,12 @@ from typing import Any, NoReturn
 
 from ._checks import check_coord
 from .notation import format_cells, format_tiles, parse_cells, quoted, tile_word
-from .tiles import check_tile
+from .tiles import check_tile, tile_code
 
 __all__ = ["Action", "Move", "MoveKind", "format_move", "parse_move"]
 
-_MOVE_FORMS = "placements like 'R1@0,0 R2@0,1', 'x R1 B4' or 'pass'"
+_MOVE_FORMS = "placements like 'R1@0,0 R2@0,1', 'x R1 B4', 'pass' or (Qwirkle Cubes) 'r R1 B4'"
+_ARROW = "->"
 
 
 class MoveKind(str, enum.Enum):
@@ -26,21 +28,27 @@ class MoveKind(str, enum.Enum):
     PLACE = "place"
     EXCHANGE = "exchange"
     PASS = "pass"
+    REROLL = "reroll"
 
     def __str__(self) -> str:
         return self.value
 
 
 class Move:
-    """One action: a placement (the usual case), an exchange or a pass. Frozen.
+    """One action: a placement (the usual case), an exchange, a pass or (Qwirkle Cubes)
+    a re-roll. Frozen.
 
     ``Move(placements)`` with ``placements`` an iterable of ``(row, col, tile)``;
-    ``Move.exchange(tiles)``; ``Move.pass_turn()``; ``Move.parse(text)``.
+    ``Move.exchange(tiles)``; ``Move.pass_turn()``; ``Move.reroll(tiles, faces)``;
+    ``Move.parse(text)``.
 
     kind:       a :class:`MoveKind`.
     placements: the ``(row, col, tile)`` triples of a placement, sorted by (row, col);
-                empty for an exchange or a pass.
-    tiles:      the tiles placed (in the order of ``placements``) or exchanged (sorted).
+                empty for the other kinds.
+    tiles:      the tiles placed (in the order of ``placements``), exchanged (sorted) or,
+                for a re-roll, the faces the re-rolled cubes showed before (sorted).
+    faces:      a re-roll's outcome: the face each cube of ``tiles`` shows after it (same
+                colour, same order); empty for a re-roll not yet made and other kinds.
     score:      the placement's points when the move comes from
                 :meth:`Game.legal_moves`, else None.
 
@@ -49,10 +57,11 @@ class Move:
     ``|x| >= 2**31``, an empty placement or more than 6 tiles).
     """
 
-    __slots__ = ("kind", "placements", "tiles", "score")
+    __slots__ = ("kind", "placements", "tiles", "faces", "score")
     kind: MoveKind
     placements: tuple[tuple[int, int, int], ...]
     tiles: tuple[int, ...]
+    faces: tuple[int, ...]
     score: int | None
 
     def __init__(self, placements: Iterable[tuple[int, int, int]], score: int | None = None) -> None:
@@ -70,10 +79,11 @@ class Move:
         ordered = tuple(sorted(items))
         self._init(MoveKind.PLACE, ordered, tuple(t for _, _, t in ordered), score)
 
-    def _init(self, kind: MoveKind, placements: tuple[tuple[int, int, int], ...], tiles: tuple[int, ...], score: int | None) -> None:
+    def _init(self, kind: MoveKind, placements: tuple[tuple[int, int, int], ...], tiles: tuple[int, ...], score: int | None, faces: tuple[int, ...] = ()) -> None:
         object.__setattr__(self, "kind", kind)
         object.__setattr__(self, "placements", placements)
         object.__setattr__(self, "tiles", tiles)
+        object.__setattr__(self, "faces", faces)
         object.__setattr__(self, "score", score)
 
     def __setattr__(self, name: str, value: Any) -> NoReturn:
@@ -100,6 +110,30 @@ class Move:
         return m
 
     @classmethod
+    def reroll(cls, tiles: Iterable[int], faces: Iterable[int] | None = None) -> Move:
+        """A Qwirkle Cubes re-roll of the cubes showing ``tiles`` (1 to 6 tile ints), with
+        its outcome ``faces`` (the face each of those cubes shows after the roll, in the
+        same order and of the same colour) when it is known. The pairs are kept sorted
+        by (tile, face). Raises TypeError/ValueError naming the problem."""
+        before = [check_tile(t) for t in tiles]
+        if not 1 <= len(before) <= 6:
+            raise ValueError(f"a re-roll has 1 to 6 cubes, not {len(before)}")
+        if faces is None:
+            m = cls.__new__(cls)
+            m._init(MoveKind.REROLL, (), tuple(sorted(before)), None)
+            return m
+        after = [check_tile(t) for t in faces]
+        if len(after) != len(before):
+            raise ValueError(f"a re-roll of {len(before)} cubes has {len(before)} faces after it, not {len(after)}")
+        for t, f in zip(before, after):
+            if t // 6 != f // 6:
+                raise ValueError(f"a roll never changes a cube's colour: {tile_code(t)} cannot become {tile_code(f)}")
+        pairs = sorted(zip(before, after))
+        m = cls.__new__(cls)
+        m._init(MoveKind.REROLL, (), tuple(t for t, _ in pairs), None, tuple(f for _, f in pairs))
+        return m
+
+    @classmethod
     def parse(cls, text: str) -> Move:
         """The move written ``text`` in the project's notation (docs/notation.md).
 
@@ -110,7 +144,7 @@ class Move:
     def with_score(self, score: int | None) -> Move:
         """The same move carrying ``score``."""
         m = Move.__new__(Move)
-        m._init(self.kind, self.placements, self.tiles, score)
+        m._init(self.kind, self.placements, self.tiles, score, self.faces)
         return m
 
     @property
@@ -119,7 +153,7 @@ class Move:
         return tuple((r, c) for r, c, _ in self.placements)
 
     def _key(self) -> tuple[Any, ...]:
-        return (self.kind, self.placements if self.kind is MoveKind.PLACE else self.tiles)
+        return (self.kind, self.placements if self.kind is MoveKind.PLACE else self.tiles, self.faces)
 
     def __eq__(self, other: object) -> bool:
         return isinstance(other, Move) and self._key() == other._key()
@@ -138,26 +172,31 @@ class Move:
             return "Move.pass_turn()"
         if self.kind is MoveKind.EXCHANGE:
             return f"Move.exchange({list(self.tiles)!r})"
+        if self.kind is MoveKind.REROLL:
+            return f"Move.reroll({list(self.tiles)!r}{f', {list(self.faces)!r}' if self.faces else ''})"
         score = "" if self.score is None else f", score={self.score}"
         return f"Move({list(self.placements)!r}{score})"
 
     def __reduce__(self) -> tuple[Any, ...]:
-        return (_rebuild, (self.kind.value, self.placements, self.tiles, self.score))
+        return (_rebuild, (self.kind.value, self.placements, self.tiles, self.score, self.faces))
 
 
-def _rebuild(kind: str, placements: tuple[tuple[int, int, int], ...], tiles: tuple[int, ...], score: int | None) -> Move:
+def _rebuild(kind: str, placements: tuple[tuple[int, int, int], ...], tiles: tuple[int, ...], score: int | None, faces: tuple[int, ...] = ()) -> Move:
     """Unpickle a :class:`Move` (its fields were checked when it was made)."""
     m = Move.__new__(Move)
-    m._init(MoveKind(kind), placements, tiles, score)
+    m._init(MoveKind(kind), placements, tiles, score, faces)
     return m
 
 
 def format_move(move: Move) -> str:
-    """The canonical text of a :class:`Move`: ``pass``, ``x R1 B4`` or ``R1@0,0 R2@0,1``."""
+    """The canonical text of a :class:`Move`: ``pass``, ``x R1 B4``, ``R1@0,0 R2@0,1``,
+    or a re-roll ``r R1 B4 -> R3 B6`` (``r R1 B4`` before it is made)."""
     if move.kind is MoveKind.PASS:
         return "pass"
     if move.kind is MoveKind.EXCHANGE:
         return "x " + format_tiles(move.tiles)
+    if move.kind is MoveKind.REROLL:
+        return "r " + format_tiles(move.tiles) + (f" {_ARROW} " + format_tiles(move.faces) if move.faces else "")
     return format_cells(move.placements)
 
 
@@ -173,6 +212,8 @@ def parse_move(text: str) -> Move:
         if len(words) > 1:
             raise ValueError(f"move {quoted(text)}, word 2: 'pass' takes nothing after it")
         return Move.pass_turn()
+    if head in ("r", "reroll"):
+        return _parse_reroll(text, words)
     if head in ("x", "exchange"):
         if not 2 <= len(words) <= 7:
             raise ValueError(f"move {quoted(text)}: an exchange names 1 to 6 tiles, like 'x R1 B4', not {len(words) - 1}")
@@ -184,11 +225,26 @@ def parse_move(text: str) -> Move:
     return Move(parse_cells(text, "move"))
 
 
+def _parse_reroll(text: str, words: list[str]) -> Move:
+    """A re-roll: ``r TILES`` or ``r TILES -> FACES``."""
+    arrow = words.index(_ARROW) if _ARROW in words else len(words)
+    before = [tile_word(text, "move", i, w) for i, w in enumerate(words[1:arrow], start=2)]
+    if not 1 <= len(before) <= 6:
+        raise ValueError(f"move {quoted(text)}: a re-roll names 1 to 6 cubes, like 'r R1 B4', not {len(before)}")
+    if arrow == len(words):
+        return Move.reroll(before)
+    after = [tile_word(text, "move", i, w) for i, w in enumerate(words[arrow + 1 :], start=arrow + 2)]
+    try:
+        return Move.reroll(before, after)
+    except ValueError as e:
+        raise ValueError(f"move {quoted(text)}: {e}") from None
+
+
 @dataclass(frozen=True)
 class Action:
-    """One turn taken: who acted (seat), the :class:`Move`, the points it scored (a
-    placement's points without the 6 for going out; 0 for an exchange or a pass), and
-    every seat's score after it (bonus included)."""
+    """One action taken: who acted (seat), the :class:`Move`, the points it scored (a
+    placement's points without the 6 for going out; 0 for an exchange, a pass or a
+    re-roll), and every seat's score after it (bonus included)."""
 
     player: int
     move: Move

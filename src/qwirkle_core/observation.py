@@ -11,7 +11,7 @@ from .errors import FormatError
 from .notation import format_cells, parse_cells
 from .position import VERSION, codes_from_json, rules_from_json
 from .rules import Rules
-from .tiles import COPIES, NUM_TILE_TYPES, tile_code
+from .tiles import COPIES, CUBES_PER_COLOR, NUM_TILE_TYPES, tile_code
 
 FORMAT = "qwirkle-core/observation"
 
@@ -33,11 +33,15 @@ class Observation:
                     opponents' hands and the bag together (in a game of all 108 tiles,
                     3 copies minus those on the board minus those in ``hand``).
                     ``sum(unseen) == bag_size + sum of the opponents' hand_sizes``.
+                    None in Qwirkle Cubes.
     current_player, turn, passes (in a row), is_over, winner (None while running,
     -1 for a tie).
+    hands:          Qwirkle Cubes (open hands): every seat's cubes, sorted; else None.
+    bag_colors:     Qwirkle Cubes: 6 counts, the cubes of each colour in the bag; else None.
 
-    Nothing else: no opponent's tile, no bag order, no seed or random state, so an
-    observation may be handed to an untrusted player or bot.
+    Nothing else: no opponent's tile (in the tile game), no bag order, no seed or
+    random state (so no roll to come), so an observation may be handed to an untrusted
+    player or bot.
     """
 
     player: int
@@ -48,15 +52,23 @@ class Observation:
     scores: tuple[int, ...]
     qwirkles: tuple[int, ...]
     bag_size: int
-    unseen: tuple[int, ...]
+    unseen: tuple[int, ...] | None
     current_player: int
     turn: int
     passes: int
     is_over: bool
     winner: int | None
+    hands: tuple[tuple[int, ...], ...] | None = None
+    bag_colors: tuple[int, ...] | None = None
 
     def to_dict(self) -> dict[str, Any]:
-        """A JSON-ready dict: tiles as codes, the board as ``"R1@0,0"`` strings (sorted)."""
+        """A JSON-ready dict: tiles as codes, the board as ``"R1@0,0"`` strings (sorted);
+        ``hands`` and ``bag_colors`` only in Qwirkle Cubes."""
+        cubes: dict[str, Any] = {}
+        if self.hands is not None:
+            cubes["hands"] = [[tile_code(t) for t in h] for h in self.hands]
+        if self.bag_colors is not None:
+            cubes["bag_colors"] = list(self.bag_colors)
         return {
             "format": FORMAT,
             "version": VERSION,
@@ -68,12 +80,13 @@ class Observation:
             "scores": list(self.scores),
             "qwirkles": list(self.qwirkles),
             "bag_size": self.bag_size,
-            "unseen": list(self.unseen),
+            "unseen": None if self.unseen is None else list(self.unseen),
             "current_player": self.current_player,
             "turn": self.turn,
             "passes": self.passes,
             "is_over": self.is_over,
             "winner": self.winner,
+            **cubes,
         }
 
     def to_json(self, indent: int | None = None) -> str:
@@ -93,6 +106,19 @@ class Observation:
         if len(hand) != hand_sizes[player]:
             raise FormatError(f"observation: the hand has {len(hand)} tiles but hand_sizes[{player}] is {hand_sizes[player]}")
         winner = json_field(data, "winner", what)
+        if rules.cubes:
+            hands = tuple(tuple(sorted(codes_from_json(h, f"observation hands[{p}]"))) for p, h in enumerate(_list(json_field(data, "hands", what), n, "observation hands")))
+            if [len(h) for h in hands] != list(hand_sizes) or hands[player] != hand:
+                raise FormatError("observation: hands must hold hand_sizes cubes each, the player's own being hand")
+            bag_colors = tuple(json_ints(json_field(data, "bag_colors", what), "observation bag_colors", 6, 0, CUBES_PER_COLOR))
+            if sum(bag_colors) != json_int(json_field(data, "bag_size", what), "observation bag_size", 0, 108):
+                raise FormatError("observation: bag_colors must add up to bag_size")
+            if json_field(data, "unseen", what) is not None:
+                raise FormatError("observation unseen must be null in Qwirkle Cubes (hands are open)")
+            unseen = None
+        else:
+            hands, bag_colors = None, None
+            unseen = tuple(json_ints(json_field(data, "unseen", what), "observation unseen", NUM_TILE_TYPES, 0, COPIES))
         return cls(
             player=player,
             rules=rules,
@@ -102,18 +128,26 @@ class Observation:
             scores=tuple(json_ints(json_field(data, "scores", what), "observation scores", n)),
             qwirkles=tuple(json_ints(json_field(data, "qwirkles", what), "observation qwirkles", n)),
             bag_size=json_int(json_field(data, "bag_size", what), "observation bag_size", 0, 108),
-            unseen=tuple(json_ints(json_field(data, "unseen", what), "observation unseen", NUM_TILE_TYPES, 0, COPIES)),
+            unseen=unseen,
             current_player=json_int(json_field(data, "current_player", what), "observation current_player", 0, n - 1),
             turn=json_int(json_field(data, "turn", what), "observation turn"),
             passes=json_int(json_field(data, "passes", what), "observation passes", 0, n),
             is_over=json_bool(json_field(data, "is_over", what), "observation is_over"),
             winner=None if winner is None else json_int(winner, "observation winner", -1, n - 1),
+            hands=hands,
+            bag_colors=bag_colors,
         )
 
     @classmethod
     def from_json(cls, text: str | bytes) -> Observation:
         """The observation of JSON text written by :meth:`to_json`; FormatError names the problem."""
         return cls.from_dict(load_json(text, "observation"))
+
+
+def _list(value: Any, n: int, what: str) -> list[Any]:
+    if not isinstance(value, list) or len(value) != n:
+        raise FormatError(f"{what} must be a list of {n} lists of tile codes")
+    return value
 
 
 def _board(cells: Any) -> dict[tuple[int, int], int]:

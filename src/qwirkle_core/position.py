@@ -14,7 +14,7 @@ from ._checks import SEED_LIMIT, json_bool, json_field, json_int, json_ints, jso
 from .errors import FormatError
 from .notation import format_cells, parse_cells
 from .rules import Rules
-from .tiles import parse_tile, tile_code
+from .tiles import color_code, parse_color, parse_tile, tile_code
 
 __all__ = ["FORMAT", "VERSION", "Position", "codes_from_json", "rules_from_json"]
 
@@ -30,7 +30,9 @@ class Position:
 
     board: groups of ``(row, col, tile)`` in the order they were put down (the order
     fixes the engine's internal frontier order, hence tie-breaks, exactly); ``bag``:
-    the tiles left, ``bag[0]`` drawn first; ``rng``: the two 64-bit random streams.
+    the tiles left, ``bag[0]`` drawn first (in Qwirkle Cubes: the cubes' colours 0..5,
+    rolled when drawn); ``rng``: the two 64-bit random streams; ``rerolled`` (Qwirkle
+    Cubes): whether the current player has re-rolled in this turn.
     """
 
     rules: Rules
@@ -46,9 +48,11 @@ class Position:
     turn: int
     passes: int
     over: bool
+    rerolled: bool = False
 
     def to_dict(self) -> dict[str, Any]:
-        """The position as a JSON-ready dict."""
+        """The position as a JSON-ready dict (``rerolled`` only for Qwirkle Cubes)."""
+        cubes = self.rules.cubes
         return {
             "format": FORMAT,
             "version": VERSION,
@@ -57,7 +61,7 @@ class Position:
             "rng": [f"{s:016x}" for s in self.rng],
             "board": [format_cells(group) for group in self.board],
             "hands": [[tile_code(t) for t in h] for h in self.hands],
-            "bag": [tile_code(t) for t in self.bag],
+            "bag": [color_code(c) if cubes else tile_code(c) for c in self.bag],
             "scores": list(self.scores),
             "qwirkles": list(self.qwirkles),
             "current_player": self.current_player,
@@ -65,6 +69,7 @@ class Position:
             "turn": self.turn,
             "passes": self.passes,
             "over": self.over,
+            **({"rerolled": self.rerolled} if cubes else {}),
         }
 
     @classmethod
@@ -92,7 +97,7 @@ class Position:
             rng=_rng(json_field(data, "rng", what)),
             board=groups,
             hands=tuple(tuple(codes_from_json(h, f"position hands[{p}]")) for p, h in enumerate(hands)),
-            bag=tuple(codes_from_json(json_field(data, "bag", what), "position bag")),
+            bag=tuple(_colors(json_field(data, "bag", what)) if rules.cubes else codes_from_json(json_field(data, "bag", what), "position bag")),
             scores=tuple(json_ints(json_field(data, "scores", what), "position scores", n)),
             qwirkles=tuple(json_ints(json_field(data, "qwirkles", what), "position qwirkles", n)),
             current_player=json_int(json_field(data, "current_player", what), "position current_player", 0, n - 1),
@@ -100,6 +105,7 @@ class Position:
             turn=json_int(json_field(data, "turn", what), "position turn"),
             passes=json_int(json_field(data, "passes", what), "position passes", 0, n),
             over=json_bool(json_field(data, "over", what), "position over"),
+            rerolled=rules.cubes and json_bool(data.get("rerolled", False), "position rerolled"),
         )
         position._check_counters()
         return position
@@ -112,6 +118,16 @@ class Position:
         empty = [p for p, h in enumerate(self.hands) if not h]
         if empty and not self.over:
             raise FormatError(f"position: the hand of player {empty[0]} is empty, which only happens when the game is over")
+
+
+def _colors(value: Any) -> list[int]:
+    """A Qwirkle Cubes bag: a JSON list of colour letters (``["R", "B"]``)."""
+    if not isinstance(value, list) or len(value) > 90:
+        raise FormatError("position bag (Qwirkle Cubes) must be a list of at most 90 colour letters such as \"R\"")
+    try:
+        return [parse_color(letter) for letter in value]
+    except (TypeError, ValueError) as e:
+        raise FormatError(f"position bag: {e}") from None
 
 
 def _rng(value: Any) -> tuple[int, int]:

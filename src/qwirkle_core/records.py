@@ -228,7 +228,8 @@ def replay(record: GameRecord) -> Game:
     Returns the final :class:`Game` (its :attr:`~Game.history` holds the actions, so it
     can be undone or played on). Raises :class:`RecordError` naming the first
     inconsistent action. A dealt game needs the record's seed (which fixes the deal and
-    every draw); a game with a setup position starts from it.
+    every draw, and in Qwirkle Cubes every roll: a re-roll's recorded faces must be
+    those the seed rolls); a game with a setup position starts from it.
     """
     if not isinstance(record, GameRecord):
         raise TypeError(f"replay() takes a GameRecord, not {type(record).__name__}")
@@ -241,6 +242,9 @@ def replay(record: GameRecord) -> Game:
             points = g.play(a.move)
         except IllegalMoveError as e:
             raise RecordError(f"{where}: illegal: {e}", action=i) from None
+        if a.move.faces and g.history[-1].move.faces != a.move.faces:
+            rolled = format_move(g.history[-1].move).partition("-> ")[2]
+            raise RecordError(f"{where}: recorded faces {format_move(a.move).partition('-> ')[2]}, the seed rolls {rolled}", action=i)
         if points != a.points:
             raise RecordError(f"{where}: recorded {a.points} points, the rules give {points}", action=i)
         if tuple(a.scores) != g.scores:

@@ -12,7 +12,7 @@ import operator
 
 from typing import Any
 
-__all__ = ["COLORS", "SHAPES", "check_tile", "color_of", "parse_tile", "shape_of", "tile", "tile_code", "tile_name"]
+__all__ = ["COLORS", "SHAPES", "check_color", "check_tile", "color_code", "color_of", "parse_color", "parse_tile", "shape_of", "tile", "tile_code", "tile_name"]
 
 COLORS = ("red", "orange", "yellow", "green", "blue", "purple")
 SHAPES = ("circle", "square", "diamond", "clover", "cross", "star")
@@ -20,6 +20,8 @@ COLOR_LETTERS = "ROYGBP"
 SHAPE_DIGITS = "123456"
 NUM_TILE_TYPES = 36
 COPIES = 3
+CUBES_PER_COLOR = 15
+"""Qwirkle Cubes: 15 cubes of each colour, 90 in all."""
 
 
 def _index(value: Any, names: tuple[str, ...], what: str) -> int:
@@ -52,6 +54,30 @@ def check_tile(t: Any) -> int:
     if not 0 <= i < NUM_TILE_TYPES:
         raise ValueError(f"a tile is an int 0..35, not {i if abs(i) < 10**12 else 'a huge int'}")
     return i
+
+
+def check_color(c: Any) -> int:
+    """A colour as its index 0..5: an int 0..5 or a colour name (``"red"``). TypeError or
+    ValueError naming the problem."""
+    return _index(c, COLORS, "color")
+
+
+def color_code(c: int) -> str:
+    """The letter of colour ``c`` (``"R"`` for 0); raises like :func:`check_color`."""
+    return COLOR_LETTERS[check_color(c)]
+
+
+def parse_color(text: str) -> int:
+    """The colour of a letter (``"R"``, ``"b"``: R O Y G B P, case-insensitive), as used
+    for the cubes in a Qwirkle Cubes bag. TypeError for a non-str, ValueError naming
+    the problem."""
+    if not isinstance(text, str):
+        raise TypeError(f"a colour letter is a str, not {type(text).__name__}")
+    s = text.strip().upper()
+    if len(s) != 1 or s not in COLOR_LETTERS:
+        shown = text if len(text) <= 20 else text[:17] + "..."
+        raise ValueError(f"colour letter {shown!r}: expected one of R O Y G B P")
+    return COLOR_LETTERS.index(s)
 
 
 def color_of(t: int) -> int:

@@ -17,6 +17,7 @@ from ._threads import available_threads
 from .agents import AgentSpec
 from .errors import AgentFailure
 from .players import GameResults, Player, WorkerPool, check_time_limit, play_games, resolve_agents
+from .rules import Rules, resolve_rules
 from .simulate import simulate
 from .stats import wilson_interval
 
@@ -102,6 +103,7 @@ def tournament(
     client: Any = None,
     range_size: int | None = None,
     time_limit: float | None = None,
+    rules: Rules | None = None,
 ) -> TournamentResult:
     """Play every pair of ``agents`` (at least 2, each once) for ``games`` games.
 
@@ -121,6 +123,8 @@ def tournament(
               seconds of work per task), both seats of a deal in the same task; the
               time per move is then measured on a worker. The matches are the same
               as a local tournament's. Built-in agents only.
+    rules:    a two-player :class:`Rules` (default: the tile game's), e.g.
+              ``Rules(variant="cubes")`` for a Qwirkle Cubes tournament.
     time_limit: seconds per move allowed to each Python agent (None: no limit).
 
     A game in which a Python agent fails (it raises, returns an illegal move or runs
@@ -145,6 +149,7 @@ def tournament(
     if games % 2:
         raise ValueError(f"games must be even (each deal is played from both seats), not {games}")
     seed = check_seed(seed)
+    rules = resolve_rules(2, rules)
     check_int(timing_games, "timing_games", 1, 4096)
     if not 0 <= check_finite(timing_seconds, "timing_seconds") <= MAX_TIMING_SECONDS:
         raise ValueError(f"timing_seconds must be 0 to {MAX_TIMING_SECONDS:g}, not {timing_seconds!r}")
@@ -159,17 +164,17 @@ def tournament(
         if len(specs) < len(players):
             python = next(p.label for p in players if p.spec is None)
             raise TypeError(f"a tournament on a cluster plays built-in agents only, not the Python agent {python!r}; play it locally (threads= worker processes)")
-        matches, interrupted = _play_pairs_on(client, list(itertools.combinations(specs, 2)), games // 2, seed, threads, progress, range_size)
+        matches, interrupted = _play_pairs_on(client, list(itertools.combinations(specs, 2)), games // 2, seed, threads, progress, range_size, rules)
         if not interrupted:
-            timing, interrupted = client.submit(_time_agents, specs, seed, timing_games, timing_seconds, pure=False).result()
+            timing, interrupted = client.submit(_time_agents, specs, seed, timing_games, timing_seconds, rules, pure=False).result()
     else:
         if range_size is not None:
             raise ValueError("range_size applies to a tournament on a cluster only (pass client=)")
-        run = _LocalRun(games // 2, seed, threads, progress, limit)
+        run = _LocalRun(games // 2, seed, threads, progress, limit, rules)
         matches, interrupted = run.play(list(itertools.combinations(players, 2)))
         failures = run.failures
         if not interrupted:
-            timing, interrupted = _time_agents(specs, seed, timing_games, timing_seconds)
+            timing, interrupted = _time_agents(specs, seed, timing_games, timing_seconds, rules)
         timing.update(run.python_timing())
     return TournamentResult(
         agents=names,
@@ -189,8 +194,10 @@ class _LocalRun:
     :func:`~qwirkle_core.players.play_games` (in worker processes when ``threads`` > 1)
     for a pair with a Python agent. Ctrl-C keeps the finished rounds."""
 
-    def __init__(self, deals: int, seed: int, threads: int | None, progress: Callable[[int, int], None] | None, time_limit: float | None) -> None:
-        self.deals, self.seed, self.threads, self.progress, self.time_limit = deals, seed, threads, progress, time_limit
+    def __init__(
+        self, deals: int, seed: int, threads: int | None, progress: Callable[[int, int], None] | None, time_limit: float | None, rules: Rules
+    ) -> None:
+        self.deals, self.seed, self.threads, self.progress, self.time_limit, self.rules = deals, seed, threads, progress, time_limit, rules
         self.processes = check_threads(threads, available_threads())  # for pairs with a Python agent
         self.failures: list[AgentFailure] = []
         # the current pair's broken games: those with its first agent in seat 0, in seat 1
@@ -234,8 +241,8 @@ class _LocalRun:
         """Deals ``start .. start + n - 1`` as two batches: the number of deals finished
         from both seats, and whether Ctrl-C stopped them."""
         assert a.spec is not None and b.spec is not None
-        ab = simulate(n, (a.spec, b.spec), seed=self.seed, threads=self.threads, start=start)
-        ba = simulate(n, (b.spec, a.spec), seed=self.seed, threads=self.threads, start=start) if not ab.interrupted else ab
+        ab = simulate(n, (a.spec, b.spec), seed=self.seed, threads=self.threads, start=start, rules=self.rules)
+        ba = simulate(n, (b.spec, a.spec), seed=self.seed, threads=self.threads, start=start, rules=self.rules) if not ab.interrupted else ab
         finished = min(ab.games, ba.games) if not ab.interrupted else 0
         if finished:
             halves.append((ab.scores[:finished], ba.scores[:finished]))
@@ -244,7 +251,7 @@ class _LocalRun:
     def _python_round(self, a: Player, b: Player, start: int, n: int, halves: list[tuple[np.ndarray, np.ndarray]]) -> tuple[int, bool]:
         """Deals ``start .. start + n - 1`` from both seats with play_games (Ctrl-C
         raises and loses the round): ``(n, False)``. Broken games go to ``broken``."""
-        rounds = [play_games(pair, n, self.seed, time_limit=self.time_limit, processes=1, start=start, pool=self.pool) for pair in ((a, b), (b, a))]
+        rounds = [play_games(pair, n, self.seed, self.rules, time_limit=self.time_limit, processes=1, start=start, pool=self.pool) for pair in ((a, b), (b, a))]
         for r, seated, broken in zip(rounds, ((a, b), (b, a)), self.broken):
             broken += r.failures
             self._book_turns(r, seated)
@@ -263,17 +270,24 @@ class _LocalRun:
         return {label: seconds / turns for label, (seconds, turns) in self.turns.items() if turns}
 
 
-def play_deals(a: AgentSpec, b: AgentSpec, seed: int, first: int, end: int, threads: int) -> tuple[np.ndarray, np.ndarray]:
+def play_deals(a: AgentSpec, b: AgentSpec, seed: int, first: int, end: int, threads: int, rules: Rules | None = None) -> tuple[np.ndarray, np.ndarray]:
     """One task of a tournament on a cluster: deals ``first .. end - 1`` of the batch
-    ``seed`` played by ``a`` against ``b`` and from the other seats; the final scores
-    of both (int32[deals, 2] each, seat order)."""
-    ab = simulate(end - first, (a, b), seed=seed, threads=threads, start=first)
-    ba = simulate(end - first, (b, a), seed=seed, threads=threads, start=first)
+    ``seed`` played by ``a`` against ``b`` and from the other seats under ``rules``;
+    the final scores of both (int32[deals, 2] each, seat order)."""
+    ab = simulate(end - first, (a, b), seed=seed, threads=threads, start=first, rules=rules)
+    ba = simulate(end - first, (b, a), seed=seed, threads=threads, start=first, rules=rules)
     return ab.scores, ba.scores
 
 
 def _play_pairs_on(
-    client: Any, pairs: list[tuple[AgentSpec, AgentSpec]], deals: int, seed: int, threads: int | None, progress: Callable[[int, int], None] | None, range_size: int | None
+    client: Any,
+    pairs: list[tuple[AgentSpec, AgentSpec]],
+    deals: int,
+    seed: int,
+    threads: int | None,
+    progress: Callable[[int, int], None] | None,
+    range_size: int | None,
+    rules: Rules,
 ) -> tuple[list[Match], bool]:
     """The deals of every pair on ``client``'s cluster, in ranges (see :func:`tournament`)."""
     from .distributed import auto_range_size, map_ranges, ranges, warm_up
@@ -281,7 +295,7 @@ def _play_pairs_on(
     threads = 1 if threads is None else check_int(threads, "threads", 1)
     size = None if range_size is None else check_int(range_size, "range_size", 1, MAX_GAMES)
     agents = list(dict.fromkeys(a for pair in pairs for a in pair))
-    workers = warm_up(client, [(a, a) for a in agents])
+    workers = warm_up(client, [(a, a) for a in agents], rules)
     per_game = {a: statistics.median(w.seconds_per_game[i] for w in workers) for i, a in enumerate(agents)}
     threads_per_pair = sum(w.threads for w in workers) / len(pairs)
     if progress is not None:
@@ -290,7 +304,7 @@ def _play_pairs_on(
     for a, b in pairs:
         # a deal is one game from each seat: about one self-play game of each agent
         pair_size = size or auto_range_size(deals, per_game[a] + per_game[b], threads_per_pair, threads)
-        jobs += [((a, b, seed, first, end, threads), 2 * (end - first)) for first, end in ranges(0, deals, pair_size)]
+        jobs += [((a, b, seed, first, end, threads, rules), 2 * (end - first)) for first, end in ranges(0, deals, pair_size)]
     results, interrupted = map_ranges(client, play_deals, jobs, progress)
     matches = []
     for a, b in pairs:
@@ -319,7 +333,7 @@ def _match(first: str, second: str, halves: list[tuple[np.ndarray, np.ndarray]])
     )
 
 
-def _time_agents(specs: Iterable[AgentSpec], seed: int, timing_games: int, timing_seconds: float) -> tuple[dict[str, float], bool]:
+def _time_agents(specs: Iterable[AgentSpec], seed: int, timing_games: int, timing_seconds: float, rules: Rules) -> tuple[dict[str, float], bool]:
     """Each agent's seconds per move (the agents timed before an interruption), and
     whether it was interrupted."""
     timing: dict[str, float] = {}
@@ -327,7 +341,7 @@ def _time_agents(specs: Iterable[AgentSpec], seed: int, timing_games: int, timin
         n = timing_games
         while True:
             try:
-                r = simulate(n, agents=(a, a), seed=seed ^ 0x5EED, threads=1)
+                r = simulate(n, agents=(a, a), seed=seed ^ 0x5EED, threads=1, rules=rules)
             except KeyboardInterrupt:
                 return timing, True
             if r.interrupted:

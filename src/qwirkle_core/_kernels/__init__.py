@@ -16,5 +16,6 @@ Modules, each importing only those above it:
 ``policies``  random, greedy and heuristic choices; the heuristic's reply search
 ``mc``        determinization, playouts, move evaluation, the Monte Carlo agent
 ``agents``    one turn of any agent (the dispatch on the agent id) and the agents' scratch
+``cubes``     Qwirkle Cubes: the bag of colours, rolls, re-rolls, every agent's turn, playouts, its batch loop
 ``batch``     many complete games in parallel, one row of results per game
 """

@@ -26,12 +26,15 @@ from types import MappingProxyType
 import numpy as np
 
 # -- action words: int64[ACT_SIZE], one action of the current player ---------------------
-# A_KIND the kind (PLACE, EXCHANGE, PASS); A_N the tile count n; A_POINTS the points of a
-# placement (without the going-out bonus); A_QWIRKLES the Qwirkles it made (set when it
-# is applied); A_CELL + i the wrapped cell of tile i (placements); A_TILE + i tile i.
+# A_KIND the kind (PLACE, EXCHANGE, PASS, REROLL); A_N the tile count n; A_POINTS the
+# points of a placement (without the going-out bonus); A_QWIRKLES the Qwirkles it made
+# (set when it is applied); A_CELL + i the wrapped cell of tile i (placements); A_TILE + i
+# tile i. A re-roll (Qwirkle Cubes) has no cells: A_FACE + i is the face cube i shows
+# after the roll (written when it is applied).
 A_KIND, A_N, A_POINTS, A_QWIRKLES, A_CELL, A_TILE = 0, 1, 2, 3, 4, 10
+A_FACE = A_CELL
 ACT_SIZE = 16
-PLACE, EXCHANGE, PASS = 0, 1, 2
+PLACE, EXCHANGE, PASS, REROLL = 0, 1, 2, 3
 
 # -- candidate rows of the Monte Carlo agent and of evaluate: action words ---------------
 CAND_COLS = ACT_SIZE
@@ -61,13 +64,18 @@ G_RULE_OPENING = 8  # 0 largest group, 1 any line
 G_STARTER = 9
 G_WINNER = 10  # -1 tie, -2 not over
 G_PLACED = 11  # tiles placed on the board in the game
+G_VARIANT = 12  # CLASSIC or CUBES (read by the Python layer; the Cubes kernels are cubes.py)
+G_REROLLED = 13  # Cubes: 1 once the current player has re-rolled in this turn
 G_SCORE = 16  # G_SCORE + p: seat p's score (8 slots)
 G_HAND = 24  # G_HAND + p: seat p's hand size
 G_QWIRKLES = 32  # G_QWIRKLES + p: seat p's Qwirkles
 GMETA = 40
 
+# -- variants: the tile game and Qwirkle Cubes (gmeta[G_VARIANT]) -------------------------
+CLASSIC, CUBES = 0, 1
+
 # -- random streams: uint64[STREAMS] per game (see rng.py) -------------------------------
-# R_GAME the shuffle, draws and exchanges; R_AGENTS the agents' tie-breaks and sampling.
+# R_GAME the shuffle, draws, exchanges and (Cubes) rolls; R_AGENTS the agents' tie-breaks and sampling.
 R_GAME, R_AGENTS = 0, 1
 STREAMS = 2
 

@@ -143,9 +143,7 @@ def heuristic_values(gs, moves, n, spec, values):
     ``breadth``, ``horizon`` and ``samples`` are used by :func:`reply_choose` late in
     the game.)
     """
-    board, cross, hands, gmeta = gs.board, gs.cross, gs.hands, gs.gmeta
-    w_group, w_dup, w_danger = spec[P_HEUR_GROUP], spec[P_HEUR_DUP], spec[P_HEUR_DANGER]
-    w_setup, w_follow = spec[P_HEUR_SETUP], spec[P_HEUR_FOLLOW]
+    hands, gmeta = gs.hands, gs.gmeta
     p = gmeta[G_CURRENT]
     unseen = np.empty(NUM_TILE_TYPES, np.int64)
     total = unseen_counts(hands, gs.bag, gmeta, p, unseen)
@@ -162,6 +160,17 @@ def heuristic_values(gs, moves, n, spec, values):
     p_other = np.empty(NUM_TILE_TYPES, np.float64)
     for t in range(NUM_TILE_TYPES):
         p_other[t] = p_copies[unseen[t]]
+    return heuristic_values_given(gs, moves, n, spec, values, p_other)
+
+
+@njit(inline="always")  # the body of heuristic_values, inlined there as it was before the split
+def heuristic_values_given(gs, moves, n, spec, values, p_other):
+    """:func:`heuristic_values` with ``p_other`` given: float64[NUM_TILE_TYPES], the chance
+    that the next player holds each tile (Qwirkle Cubes reckons it from the open hands)."""
+    board, cross, hands, gmeta = gs.board, gs.cross, gs.hands, gs.gmeta
+    w_group, w_dup, w_danger = spec[P_HEUR_GROUP], spec[P_HEUR_DUP], spec[P_HEUR_DANGER]
+    w_setup, w_follow = spec[P_HEUR_SETUP], spec[P_HEUR_FOLLOW]
+    p = gmeta[G_CURRENT]
     held = np.zeros(NUM_TILE_TYPES, np.int64)
     size = gmeta[G_HAND + p]
     for i in range(size):

@@ -217,6 +217,8 @@ def choose_move(observation: dict[str, Any], label: str, seed: int) -> str:
     obs = Observation.from_dict(observation)
     if obs.is_over or obs.current_player != obs.player:
         raise ValueError(f"seat {obs.player} is not to move")
+    if obs.unseen is None:
+        raise ValueError("the server's bots play the tile game, not Qwirkle Cubes")
     hidden = [t for t, n in enumerate(obs.unseen) for _ in range(n)]
     rng = random.Random(seed)
     rng.shuffle(hidden)
