@@ -425,3 +425,25 @@ def test_cli_play_with_a_broken_agent_is_one_line(monkeypatch, capsys):
 def test_simulate_points_python_agents_elsewhere():
     with pytest.raises(TypeError, match="simulate runs built-in agents inside numba; play Python agents with qc.play_game"):
         qc.simulate(10, agents=(bots.best_move, "greedy"))
+
+
+def test_python_agents_are_refused_under_qwirkle_cubes_rules(monkeypatch, capsys):
+    """A Python agent acts on the tile game's actions; Cubes games refuse it up front,
+    in every entry point, with a message naming the agent (and built-in ones still play)."""
+    cubes = qc.Rules(variant="cubes")
+    with pytest.raises(ValueError, match="built-in agents only.*best_move"):
+        play_games([bots.best_move, "greedy"], 2, seed=1, rules=cubes)
+    with pytest.raises(ValueError, match="built-in agents only"):
+        run_game(["greedy", bots.Best], seed=1, rules=cubes)
+    with pytest.raises(ValueError, match="built-in agents only"):
+        qc.tournament([bots.Best, "greedy"], games=2, seed=1, rules=cubes)
+    with pytest.raises(ValueError, match="built-in agents only"):
+        run_play(opponent=bots.Best, input_stream=io.StringIO(""), output_stream=io.StringIO(), variant="cubes")
+    built_in = play_games(["greedy", "greedy"], 2, seed=1, rules=cubes)
+    assert built_in.ok.all() and built_in.scores.shape == (2, 2) and built_in.scores.min() > 0
+    monkeypatch.chdir(bots.__file__.rsplit("/", 1)[0])
+    assert cli.main(["tournament", "--agents", "bots:Best,greedy", "--games", "2", "--variant", "cubes", "--no-progress"]) == 2
+    err = capsys.readouterr().err
+    assert "built-in agents only" in err and "Traceback" not in err
+    assert cli.main(["play", "--opponent", "bots:Best", "--variant", "cubes"]) == 2
+    assert "'bots:Best' is a Python agent; Qwirkle Cubes" in capsys.readouterr().err

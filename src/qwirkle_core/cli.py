@@ -523,6 +523,8 @@ def _run_tournament(args: argparse.Namespace, console: Console) -> int:
     python = [a.label for a in args.agents if a.spec is None]
     if python and (args.scheduler or args.workers):
         raise UsageError(f"argument --agents: {python[0]!r} is a Python agent; a tournament on a cluster plays built-in agents only (see 'qwirkle tournament --help')")
+    if python and rules.cubes:
+        raise UsageError(f"argument --agents: {python[0]!r} is a Python agent; Qwirkle Cubes is played by the built-in agents only")
     if args.plot is not None:
         _plot_backend()
     dist = _distributed() if args.scheduler or args.workers else None
@@ -657,6 +659,8 @@ def _run_play(args: argparse.Namespace, console: Console) -> int:
 
     if not 0 <= args.seat < args.players:
         raise UsageError(f"argument --seat: must be 0 to {args.players - 1} with {args.players} players, got {args.seat}")
+    if args.variant == "cubes" and args.opponent.spec is None:
+        raise UsageError(f"argument --opponent: {args.opponent.label!r} is a Python agent; Qwirkle Cubes is played by the built-in agents only")
     run_play(
         players=args.players,
         opponent=args.opponent,

@@ -19,7 +19,7 @@ from ._checks import check_int
 from .errors import AgentFailure, IllegalMoveError
 from .game import Game
 from .move import Action, Move, MoveKind
-from .players import Player, check_time_limit
+from .players import Player, check_rules, check_time_limit
 from .records import GameRecord
 from .rules import Rules
 from .tiles import COLORS, tile_code
@@ -298,6 +298,7 @@ def run_play(
     player = Player.of(opponent)
     limit = check_time_limit(time_limit)
     rules = Rules(players=players, opening=opening, variant=variant)
+    check_rules([player], rules)
     human_seat = check_int(human_seat, "the human's seat", 0, players - 1)
     if color is None:
         color = _isatty(output_stream)

@@ -287,6 +287,16 @@ def legal_actions(game: Game) -> list[Move]:
     return moves
 
 
+def check_rules(players: Sequence[Player], rules: Rules) -> None:
+    """Refuse Python agents under Qwirkle Cubes rules (ValueError): a Python agent acts
+    on the tile game's actions (placements, exchanges, the pass), not on re-rolls, so
+    Cubes games take the built-in agents only (docs/limits.md)."""
+    if rules.cubes:
+        python = [p.label for p in players if p.spec is None]
+        if python:
+            raise ValueError(f"Qwirkle Cubes is played by the built-in agents only, not the Python agent {python[0]!r}")
+
+
 def resolve_agents(agents: Iterable[Any] | str) -> tuple[Player, ...]:
     """Agents (a sequence, one per seat, or one comma-separated str) as a tuple of
     :class:`Player`. Raises like :meth:`Player.of`; AgentError for no agents."""
@@ -334,6 +344,7 @@ def run_game(agents: Iterable[Any] | str, seed: int = 0, rules: Rules | None = N
     """
     players = resolve_agents(agents)
     rules = resolve_rules(len(players), rules)
+    check_rules(players, rules)
     game, _ = _play(players, rules, check_seed(seed), check_time_limit(time_limit))
     return game, [p.label for p in players]
 
@@ -503,6 +514,7 @@ def play_games(
     """
     players = resolve_agents(agents)
     rules = resolve_rules(len(players), rules)
+    check_rules(players, rules)
     limit = check_time_limit(time_limit)
     games = check_int(games, "games", 1, MAX_GAMES)
     start = check_int(start, "start", 0, MAX_GAMES - games)

@@ -16,7 +16,7 @@ from ._checks import check_finite, check_int, check_seed, check_threads
 from ._threads import available_threads
 from .agents import AgentSpec
 from .errors import AgentFailure
-from .players import GameResults, Player, WorkerPool, check_time_limit, play_games, resolve_agents
+from .players import GameResults, Player, WorkerPool, check_rules, check_time_limit, play_games, resolve_agents
 from .rules import Rules, resolve_rules
 from .simulate import simulate
 from .stats import wilson_interval
@@ -150,6 +150,7 @@ def tournament(
         raise ValueError(f"games must be even (each deal is played from both seats), not {games}")
     seed = check_seed(seed)
     rules = resolve_rules(2, rules)
+    check_rules(players, rules)
     check_int(timing_games, "timing_games", 1, 4096)
     if not 0 <= check_finite(timing_seconds, "timing_seconds") <= MAX_TIMING_SECONDS:
         raise ValueError(f"timing_seconds must be 0 to {MAX_TIMING_SECONDS:g}, not {timing_seconds!r}")
