@@ -136,7 +136,7 @@ def test_move_coords_give_the_legal_placements_in_true_coordinates(seed, turns, 
     d = g.to_dict()
     shifted = qc.Game.from_dict({**d, "board": [_shift_cell(x, dr, dc) for x in d["board"]]}) if g.board else g
     gs = shifted.kernel_arrays()
-    moves, n = _ac.legal_moves(gs, np.zeros((8, _lo.MOVE_COLS), np.int32))  # grown as needed
+    moves, n = _ac.legal_moves(gs, np.zeros((8, _lo.MOVE_COLS), np.int32), False)  # grown as needed
     out = np.zeros((n + 1, 2, 6), np.int64)
     _mg.move_coords(moves, n, gs.bmeta, out)
     found = {}
@@ -191,7 +191,7 @@ def test_a_raw_spec_asking_for_too_many_candidates_plays_like_the_largest_allowe
         games = 3
         scores, qwirkles = np.zeros((games, 2), np.int32), np.zeros((games, 2), np.int16)
         stats = np.zeros((games, _lo.STATS), np.int32)
-        _bt.run_games(_bt.seeds_for(np.uint64(5), 0, games), specs, 0, scores, qwirkles, stats, 1)
+        _bt.run_games(_bt.seeds_for(np.uint64(5), 0, games), specs, 0, scores, qwirkles, stats)
         return scores.tolist(), stats.tolist()
 
     assert batch(1000) == batch(64)

@@ -379,7 +379,7 @@ class Game:
         """Fill the move buffer with the current player's placements; returns their number."""
         hand = _st.hand_mask(self._hands, self._gmeta, self.current_player)
         self._moves, n = _mg.generate_all(
-            self._board, self._cross, self._anchors, self._bmeta, hand, _st.opening_len(self._gmeta), self._moves, self._scratch
+            self._board, self._cross, self._anchors, self._bmeta, hand, _st.opening_len(self._gmeta), self._moves, self._scratch, False
         )
         return int(n)
 

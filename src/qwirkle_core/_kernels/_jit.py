@@ -42,3 +42,9 @@ def njit(*args, **kwargs):
     if args and callable(args[0]):
         return numba.njit(**kwargs)(args[0])
     return numba.njit(*args, **kwargs)
+
+
+@njit
+def keep(*arrays):
+    """Nothing: a use of ``arrays`` that keeps them alive to this point (see
+    :mod:`._kernels`, on reference counts)."""
