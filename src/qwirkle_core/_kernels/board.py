@@ -23,6 +23,7 @@ true coordinates are recovered from the bounding box (:func:`unwrap`).
 """
 
 import numpy as np
+from numba.cpython.unsafe.numbers import trailing_zeros
 
 from ._jit import keep, njit
 from .layout import B_ANCHORS, B_MAXC, B_MAXR, B_MINC, B_MINR, B_TILES, BMETA
@@ -47,22 +48,17 @@ def _tables():
         shape_mask[t % 6] |= 1 << t
     # LX[t]: the tiles that may share a line with t (same colour or same shape), t excluded.
     lx = np.array([(color_mask[t // 6] | shape_mask[t % 6]) & ~(1 << t) for t in range(36)], np.int64)
-    # De Bruijn table for the index of the lowest set bit.
-    debruijn = 0x03F79D71B4CB0A89
-    ctz = np.zeros(64, np.int64)
-    for i in range(64):
-        ctz[((debruijn << i) & 0xFFFFFFFFFFFFFFFF) >> 58] = i
-    return color_mask, shape_mask, lx, ctz
+    return color_mask, shape_mask, lx
 
 
-COLOR_MASK, SHAPE_MASK, LX, _CTZ = _tables()
-_DEBRUIJN = np.int64(0x03F79D71B4CB0A89)
+COLOR_MASK, SHAPE_MASK, LX = _tables()
 
 
 @njit
 def lowest_bit_index(low):
-    """Index of the single set bit of ``low`` (a power of two below 2**63)."""
-    return _CTZ[((low * _DEBRUIJN) >> 58) & 63]
+    """Index of the single set bit of ``low`` (a power of two below 2**63): the CPU's
+    count of trailing zeros (LLVM's cttz; a De Bruijn table lookup before)."""
+    return trailing_zeros(low)
 
 
 @njit
