@@ -220,7 +220,7 @@ def generate(board, cross, anchors, bmeta, hand, opening_len, moves, st, best_on
             w0, w1 = cross[a, 0], cross[a, 1]
             if hand & w0 & w1:
                 best = max(best, line_points(1 + (w0 >> NSHIFT)) + line_points(1 + (w1 >> NSHIFT)))
-    count = 0
+    count = np.int64(0)  # not a literal 0: that would type (and compile) the search twice
     # One search per job: the opening on an empty board, else an anchor and a direction
     # (one call site, so the inlined search is compiled once).
     for job in range((1 if hand else 0) if empty else 2 * nanchors):
