@@ -29,12 +29,12 @@ from ._kernels import layout as _lo
 from ._checks import check_threads
 from ._threads import available_threads
 from ._version import __version__
-from .agents import AgentSpec
+from .agents import AgentLike, AgentSpec, parse_agents
 from .rows import GameRows, RowWriter, read_rows
 from .rules import Rules
 from .stats import BatchStats
 
-__all__ = ["MAX_GAMES", "MEMORY_LIMIT", "ROW_BYTES", "Progress", "SimulationResult", "batch_metadata", "keep_rows_for", "play_range", "row_bytes"]
+__all__ = ["MAX_GAMES", "MEMORY_LIMIT", "ROW_BYTES", "Progress", "SimulationResult", "batch_metadata", "compile_seconds", "keep_rows_for", "play_range", "row_bytes"]
 
 Progress = Callable[[int, int], None]
 """A progress callback ``f(done, total)``: called with ``done = 0`` once the kernels are
@@ -234,6 +234,17 @@ def batch_metadata(agents: Iterable[AgentSpec | str], rules: Rules, seed: int, s
         "version": __version__,
         "created": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
     }
+
+
+def compile_seconds(agents: Iterable[AgentLike] | str) -> float:
+    """Rough seconds the first batch of ``agents`` (one per seat, as for
+    :func:`~qwirkle_core.simulate.simulate`) in this process spends compiling its
+    kernel: 0.0 when the kernel is in the disk cache (it is then only loaded, well under
+    a second). Only the kernel for those agents is compiled (greedy and random share
+    one; the heuristic adds a second, any other agent a third). Raises what
+    :func:`~qwirkle_core.agents.parse_agents` raises for bad agents."""
+    specs = np.stack([a.row() for a in parse_agents(agents)])
+    return float(_bt.compile_seconds(specs))
 
 
 def play_range(

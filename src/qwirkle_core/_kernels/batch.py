@@ -11,7 +11,7 @@ the GIL: threads run ranges of a batch side by side (``qwirkle_core.local``).
 
 import numpy as np
 
-from ._jit import njit
+from ._jit import is_cached, njit
 from .actions import new_state
 from .agents import new_agent_scratch, search_turn, take_turn
 from .board import clear_board
@@ -124,6 +124,18 @@ def kernel_for(specs):
     if agents <= {RANDOM, GREEDY, HEURISTIC}:
         return run_heuristic
     return run_any
+
+
+# Rough seconds of a cold compile of each kernel on the shared 2-core machine (measured
+# with benchmarks/compare.py's cold start; the compile message of the command line).
+COLD_SECONDS = {"run_plain": 15, "run_heuristic": 30, "run_any": 60}
+
+
+def compile_seconds(specs):
+    """Rough seconds the first call of :func:`kernel_for`'s kernel for ``specs`` spends
+    compiling in this process: 0 when it is in the disk cache (then it is loaded)."""
+    kernel = kernel_for(specs)
+    return 0 if is_cached(kernel) else COLD_SECONDS[kernel.__name__]
 
 
 def run_games(seeds, specs, rule_opening, scores, qwirkles, stats):
