@@ -7,8 +7,9 @@ an import cycle. The batch loop (:mod:`.batch`) and ``Game.play_agent`` both cal
 :func:`take_turn`, so a turn is played the same way in a batch and move by move.
 
 To add an agent: its name and parameters in :data:`.layout.AGENT_PARAMS` (the spec
-columns follow), its choice in :func:`.policies.choose` (or a kernel of its own and a
-branch in :func:`take_turn` for an agent that searches). The batch loop does not change.
+columns follow), its choice in :func:`.policies.play_turns` (or a kernel of its own and a
+branch in :func:`search_turn` for an agent that searches; :func:`.batch.kernel_for`
+then plays its batches with ``run_any``). The batch loop does not change.
 """
 
 import numpy as np
