@@ -96,14 +96,16 @@ class Game:
         _st.new_game(self._hands, self._bag, self._gmeta, self._rng, self._rules.players, self._rules.opening_code)
         self._start_log(setup=(), dealt=True)
 
+    # The kernels' array constructors run as Python here (``py_func``: the same numpy
+    # calls): a game's first move then compiles no allocation kernels.
     def _new_arrays(self) -> None:
-        self._board, self._cross, self._anchors, self._bmeta = _bd.new_board()
-        self._hands, self._bag, self._gmeta, self._rng = _st.new_game_arrays()
+        self._board, self._cross, self._anchors, self._bmeta = _bd.new_board.py_func()
+        self._hands, self._bag, self._gmeta, self._rng = _st.new_game_arrays.py_func()
         self._new_scratch()
 
     def _new_scratch(self) -> None:
         self._moves = _mg.new_move_buffer(1024)
-        self._scratch = _mg.new_scratch_array()
+        self._scratch = _mg.new_scratch_array.py_func()
         self._act = np.zeros(_lo.ACT_SIZE, np.int64)
         self._cells = np.zeros(6, np.int64)
         self._agent_scratch: Any = None
@@ -395,10 +397,12 @@ class Game:
     def _generate(self) -> int:
         """Fill the move buffer with the current player's placements; returns their number."""
         hand = _st.hand_mask(self._hands, self._gmeta, self.current_player)
-        self._moves, n = _mg.generate_all(
-            self._board, self._cross, self._anchors, self._bmeta, hand, _st.opening_len(self._gmeta), self._moves, self._scratch
-        )
-        return int(n)
+        args = (self._board, self._cross, self._anchors, self._bmeta, hand, _st.opening_len(self._gmeta))
+        n = int(_mg.generate(*args, self._moves, self._scratch, False))
+        if n > len(self._moves):  # grown here, not by generate_all: one kernel less to compile
+            self._moves = _mg.new_move_buffer(2 * n)
+            n = int(_mg.generate(*args, self._moves, self._scratch, False))
+        return n
 
     def legal_moves(self) -> list[Move]:
         """Every distinct legal placement for the current player, each once, with its score.
@@ -669,7 +673,7 @@ class Game:
 
     def _place_groups(self, groups: Sequence[Sequence[tuple[int, int, int]]]) -> None:
         """Set the board arrays to an empty board with ``groups`` put down in order."""
-        self._board, self._cross, self._anchors, self._bmeta = _bd.new_board()
+        self._board, self._cross, self._anchors, self._bmeta = _bd.new_board.py_func()
         scratch = np.zeros(max((len(g) for g in groups), default=0), np.int64)
         for group in groups:
             rows = np.array([r for r, _, _ in group], np.int64)
