@@ -25,7 +25,7 @@ from ._kernels import state as _st
 from ._kernels.rng import seed_streams
 from .agents import AgentLike, spec_row
 from .errors import FormatError, IllegalMoveError
-from .move import Action, Move, MoveKind
+from .move import Action, Move, MoveKind, moves_from_arrays
 from .observation import Observation
 from .position import Position
 from .rules import Rules, resolve_rules
@@ -411,9 +411,7 @@ class Game:
         and running right (one per order of tiles). Empty when the game is over.
         The same moves in the same order as :meth:`legal_move_arrays`.
         """
-        a = self.legal_move_arrays()
-        rows, cols, tiles, scores = a.rows.tolist(), a.cols.tolist(), a.tiles.tolist(), a.scores.tolist()
-        return [Move(zip(rows[i][:k], cols[i][:k], tiles[i][:k]), score=scores[i]) for i, k in enumerate(a.counts.tolist())]
+        return moves_from_arrays(*self.legal_move_arrays())
 
     def legal_move_arrays(self) -> MoveArrays:
         """Every legal placement of the current player as numpy arrays (a
