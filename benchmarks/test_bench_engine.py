@@ -20,7 +20,7 @@ def enumerate_all(board, cross, anchors, bmeta, hand, moves, st, reps):
     total = 0
     for i in range(board.shape[0]):
         for _ in range(reps):
-            total += mg.generate(board[i], cross[i], anchors[i], bmeta[i], hand[i], 0, moves, st)
+            total += mg.generate(board[i], cross[i], anchors[i], bmeta[i], hand[i], 0, moves, st, False)
     return total
 
 
@@ -30,7 +30,7 @@ def apply_all(board, cross, anchors, bmeta, hand, moves, st, undo):
     updated) and take it back again; returns the number of moves applied."""
     applied = 0
     for i in range(board.shape[0]):
-        n = mg.generate(board[i], cross[i], anchors[i], bmeta[i], hand[i], 0, moves, st)
+        n = mg.generate(board[i], cross[i], anchors[i], bmeta[i], hand[i], 0, moves, st, False)
         for j in range(n):
             k = moves[j, mg.M_N]
             cells = moves[j, mg.M_CELL : mg.M_CELL + k]

@@ -1,9 +1,14 @@
 """The kernels called directly: the agent parameter table and spec rows of
 ``_kernels/layout.py``, the unseen-tile counts, the true coordinates of a move buffer,
-the Monte Carlo candidate clamp and the playouts' turn limit."""
+the Monte Carlo candidate clamp and the playouts' turn limit, the batch kernel chosen per
+agent set and the disk cache."""
 
 import math
+import os
+import subprocess
+import sys
 from collections import Counter
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -136,7 +141,7 @@ def test_move_coords_give_the_legal_placements_in_true_coordinates(seed, turns, 
     d = g.to_dict()
     shifted = qc.Game.from_dict({**d, "board": [_shift_cell(x, dr, dc) for x in d["board"]]}) if g.board else g
     gs = shifted.kernel_arrays()
-    moves, n = _ac.legal_moves(gs, np.zeros((8, _lo.MOVE_COLS), np.int32))  # grown as needed
+    moves, n = _ac.legal_moves(gs, np.zeros((8, _lo.MOVE_COLS), np.int32), False)  # grown as needed
     out = np.zeros((n + 1, 2, 6), np.int64)
     _mg.move_coords(moves, n, gs.bmeta, out)
     found = {}
@@ -191,7 +196,7 @@ def test_a_raw_spec_asking_for_too_many_candidates_plays_like_the_largest_allowe
         games = 3
         scores, qwirkles = np.zeros((games, 2), np.int32), np.zeros((games, 2), np.int16)
         stats = np.zeros((games, _lo.STATS), np.int32)
-        _bt.run_games(_bt.seeds_for(np.uint64(5), 0, games), specs, 0, scores, qwirkles, stats, 1)
+        _bt.run_games(_bt.seeds_for(np.uint64(5), 0, games), specs, 0, scores, qwirkles, stats)
         return scores.tolist(), stats.tolist()
 
     assert batch(1000) == batch(64)
@@ -234,6 +239,42 @@ def test_kernel_cache_is_dropped_when_any_kernel_source_changes(tmp_path):
     compile_something()
     drop_stale_cache(tmp_path)
     assert cached.exists()
+
+
+def _python(code, **env):
+    """The stdout of ``python -c code`` in a fresh process (its own numba dispatchers)."""
+    return subprocess.run([sys.executable, "-c", code], env={**os.environ, **env}, capture_output=True, text=True, check=True).stdout.split()
+
+
+def test_a_stale_cache_under_numba_cache_dir_is_dropped(tmp_path):
+    """With NUMBA_CACHE_DIR set, numba caches the kernels there, not in the package: the
+    stamp is kept, and the stale cache dropped, in the folder numba uses."""
+    code = "from qwirkle_core._kernels import _jit; print(_jit.cache_folder())"
+    folder = Path(_python(code, NUMBA_CACHE_DIR=str(tmp_path))[0])
+    assert folder.parent == tmp_path and (folder / "kernels.stamp").exists()
+    stale = folder / "batch.run_plain-77.py311.nbi"
+    stale.write_bytes(b"index of other sources")
+    (folder / "kernels.stamp").write_text("a hash of other sources")
+    assert Path(_python(code, NUMBA_CACHE_DIR=str(tmp_path))[0]) == folder
+    assert not stale.exists() and (folder / "kernels.stamp").read_text() != "a hash of other sources"
+
+
+def test_a_batch_compiles_only_the_kernel_of_its_agents():
+    """Random and greedy batches share the smallest kernel; the heuristic and the other
+    agents each add a larger one. A greedy batch neither compiles nor loads them."""
+    kind = {name: _bt.kernel_for(np.stack([_lo.make_spec(_lo.AGENT_IDS[name])] * 2)).__name__ for name in _lo.AGENT_NAMES}
+    assert kind == {"random": "run_plain", "greedy": "run_plain", "heuristic": "run_heuristic", "mc": "run_any"}
+    code = """
+import qwirkle_core as qc
+from qwirkle_core._kernels import batch, mc, policies
+from qwirkle_core.local import compile_seconds
+qc.simulate(3, ("greedy", "random"), seed=1, threads=1)
+print(compile_seconds(("greedy", "greedy")), len(batch.run_plain.signatures))
+print(len(batch.run_heuristic.signatures), len(batch.run_any.signatures), len(mc.mc_choose.signatures), len(policies.reply_choose.signatures))
+"""
+    out = _python(code)
+    assert float(out[0]) == 0.0 and out[1] == "1"  # compiled or loaded, and now cached
+    assert out[2:] == ["0", "0", "0", "0"]
 
 
 def test_the_kernels_default_specs_are_the_documented_defaults():

@@ -5,11 +5,13 @@ from __future__ import annotations
 
 import pickle
 
+import numpy as np
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
 import qwirkle_core as qc
+from qwirkle_core.move import moves_from_arrays
 from strategies import games
 
 tiles = st.integers(0, 35)
@@ -151,3 +153,34 @@ def test_action_is_a_frozen_value():
     assert a.to_dict() == {"player": 1, "move": "R2@0,0", "points": 1, "scores": [0, 1]}
     with pytest.raises(AttributeError):
         a.points = 2
+
+
+@given(games())
+def test_moves_from_arrays_builds_what_the_checked_constructor_builds(g):
+    """Game.legal_moves goes through moves_from_arrays: the same moves, placements in
+    (row, col) order, tiles, scores and (empty) faces as Move(...) makes them, in any
+    input order, and equal to them (Move.__eq__ reads every slot)."""
+    a = g.legal_move_arrays()
+    checked = [qc.Move(zip(r[:k], c[:k], t[:k]), score=s) for r, c, t, k, s in zip(a.rows.tolist(), a.cols.tolist(), a.tiles.tolist(), a.counts.tolist(), a.scores.tolist())]
+    fields = [(m.kind, m.placements, m.tiles, m.score, m.faces) for m in checked]
+    assert [(m.kind, m.placements, m.tiles, m.score, m.faces) for m in g.legal_moves()] == fields
+    assert g.legal_moves() == checked
+    flipped = [x.copy() for x in (a.rows, a.cols, a.tiles)]
+    for i, k in enumerate(a.counts):
+        for x in flipped:
+            x[i, :k] = x[i, :k][::-1]
+    assert [(m.kind, m.placements, m.tiles, m.score, m.faces) for m in moves_from_arrays(*flipped, a.counts, a.scores)] == fields
+
+
+def test_moves_from_arrays_refuses_what_move_refuses():
+    ok = dict(rows=np.zeros((1, 6), np.int64), cols=np.array([[0, 1, 0, 0, 0, 0]]), tiles=np.array([[0, 1, -1, -1, -1, -1]]), counts=np.array([2]), scores=np.array([2]))
+    assert moves_from_arrays(**ok) == [qc.Move([(0, 0, 0), (0, 1, 1)])]
+    for field, value, message in (
+        ("counts", np.array([0]), "1 to 6 tiles"),
+        ("counts", np.array([7]), "1 to 6 tiles"),
+        ("tiles", np.array([[0, 36, -1, -1, -1, -1]]), "tile outside 0..35"),
+        ("rows", np.array([[0, 2**31, 0, 0, 0, 0]]), r"\|x\| >= 2\*\*31"),
+        ("cols", np.array([[-(2**31), 1, 0, 0, 0, 0]]), r"\|x\| >= 2\*\*31"),
+    ):
+        with pytest.raises(ValueError, match=message):
+            moves_from_arrays(**{**ok, field: value})

@@ -196,7 +196,7 @@ class _ProgressBar:
         self.progress: Any = None
         self.status: Any = None
         if enabled:
-            self.status = console.status(status or "preparing the kernels (compiled on the first run only, about a minute; cached after)")
+            self.status = console.status(status or "preparing the kernels (compiled on the first run only; cached after)")
             self.status.start()
 
     def workers_ready(self, ready: int, workers: int) -> None:
@@ -348,7 +348,7 @@ def _run_simulate(args: argparse.Namespace, console: Console) -> int:
             args.out = _output_path(args.out)
         except argparse.ArgumentTypeError as e:
             raise UsageError(f"argument --out: {e} (see 'qwirkle simulate --help')") from None
-    bar = _ProgressBar(console, "games", not args.no_progress)
+    bar = _ProgressBar(console, "games", not args.no_progress, _kernel_status(args.agents))
     try:
         result = simulate(args.games, agents=args.agents, seed=args.seed, threads=args.threads, rules=rules, progress=bar, start=args.start, out=args.out)
     finally:
@@ -420,6 +420,17 @@ def _distributed() -> Any:
     except ImportError as e:
         raise UsageError(f"--scheduler and --workers need Dask ({e.name or e}): pip install 'qwirkle-core[dask]'") from None
     return distributed
+
+
+def _kernel_status(agents: Sequence[Any]) -> str:
+    """What the progress display says until the first game: whether this batch's kernel
+    is being compiled (a first run, with a rough duration) or loaded from the cache."""
+    from .local import compile_seconds
+
+    seconds = compile_seconds(agents)
+    if seconds:
+        return f"preparing the kernels: compiling (first run only, about {seconds:.0f} s)"
+    return "preparing the kernels: loading them from the cache"
 
 
 def _cluster_status(args: argparse.Namespace) -> str:

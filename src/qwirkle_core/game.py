@@ -26,7 +26,7 @@ from ._kernels import state as _st
 from ._kernels.rng import seed_streams
 from .agents import AgentLike, spec_row
 from .errors import FormatError, IllegalMoveError
-from .move import Action, Move, MoveKind
+from .move import Action, Move, MoveKind, moves_from_arrays
 from .observation import Observation
 from .position import Position
 from .rules import Rules, resolve_rules
@@ -102,14 +102,16 @@ class Game:
         new_game(self._hands, self._bag, self._gmeta, self._rng, self._rules.players, self._rules.opening_code)
         self._start_log(setup=(), dealt=True)
 
+    # The kernels' array constructors run as Python here (``py_func``: the same numpy
+    # calls): a game's first move then compiles no allocation kernels.
     def _new_arrays(self) -> None:
-        self._board, self._cross, self._anchors, self._bmeta = _bd.new_board()
-        self._hands, self._bag, self._gmeta, self._rng = _st.new_game_arrays()
+        self._board, self._cross, self._anchors, self._bmeta = _bd.new_board.py_func()
+        self._hands, self._bag, self._gmeta, self._rng = _st.new_game_arrays.py_func()
         self._new_scratch()
 
     def _new_scratch(self) -> None:
         self._moves = _mg.new_move_buffer(1024)
-        self._scratch = _mg.new_scratch_array()
+        self._scratch = _mg.new_scratch_array.py_func()
         self._act = np.zeros(_lo.ACT_SIZE, np.int64)
         self._cells = np.zeros(6, np.int64)
         self._agent_scratch: Any = None
@@ -411,10 +413,12 @@ class Game:
         if self._rules.cubes and _cu.opening_blocked(self._gmeta):
             return 0
         hand = _st.hand_mask(self._hands, self._gmeta, self.current_player)
-        self._moves, n = _mg.generate_all(
-            self._board, self._cross, self._anchors, self._bmeta, hand, _st.opening_len(self._gmeta), self._moves, self._scratch
-        )
-        return int(n)
+        args = (self._board, self._cross, self._anchors, self._bmeta, hand, _st.opening_len(self._gmeta))
+        n = int(_mg.generate(*args, self._moves, self._scratch, False))
+        if n > len(self._moves):  # grown here, not by generate_all: one kernel less to compile
+            self._moves = _mg.new_move_buffer(2 * n)
+            n = int(_mg.generate(*args, self._moves, self._scratch, False))
+        return n
 
     def legal_moves(self) -> list[Move]:
         """Every distinct legal placement for the current player, each once, with its score.
@@ -424,9 +428,7 @@ class Game:
         in Qwirkle Cubes when the player must re-roll (:attr:`must_reroll`).
         The same moves in the same order as :meth:`legal_move_arrays`.
         """
-        a = self.legal_move_arrays()
-        rows, cols, tiles, scores = a.rows.tolist(), a.cols.tolist(), a.tiles.tolist(), a.scores.tolist()
-        return [Move(zip(rows[i][:k], cols[i][:k], tiles[i][:k]), score=scores[i]) for i, k in enumerate(a.counts.tolist())]
+        return moves_from_arrays(*self.legal_move_arrays())
 
     def legal_move_arrays(self) -> MoveArrays:
         """Every legal placement of the current player as numpy arrays (a
@@ -813,7 +815,7 @@ class Game:
 
     def _place_groups(self, groups: Sequence[Sequence[tuple[int, int, int]]]) -> None:
         """Set the board arrays to an empty board with ``groups`` put down in order."""
-        self._board, self._cross, self._anchors, self._bmeta = _bd.new_board()
+        self._board, self._cross, self._anchors, self._bmeta = _bd.new_board.py_func()
         scratch = np.zeros(max((len(g) for g in groups), default=0), np.int64)
         for group in groups:
             rows = np.array([r for r, _, _ in group], np.int64)

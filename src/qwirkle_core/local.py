@@ -16,6 +16,8 @@ import math
 import os
 import time
 from collections.abc import Callable, Iterable
+from concurrent.futures import ThreadPoolExecutor, wait
+from contextlib import nullcontext
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -25,14 +27,15 @@ import numpy as np
 from ._kernels import batch as _bt
 from ._kernels import cubes as _cu
 from ._kernels import layout as _lo
-from ._threads import numba_threads
+from ._checks import check_threads
+from ._threads import available_threads
 from ._version import __version__
-from .agents import AgentSpec
+from .agents import AgentLike, AgentSpec, parse_agents
 from .rows import GameRows, RowWriter, read_rows
 from .rules import Rules
 from .stats import BatchStats
 
-__all__ = ["MAX_GAMES", "MEMORY_LIMIT", "ROW_BYTES", "Progress", "SimulationResult", "batch_metadata", "game_seeds", "keep_rows_for", "play_range", "row_bytes"]
+__all__ = ["MAX_GAMES", "MEMORY_LIMIT", "ROW_BYTES", "Progress", "SimulationResult", "batch_metadata", "compile_seconds", "game_seeds", "keep_rows_for", "play_range", "row_bytes"]
 
 Progress = Callable[[int, int], None]
 """A progress callback ``f(done, total)``: called with ``done = 0`` once the kernels are
@@ -242,6 +245,17 @@ def batch_metadata(agents: Iterable[AgentSpec | str], rules: Rules, seed: int, s
     }
 
 
+def compile_seconds(agents: Iterable[AgentLike] | str) -> float:
+    """Rough seconds the first batch of ``agents`` (one per seat, as for
+    :func:`~qwirkle_core.simulate.simulate`) in this process spends compiling its
+    kernel: 0.0 when the kernel is in the disk cache (it is then only loaded, well under
+    a second). Only the kernel for those agents is compiled (greedy and random share
+    one; the heuristic adds a second, any other agent a third). Raises what
+    :func:`~qwirkle_core.agents.parse_agents` raises for bad agents."""
+    specs = np.stack([a.row() for a in parse_agents(agents)])
+    return float(_bt.compile_seconds(specs))
+
+
 def play_range(
     specs: tuple[AgentSpec, ...],
     rules: Rules,
@@ -260,10 +274,11 @@ def play_range(
     in memory. Ctrl-C stops within a chunk and returns the finished games with
     ``interrupted=True``. Raises OSError when ``out`` cannot be created.
     """
+    n_threads = check_threads(threads, available_threads())
     writer = RowWriter(out, rules.players, batch_metadata(specs, rules, seed, start, games)) if out is not None else None
     run = _RangeRun(specs, rules, seed, start, games, keep, writer)
-    with numba_threads(threads) as n_threads:
-        run.run(n_threads, progress)
+    with ThreadPoolExecutor(n_threads) if n_threads > 1 else nullcontext() as pool:
+        run.run(n_threads, progress, pool)
     path = run.finish()
     return SimulationResult(
         agents=tuple(a.label for a in specs),
@@ -320,8 +335,10 @@ class _RangeRun:
         self.elapsed = 0.0
         self.compile_seconds = 0.0
         self.interrupted = False
+        self.pool: ThreadPoolExecutor | None = None
 
-    def run(self, threads: int, progress: Progress | None) -> None:
+    def run(self, threads: int, progress: Progress | None, pool: ThreadPoolExecutor | None) -> None:
+        self.pool = pool
         try:
             t0 = time.perf_counter()
             self._play(0, 0, 1)  # compile the kernel, or load it from the cache
@@ -367,8 +384,18 @@ class _RangeRun:
         scores = np.zeros((n, players), np.int32)
         qwirkles = np.zeros((n, players), np.int16)
         stats = np.zeros((n, _lo.STATS), np.int32)
-        run_games = _cu.run_games if self.rules.cubes else _bt.run_games
-        run_games(seeds, self.specs, self.rules.opening_code, scores, qwirkles, stats, nchunks)
+        kernel = _cu.run_games if self.rules.cubes else _bt.kernel_for(self.specs)
+        opening = self.rules.opening_code
+        if self.pool is None or nchunks <= 1:
+            kernel(seeds, self.specs, opening, scores, qwirkles, stats)
+        else:  # ranges of games on the pool's threads (the kernel releases the GIL)
+            ends = [n * i // nchunks for i in range(nchunks + 1)]
+            jobs = [self.pool.submit(kernel, seeds[a:b], self.specs, opening, scores[a:b], qwirkles[a:b], stats[a:b]) for a, b in zip(ends, ends[1:])]
+            try:
+                for job in jobs:
+                    job.result()
+            finally:  # Ctrl-C: let the ranges already running finish before returning
+                wait(jobs)
         return GameRows(
             game=np.arange(first, first + n, dtype=np.int64),
             seeds=seeds,

@@ -12,11 +12,13 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any, NoReturn
 
-from ._checks import check_coord
+import numpy as np
+
+from ._checks import COORD_LIMIT, check_coord
 from .notation import format_cells, format_tiles, parse_cells, quoted, tile_word
 from .tiles import check_tile, tile_code
 
-__all__ = ["Action", "Move", "MoveKind", "format_move", "parse_move"]
+__all__ = ["Action", "Move", "MoveKind", "format_move", "moves_from_arrays", "parse_move"]
 
 _MOVE_FORMS = "placements like 'R1@0,0 R2@0,1', 'x R1 B4', 'pass' or (Qwirkle Cubes) 'r R1 B4'"
 _ARROW = "->"
@@ -186,6 +188,49 @@ def _rebuild(kind: str, placements: tuple[tuple[int, int, int], ...], tiles: tup
     m = Move.__new__(Move)
     m._init(MoveKind(kind), placements, tiles, score, faces)
     return m
+
+
+# the slots' own setters, which a frozen Move's __setattr__ does not go through: the
+# fastest way to fill thousands of them (moves_from_arrays)
+_SLOT_SETTERS = tuple(Move.__dict__[name].__set__ for name in ("kind", "placements", "tiles", "score", "faces"))
+
+
+def moves_from_arrays(rows: np.ndarray, cols: np.ndarray, tiles: np.ndarray, counts: np.ndarray, scores: np.ndarray) -> list[Move]:
+    """Placements given as arrays, as :meth:`Game.legal_move_arrays` returns them: move
+    ``i`` puts ``tiles[i, j]`` on ``(rows[i, j], cols[i, j])`` for ``j < counts[i]``
+    and scores ``scores[i]``. rows, cols, tiles: int[n, 6]; counts, scores: int[n].
+
+    The same checks as ``Move(placements, score)``, made on the whole arrays at once
+    (so building many moves costs little more than the tuples); slots past a move's
+    count are ignored. ValueError when a count is outside 1..6, a tile outside 0..35
+    or a coordinate with ``|x| >= 2**31``.
+    """
+    counts = np.asarray(counts)
+    if len(counts) == 0:
+        return []
+    if counts.min() < 1 or counts.max() > 6:
+        raise ValueError("a placement has 1 to 6 tiles")
+    rows, cols, tiles = (np.asarray(a)[:, :6] for a in (rows, cols, tiles))
+    unused = np.arange(6) >= counts[:, None]
+    bad = (tiles < 0) | (tiles > 35) | (np.abs(rows) >= COORD_LIMIT) | (np.abs(cols) >= COORD_LIMIT)
+    if not np.all(bad <= unused):
+        raise ValueError("a tile outside 0..35 or a coordinate with |x| >= 2**31 in the placements")
+    # the engine lists a placement's cells in (row, col) order already: sort only if not
+    later = (rows[:, 1:] > rows[:, :-1]) | ((rows[:, 1:] == rows[:, :-1]) & (cols[:, 1:] > cols[:, :-1]))
+    in_order = bool(np.all(later | unused[:, 1:]))
+    new, place = Move.__new__, MoveKind.PLACE
+    set_kind, set_placements, set_tiles, set_score, set_faces = _SLOT_SETTERS
+    out = []
+    for r, c, t, k, score in zip(rows.tolist(), cols.tolist(), tiles.tolist(), counts.tolist(), scores.tolist()):
+        placements = tuple(zip(r[:k], c[:k], t[:k])) if in_order else tuple(sorted(zip(r[:k], c[:k], t[:k])))
+        m = new(Move)
+        set_kind(m, place)
+        set_placements(m, placements)
+        set_tiles(m, tuple(t[:k]) if in_order else tuple(x for _, _, x in placements))
+        set_score(m, score)
+        set_faces(m, ())
+        out.append(m)
+    return out
 
 
 def format_move(move: Move) -> str:

@@ -16,6 +16,18 @@ Modules, each importing only those above it:
 ``policies``  random, greedy and heuristic choices; the heuristic's reply search
 ``mc``        determinization, playouts, move evaluation, the Monte Carlo agent
 ``agents``    one turn of any agent (the dispatch on the agent id) and the agents' scratch
-``cubes``     Qwirkle Cubes: the bag of colours, rolls, re-rolls, every agent's turn, playouts, its batch loop
-``batch``     many complete games in parallel, one row of results per game
+``cubes``     Qwirkle Cubes: the bag of colours, rolls, re-rolls, every agent's turn, playouts, its batch kernel
+``batch``     many complete games, one row of results per game (a kernel per agent set)
+
+Compile time and speed (issue 13; figures in docs/architecture.md, "Performance"):
+
+- A call from Python compiles the kernel and everything it calls into one library
+  (cached on disk); an argument that is a constant in the caller (``step(c, d, 1)``)
+  is a literal type to numba, and each literal value compiles another specialisation.
+  So: no default arguments on kernels (an omitted argument is one more), loop-carried
+  counters start as ``np.int64(0)``, and a batch runs only the kernel its agents need.
+- Reference counts: numba counts the references of the arrays a call passes, with
+  atomic operations where it cannot prove them balanced. The hot loops pass arrays one
+  by one (not the state tuple), and their callees end in one exit that still uses
+  their arrays (:func:`._jit.keep`), which lets numba drop the pairs.
 """

@@ -9,12 +9,14 @@ import numba
 CACHE = os.environ.get("QWIRKLE_NO_CACHE", "") in ("", "0")
 
 
-def drop_stale_cache(folder=Path(__file__).parent):
+def drop_stale_cache(folder=Path(__file__).parent, cache=None):
     """Numba's on-disk cache notices edits to a kernel's own file only, not to the
     kernels it calls from other files (which it compiles in). So the whole cache is
-    dropped whenever any kernel source changes (an upgrade, or a developer's edit): the
-    stamp beside it is a hash of every kernel file."""
-    cache = folder / "__pycache__"
+    dropped whenever any kernel source in ``folder`` changes (an upgrade, or a
+    developer's edit): the stamp beside it is a hash of every kernel file. ``cache``:
+    the cache folder (default ``folder/__pycache__``; numba's choice, under
+    ``NUMBA_CACHE_DIR`` when that is set, is :func:`cache_folder`)."""
+    cache = folder / "__pycache__" if cache is None else cache
     digest = hashlib.sha256(b"".join(p.read_bytes() for p in sorted(folder.glob("*.py")))).hexdigest()
     stamp = cache / "kernels.stamp"
     try:
@@ -23,7 +25,7 @@ def drop_stale_cache(folder=Path(__file__).parent):
     except OSError:
         pass
     try:
-        cache.mkdir(exist_ok=True)
+        cache.mkdir(parents=True, exist_ok=True)
         for f in cache.glob("*.nb[ic]"):
             f.unlink(missing_ok=True)
         stamp.write_text(digest)
@@ -31,8 +33,42 @@ def drop_stale_cache(folder=Path(__file__).parent):
         pass
 
 
+def _here():
+    """A function of this folder, for :func:`cache_folder` (every kernel file here
+    shares one cache folder)."""
+
+
+def _cache_impl(func):
+    from numba.core.caching import CompileResultCacheImpl
+
+    return CompileResultCacheImpl(func)
+
+
+def cache_folder():
+    """The folder numba keeps the kernels' disk cache in: ``_kernels/__pycache__``, or
+    one under ``NUMBA_CACHE_DIR`` when that is set (or elsewhere for a read-only
+    install). None when numba finds none."""
+    try:
+        return Path(_cache_impl(_here).locator.get_cache_path())
+    except RuntimeError:  # numba: no locator for this file
+        return None
+
+
+def is_cached(kernel):
+    """Whether the dispatcher ``kernel`` has an index in the disk cache, so that its
+    first call loads it rather than compiling it (a cache of an older numba, or of
+    other argument types, still compiles)."""
+    if not CACHE:
+        return False
+    try:
+        impl = _cache_impl(kernel.py_func)
+    except RuntimeError:
+        return False
+    return (Path(impl.locator.get_cache_path()) / f"{impl.filename_base}.nbi").exists()
+
+
 if CACHE:
-    drop_stale_cache()
+    drop_stale_cache(cache=cache_folder())
 
 
 def njit(*args, **kwargs):
@@ -42,3 +78,9 @@ def njit(*args, **kwargs):
     if args and callable(args[0]):
         return numba.njit(**kwargs)(args[0])
     return numba.njit(*args, **kwargs)
+
+
+@njit
+def keep(*arrays):
+    """Nothing: a use of ``arrays`` that keeps them alive to this point (see
+    :mod:`._kernels`, on reference counts)."""

@@ -7,8 +7,9 @@ an import cycle. The batch loop (:mod:`.batch`) and ``Game.play_agent`` both cal
 :func:`take_turn`, so a turn is played the same way in a batch and move by move.
 
 To add an agent: its name and parameters in :data:`.layout.AGENT_PARAMS` (the spec
-columns follow), its choice in :func:`.policies.choose` (or a kernel of its own and a
-branch in :func:`take_turn` for an agent that searches). The batch loop does not change.
+columns follow), its choice in :func:`.policies.play_turns` (or a kernel of its own and a
+branch in :func:`search_turn` for an agent that searches; :func:`.batch.kernel_for`
+then plays its batches with ``run_any``). The batch loop does not change.
 """
 
 import numpy as np
@@ -22,6 +23,7 @@ from .layout import (  # ids, kinds and spec rows are also read from here by the
     CAND_COLS,
     EXCHANGE,
     G_BAG,
+    G_TURNS,
     GREEDY,
     HEURISTIC,
     MAX_CANDIDATES,
@@ -38,7 +40,7 @@ from .layout import (  # ids, kinds and spec rows are also read from here by the
     make_spec,
 )
 from .mc import mc_choose
-from .policies import reply_choose, take_turn_simple
+from .policies import HEURISTIC_WORK, play_turns, reply_choose, simple_turn
 from .state import NTILES
 
 AGENTS = AGENT_IDS
@@ -48,7 +50,8 @@ __all__ = ["ACT_SIZE", "AGENTS", "EXCHANGE", "GREEDY", "HEURISTIC", "MONTE_CARLO
 @njit
 def new_agent_scratch():
     """The :class:`.layout.AgentScratch` of one thread: everything an agent may need
-    beyond its game (move values, a sim game for playouts, the root scratch)."""
+    beyond its game (move values, the heuristic's scratch, a sim game for playouts,
+    the root scratch)."""
     sim, smoves = new_state()
     root = RootScratch(
         np.zeros(NTILES, np.int64),
@@ -59,7 +62,24 @@ def new_agent_scratch():
         np.zeros(SPEC_COLS, np.float64),
         new_undo(),
     )
-    return AgentScratch(np.zeros(1024, np.float64), sim, smoves, np.zeros(1024, np.float64), root)
+    return AgentScratch(np.zeros(1024, np.float64), np.zeros(HEURISTIC_WORK, np.float64), sim, smoves, np.zeros(1024, np.float64), root)
+
+
+@njit(inline="always")  # into the heuristic batch loop and take_turn
+def search_turn(spec, gs, moves, scratch, mc):
+    """One turn of an agent that searches this turn (not a
+    :func:`.policies.simple_turn`; ``mc``: whether the Monte Carlo agent may be one, a
+    constant at each call site). Returns the move buffer."""
+    moves, n = legal_moves(gs, moves, False)
+    values = scratch.values
+    if values.shape[0] < n:
+        values = np.zeros(n, np.float64)
+    if mc and int(spec[SPEC_ID]) == MONTE_CARLO:
+        mc_choose(spec, gs, moves, n, values, scratch)
+    else:
+        reply_choose(spec, gs, moves, n, values, scratch.sim_moves, scratch.root.undo)
+    apply_act(gs)
+    return moves
 
 
 @njit
@@ -69,16 +89,9 @@ def take_turn(spec, gs, moves, scratch):
     ``scratch`` is :func:`new_agent_scratch`'s tuple (used in place). Returns the
     (maybe grown) move buffer.
     """
-    agent = int(spec[SPEC_ID])
-    if agent != MONTE_CARLO and not (agent == HEURISTIC and spec[P_HEUR_REPLY] > 0 and gs.gmeta[G_BAG] <= spec[P_HEUR_HORIZON]):
-        return take_turn_simple(spec, gs, moves, scratch.values)
-    moves, n = legal_moves(gs, moves)
-    values = scratch.values
-    if values.shape[0] < n:
-        values = np.zeros(n, np.float64)
-    if agent == MONTE_CARLO:
-        mc_choose(spec, gs, moves, n, values, scratch)
-    else:
-        reply_choose(spec, gs, moves, n, values, scratch.sim_moves, scratch.root.undo)
-    apply_act(gs)
+    board, cross, anchors, bmeta, hands, bag, gmeta, rng, st, act = gs
+    if not simple_turn(int(spec[SPEC_ID]), spec[P_HEUR_REPLY], spec[P_HEUR_HORIZON], gmeta[G_BAG], True):
+        return search_turn(spec, gs, moves, scratch, True)
+    specs = spec.reshape((1, spec.shape[0]))
+    moves, _ = play_turns(specs, board, cross, anchors, bmeta, hands, bag, gmeta, rng, st, act, moves, scratch.values, scratch.work, gmeta[G_TURNS] + 1, True, True)
     return moves

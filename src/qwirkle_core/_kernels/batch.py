@@ -1,11 +1,19 @@
-"""The batch loop: many complete games in parallel, one row of results per game."""
+"""The batch loop: many complete games, one row of results per game.
+
+A batch is played by one of three kernels, the smallest that knows every agent of it
+(:func:`kernel_for`), so a batch compiles only the agents it plays: :func:`run_plain`
+(random and greedy), :func:`run_heuristic` (and the heuristic, with its reply search)
+and :func:`run_any` (every agent, through :func:`.agents.take_turn`). All three play a
+game the same way (the same turns as ``Game.play_agent``), so a game's row depends
+only on its seed and agents. A kernel plays its games one after the other and releases
+the GIL: threads run ranges of a batch side by side (``qwirkle_core.local``).
+"""
 
 import numpy as np
-from numba import prange
 
-from ._jit import njit
+from ._jit import is_cached, njit
 from .actions import new_state
-from .agents import new_agent_scratch, take_turn
+from .agents import new_agent_scratch, search_turn, take_turn
 from .board import clear_board
 from .layout import (
     G_CURRENT,
@@ -16,13 +24,18 @@ from .layout import (
     G_STARTER,
     G_TURNS,
     G_WINNER,
+    GREEDY,
+    HEURISTIC,
+    RANDOM,
     S_PLACED,
     S_STARTER,
     S_TRUNCATED,
     S_TURNS,
     S_WINNER,
+    SPEC_ID,
     STATS,  # noqa: F401  (re-exported: the Python layer sizes the stats array with it)
 )
+from .policies import play_turns
 from .rng import game_seed, seed_streams
 from .state import MAX_TURNS, new_game
 
@@ -37,43 +50,95 @@ def seeds_for(batch_seed, start, count):
 
 
 @njit
-def play_one(seed, specs, rule_opening, gs, moves, scratch):
-    """Play one game from ``seed`` to the end, seat p played by ``specs[p]``.
-
-    Returns the (maybe grown) move buffer.
-    """
-    gmeta = gs.gmeta
+def _start(gs, seed, players, rule_opening):
+    """Set ``gs`` up for a new game from ``seed``."""
     clear_board(gs.board, gs.cross, gs.anchors, gs.bmeta)
     seed_streams(gs.rng, seed)
-    new_game(gs.hands, gs.bag, gmeta, gs.rng, specs.shape[0], rule_opening)
-    while gmeta[G_OVER] == 0 and gmeta[G_TURNS] < MAX_TURNS:
-        moves = take_turn(specs[gmeta[G_CURRENT]], gs, moves, scratch)
-    return moves
+    new_game(gs.hands, gs.bag, gs.gmeta, gs.rng, players, rule_opening)
 
 
-@njit(parallel=True)
-def run_games(seeds, specs, rule_opening, scores, qwirkles, stats, nchunks):
-    """Play ``len(seeds)`` games, ``nchunks`` chunks in parallel, each with its own state.
+@njit
+def _record(gmeta, g, scores, qwirkles, stats):
+    """Write the row of finished game ``g``."""
+    for p in range(scores.shape[1]):
+        scores[g, p] = gmeta[G_SCORE + p]
+        qwirkles[g, p] = gmeta[G_QWIRKLES + p]
+    truncated = gmeta[G_OVER] == 0
+    stats[g, S_WINNER] = -1 if truncated else gmeta[G_WINNER]
+    stats[g, S_TURNS] = gmeta[G_TURNS]
+    stats[g, S_PLACED] = gmeta[G_PLACED]
+    stats[g, S_STARTER] = gmeta[G_STARTER]
+    stats[g, S_TRUNCATED] = 1 if truncated else 0
 
-    ``specs``: float64[players, SPEC_COLS], one agent spec per seat. Outputs (one row
-    per game): ``scores`` int32[G, P], ``qwirkles`` int16[G, P], ``stats``
-    int32[G, STATS] (columns ``S_*`` of :mod:`.layout`). The result of a game depends
-    only on its seed.
-    """
-    ngames = seeds.shape[0]
-    players = specs.shape[0]
-    for ch in prange(nchunks):
-        gs, moves = new_state()
-        scratch = new_agent_scratch()
-        gmeta = gs.gmeta
-        for g in range(ch * ngames // nchunks, (ch + 1) * ngames // nchunks):
-            moves = play_one(seeds[g], specs, rule_opening, gs, moves, scratch)
-            for p in range(players):
-                scores[g, p] = gmeta[G_SCORE + p]
-                qwirkles[g, p] = gmeta[G_QWIRKLES + p]
-            truncated = gmeta[G_OVER] == 0
-            stats[g, S_WINNER] = -1 if truncated else gmeta[G_WINNER]
-            stats[g, S_TURNS] = gmeta[G_TURNS]
-            stats[g, S_PLACED] = gmeta[G_PLACED]
-            stats[g, S_STARTER] = gmeta[G_STARTER]
-            stats[g, S_TRUNCATED] = 1 if truncated else 0
+
+@njit(nogil=True)
+def run_plain(seeds, specs, rule_opening, scores, qwirkles, stats):
+    """Play ``len(seeds)`` games of random and greedy agents, ``specs[p]`` (float64[
+    players, SPEC_COLS]) in seat p. Outputs (one row per game): ``scores`` int32[G, P],
+    ``qwirkles`` int16[G, P], ``stats`` int32[G, STATS] (columns ``S_*`` of
+    :mod:`.layout`). The result of a game depends only on its seed."""
+    gs, moves = new_state()
+    board, cross, anchors, bmeta, hands, bag, gmeta, rng, st, act = gs
+    values = np.zeros(0, np.float64)
+    for g in range(seeds.shape[0]):
+        _start(gs, seeds[g], specs.shape[0], rule_opening)
+        moves, values = play_turns(specs, board, cross, anchors, bmeta, hands, bag, gmeta, rng, st, act, moves, values, values, MAX_TURNS, True, False)
+        _record(gmeta, g, scores, qwirkles, stats)
+
+
+@njit(nogil=True)
+def run_heuristic(seeds, specs, rule_opening, scores, qwirkles, stats):
+    """:func:`run_plain` for batches with heuristic agents too."""
+    gs, moves = new_state()
+    board, cross, anchors, bmeta, hands, bag, gmeta, rng, st, act = gs
+    scratch = new_agent_scratch()
+    values, work = scratch.values, scratch.work
+    for g in range(seeds.shape[0]):
+        _start(gs, seeds[g], specs.shape[0], rule_opening)
+        while gmeta[G_OVER] == 0 and gmeta[G_TURNS] < MAX_TURNS:
+            moves, values = play_turns(specs, board, cross, anchors, bmeta, hands, bag, gmeta, rng, st, act, moves, values, work, MAX_TURNS, True, True)
+            if gmeta[G_OVER] == 0 and gmeta[G_TURNS] < MAX_TURNS:  # a reply search is due
+                moves = search_turn(specs[gmeta[G_CURRENT]], gs, moves, scratch, False)
+        _record(gmeta, g, scores, qwirkles, stats)
+
+
+@njit(nogil=True)
+def run_any(seeds, specs, rule_opening, scores, qwirkles, stats):
+    """:func:`run_plain` for batches with any agents (each turn through
+    :func:`.agents.take_turn`)."""
+    gs, moves = new_state()
+    scratch = new_agent_scratch()
+    gmeta = gs.gmeta
+    for g in range(seeds.shape[0]):
+        _start(gs, seeds[g], specs.shape[0], rule_opening)
+        while gmeta[G_OVER] == 0 and gmeta[G_TURNS] < MAX_TURNS:
+            moves = take_turn(specs[gmeta[G_CURRENT]], gs, moves, scratch)
+        _record(gmeta, g, scores, qwirkles, stats)
+
+
+def kernel_for(specs):
+    """The batch kernel for the agents of ``specs`` (spec rows, one per seat)."""
+    agents = {int(row[SPEC_ID]) for row in specs}
+    if agents <= {RANDOM, GREEDY}:
+        return run_plain
+    if agents <= {RANDOM, GREEDY, HEURISTIC}:
+        return run_heuristic
+    return run_any
+
+
+# Rough seconds of a cold compile of each kernel on the shared 2-core machine (measured
+# with benchmarks/compare.py's cold start; the compile message of the command line).
+COLD_SECONDS = {"run_plain": 15, "run_heuristic": 30, "run_any": 60}
+
+
+def compile_seconds(specs):
+    """Rough seconds the first call of :func:`kernel_for`'s kernel for ``specs`` spends
+    compiling in this process: 0 when it is in the disk cache (then it is loaded)."""
+    kernel = kernel_for(specs)
+    return 0 if is_cached(kernel) else COLD_SECONDS[kernel.__name__]
+
+
+def run_games(seeds, specs, rule_opening, scores, qwirkles, stats):
+    """Play the games of ``seeds`` with the kernel :func:`kernel_for` picks (see
+    :func:`run_plain` for the arguments)."""
+    kernel_for(specs)(seeds, specs, rule_opening, scores, qwirkles, stats)

@@ -23,8 +23,9 @@ true coordinates are recovered from the bounding box (:func:`unwrap`).
 """
 
 import numpy as np
+from numba.cpython.unsafe.numbers import trailing_zeros
 
-from ._jit import njit
+from ._jit import keep, njit
 from .layout import B_ANCHORS, B_MAXC, B_MAXR, B_MINC, B_MINR, B_TILES, BMETA
 
 GRID_BITS = 7
@@ -47,31 +48,51 @@ def _tables():
         shape_mask[t % 6] |= 1 << t
     # LX[t]: the tiles that may share a line with t (same colour or same shape), t excluded.
     lx = np.array([(color_mask[t // 6] | shape_mask[t % 6]) & ~(1 << t) for t in range(36)], np.int64)
-    # De Bruijn table for the index of the lowest set bit.
-    debruijn = 0x03F79D71B4CB0A89
-    ctz = np.zeros(64, np.int64)
-    for i in range(64):
-        ctz[((debruijn << i) & 0xFFFFFFFFFFFFFFFF) >> 58] = i
-    return color_mask, shape_mask, lx, ctz
+    return color_mask, shape_mask, lx
 
 
-COLOR_MASK, SHAPE_MASK, LX, _CTZ = _tables()
-_DEBRUIJN = np.int64(0x03F79D71B4CB0A89)
+COLOR_MASK, SHAPE_MASK, LX = _tables()
 
 
 @njit
 def lowest_bit_index(low):
-    """Index of the single set bit of ``low`` (a power of two below 2**63)."""
-    return _CTZ[((low * _DEBRUIJN) >> 58) & 63]
+    """Index of the single set bit of ``low`` (a power of two below 2**63): the CPU's
+    count of trailing zeros (LLVM's cttz; a De Bruijn table lookup before)."""
+    return trailing_zeros(low)
 
 
 @njit
 def popcount(x):
-    n = 0
-    while x:
-        x &= x - 1
-        n += 1
-    return n
+    """The number of set bits of ``x`` (0 <= x < 2**62), without a loop."""
+    x = x - ((x >> 1) & 0x5555555555555555)
+    x = (x & 0x3333333333333333) + ((x >> 2) & 0x3333333333333333)
+    x = (x + (x >> 4)) & 0x0F0F0F0F0F0F0F0F
+    return ((x * 0x0101010101010101) >> 56) & 127
+
+
+# A tile set's tiles of colour c are its 6 bits from 6c; those of shape s every sixth
+# bit from s (SHAPE_BITS << s). POP6[m]: the set bits of a 6-bit m.
+POP6 = np.array([bin(m).count("1") for m in range(64)], np.int64)
+SHAPE_BITS = 0x41041041
+
+
+@njit
+def colour_count(tiles, colour):
+    """The tiles of the set ``tiles`` of colour ``colour``."""
+    return POP6[(tiles >> (6 * colour)) & 63]
+
+
+@njit
+def shape_count(tiles, shape):
+    """The tiles of the set ``tiles`` of shape ``shape`` (the six bits summed into bits
+    30..32 by one multiplication)."""
+    return ((((tiles >> shape) & SHAPE_BITS) * SHAPE_BITS) >> 30) & 7
+
+
+@njit
+def group_of(tiles, t):
+    """The most tiles of the set ``tiles`` that share tile ``t``'s colour, or its shape."""
+    return max(colour_count(tiles, t // 6), shape_count(tiles, t % 6))
 
 
 @njit
@@ -139,7 +160,7 @@ def scan_run(board, cell, d, sign):
     return accepted, n, j
 
 
-@njit
+@njit(inline="always")  # into _put's loop (a call there costs its callers reference counts)
 def segment_cross(board, idx, d):
     """Cross-check word of empty cell ``idx`` for direction ``d`` (see module doc)."""
     allowed = ALL
@@ -171,7 +192,7 @@ def _grow_bbox(bmeta, r, c):
         bmeta[B_MAXC] = max(bmeta[B_MAXC], c)
 
 
-@njit
+@njit(inline="always")  # into the three placing kernels
 def _put(board, cross, anchors, bmeta, cells, tiles, n, one_line, log):
     """Put the tiles down and update the masks and anchors. ``one_line``: the tiles
     are one placement (one line), whose two ends need updating only once. When
@@ -214,20 +235,21 @@ def _put(board, cross, anchors, bmeta, cells, tiles, n, one_line, log):
     return logged
 
 
-@njit
-def _place(board, cross, anchors, bmeta, cells, tiles, n, log):
+@njit(inline="always")
+def _grow_bbox_cells(bmeta, cells, n):
+    """Count ``n`` new tiles on wrapped ``cells`` into the tile count and bounding box."""
     for i in range(n):
-        r = unwrap(cells[i] >> GRID_BITS, bmeta[B_MINR])
-        c = unwrap(cells[i] & GMASK, bmeta[B_MINC])
-        _grow_bbox(bmeta, r, c)
+        _grow_bbox(bmeta, unwrap(cells[i] >> GRID_BITS, bmeta[B_MINR]), unwrap(cells[i] & GMASK, bmeta[B_MINC]))
         bmeta[B_TILES] += 1
-    return _put(board, cross, anchors, bmeta, cells, tiles, n, True, log)
 
 
-@njit
+@njit(inline="always")  # into apply_placement
 def place_cells(board, cross, anchors, bmeta, cells, tiles, n):
     """Put ``tiles[:n]`` on wrapped ``cells[:n]`` (already checked legal) and update masks."""
-    _place(board, cross, anchors, bmeta, cells, tiles, n, cross[:0])  # empty log: no copy kept
+    _grow_bbox_cells(bmeta, cells, n)
+    log = cross[:0]  # empty: no copy kept
+    _put(board, cross, anchors, bmeta, cells, tiles, n, True, log)
+    keep(board, cross, anchors, bmeta, cells, tiles, log)
 
 
 @njit
@@ -253,7 +275,8 @@ def place_cells_undoable(board, cross, anchors, bmeta, cells, tiles, n, undo):
     log, anchors_copy, bmeta_copy, count = undo
     anchors_copy[: bmeta[B_ANCHORS]] = anchors[: bmeta[B_ANCHORS]]
     bmeta_copy[:] = bmeta
-    count[0] = _place(board, cross, anchors, bmeta, cells, tiles, n, log)
+    _grow_bbox_cells(bmeta, cells, n)
+    count[0] = _put(board, cross, anchors, bmeta, cells, tiles, n, True, log)
 
 
 @njit

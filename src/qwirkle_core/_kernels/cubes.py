@@ -33,7 +33,6 @@ The tile game never runs these kernels, and none of them is compiled into its ke
 """
 
 import numpy as np
-from numba import prange
 
 from ._jit import njit
 from .actions import legal_moves, new_state, set_fallback, set_place
@@ -91,7 +90,7 @@ from .layout import (
     SPEC_ID,
 )
 from .mc import board_tiles, candidates_from_values, margin, playout_seed, reset_sim
-from .policies import best_index, heuristic_values_given
+from .policies import best_index, heuristic_fill_given
 from .rng import below, mix64, next_u64, seed_streams
 from .scoring import qwirkles_made
 from .state import (
@@ -153,7 +152,7 @@ def new_game(hands, bag, gmeta, rng, players, rule_opening):
     gmeta[G_VARIANT] = CUBES
     for p in range(players):
         roll_top(bag, gmeta, rng, HAND)
-        draw(hands, bag, gmeta, p)
+        draw(hands, bag, gmeta, p, HAND)
     set_opening(hands, gmeta, 0)
 
 
@@ -298,25 +297,26 @@ def apply_act(gs):
 def next_player_odds(hands, gmeta, p_other):
     """The chance that the next player shows each tile on its turn (hands are open, and
     it may re-roll): 1 for a face it shows, else 1 - (5/6)**k for its k cubes of that
-    colour. Into ``p_other`` (float64[NUM_TILE_TYPES])."""
+    colour. Into ``p_other`` (float64[NUM_TILE_TYPES]; nothing is allocated)."""
     q = (gmeta[G_CURRENT] + 1) % gmeta[G_PLAYERS]
-    shows = np.zeros(NUM_TILE_TYPES, np.bool_)
-    count = np.zeros(COLORS, np.int64)
+    shows = 0
     for i in range(gmeta[G_HAND + q]):
-        shows[hands[q, i]] = True
-        count[hands[q, i] // FACES] += 1
-    for t in range(NUM_TILE_TYPES):
-        p_other[t] = 1.0 if shows[t] else 1.0 - (5.0 / 6.0) ** count[t // FACES]
+        shows |= 1 << hands[q, i]
+    for c in range(COLORS):
+        count = 0
+        for i in range(gmeta[G_HAND + q]):
+            count += hands[q, i] // FACES == c
+        for t in range(c * FACES, (c + 1) * FACES):
+            p_other[t] = 1.0 if (shows >> t) & 1 else 1.0 - (5.0 / 6.0) ** count
 
 
 @njit
-def heuristic_values(gs, moves, n, spec, values):
-    """The heuristic's values of the ``n`` placements in a Cubes game: those of the tile
-    game (:func:`.policies.heuristic_values_given`) with the next player's odds of
-    :func:`next_player_odds`."""
-    p_other = np.empty(NUM_TILE_TYPES, np.float64)
-    next_player_odds(gs.hands, gs.gmeta, p_other)
-    return heuristic_values_given(gs, moves, n, spec, values, p_other)
+def heuristic_fill(gs, moves, n, spec, values, work):
+    """The heuristic's values of the ``n`` placements in a Cubes game, into ``values[:n]``:
+    those of the tile game (:func:`.policies.heuristic_fill_given`) with the next
+    player's odds of :func:`next_player_odds`. ``work``: float64[HEURISTIC_WORK] scratch."""
+    next_player_odds(gs.hands, gs.gmeta, work[:NUM_TILE_TYPES])
+    return heuristic_fill_given(gs.board, gs.cross, gs.anchors, gs.bmeta, gs.hands, gs.bag, gs.gmeta, moves, n, spec, values, work)
 
 
 @njit
@@ -387,13 +387,13 @@ def placements(gs, moves, best_only):
 
 
 @njit
-def take_turn_simple(spec, gs, moves, values):
+def take_turn_simple(spec, gs, moves, values, work):
     """One action of a random, greedy or heuristic agent in a Cubes game: a re-roll (see
     :func:`reroll_choice`), else its placement (random: uniform; greedy: the best score;
-    heuristic: the best :func:`heuristic_values`); when stuck, a swap of as many cubes
+    heuristic: the best :func:`heuristic_fill`); when stuck, a swap of as many cubes
     as the bag holds, chosen at random, or a pass (``actions.set_fallback``).
-    ``values``: a float64 scratch (a larger one is made if it is too short). Returns the
-    (maybe grown) move buffer."""
+    ``values``: a float64 scratch (a larger one is made if it is too short); ``work``:
+    the heuristic's (float64[HEURISTIC_WORK]). Returns the (maybe grown) move buffer."""
     agent = int(spec[SPEC_ID])
     moves, n, is_stuck = placements(gs, moves, agent == GREEDY)
     if is_stuck:
@@ -402,7 +402,7 @@ def take_turn_simple(spec, gs, moves, values):
         keep = kept_placement(spec, gs, moves, n) if n > 0 else -1
         if reroll_choice(spec, gs, moves, keep) == 0:
             if agent == HEURISTIC:
-                keep = best_index(heuristic_values(gs, moves, n, spec, values if values.shape[0] >= n else np.zeros(n, np.float64)), n, gs.rng)
+                keep = best_index(heuristic_fill(gs, moves, n, spec, values if values.shape[0] >= n else np.zeros(n, np.float64), work), n, gs.rng)
             set_place(gs.act, moves, keep)
     apply_act(gs)
     return moves
@@ -416,7 +416,7 @@ def take_turn(spec, gs, moves, scratch):
     playout policy would and chooses its placement by playouts (:func:`mc_place`).
     Returns the (maybe grown) move buffer."""
     if int(spec[SPEC_ID]) != MONTE_CARLO:
-        return take_turn_simple(spec, gs, moves, scratch.values)
+        return take_turn_simple(spec, gs, moves, scratch.values, scratch.work)
     policy = scratch.root.policy
     policy[:] = 0
     policy[SPEC_ID] = spec[P_MC_POLICY]
@@ -444,10 +444,11 @@ def determinize(bag, gmeta, rng, stream):
 
 
 @njit
-def playout(sim, moves, values, cand, policy, depth, seed):
+def playout(sim, moves, values, work, cand, policy, depth, seed):
     """One playout of candidate ``cand`` from the (reset) ``sim``: the bag's order and
     every later roll are sampled afresh from ``seed`` (the hands are open, so nothing
-    else is hidden), then ``policy`` plays every seat (see :func:`.mc.playout`).
+    else is hidden), then ``policy`` plays every seat (see :func:`.mc.playout`;
+    ``values`` and ``work``: the policy's scratch, see :func:`take_turn_simple`).
     Returns ``(margin, moves)``."""
     gmeta, rng = sim.gmeta, sim.rng
     player = gmeta[G_CURRENT]
@@ -459,7 +460,7 @@ def playout(sim, moves, values, cand, policy, depth, seed):
     apply_act(sim)
     start = gmeta[G_TURNS]
     while gmeta[G_OVER] == 0 and (depth == 0 or gmeta[G_TURNS] - start < depth) and gmeta[G_TURNS] - root_turn < MAX_TURNS:
-        moves = take_turn_simple(policy, sim, moves, values)
+        moves = take_turn_simple(policy, sim, moves, values, work)
     return margin(gmeta, player), moves
 
 
@@ -473,7 +474,7 @@ def mc_place(spec, gs, moves, n, values, scratch):
     root = scratch.root
     policy, cands = root.policy, root.cands
     if int(policy[SPEC_ID]) == HEURISTIC:
-        heuristic_values(gs, moves, n, policy, values)
+        heuristic_fill(gs, moves, n, policy, values, scratch.work)
     else:
         for i in range(n):
             values[i] = moves[i, M_SCORE]
@@ -492,7 +493,7 @@ def mc_place(spec, gs, moves, n, values, scratch):
         s = playout_seed(base, j)
         for c in range(k):
             reset_sim(sim, rows, cols, tiles, ntiles, gs.hands, gs.bag, gs.gmeta, cells)
-            m, smoves = playout(sim, smoves, svalues, cands[c], policy, depth, s)
+            m, smoves = playout(sim, smoves, svalues, scratch.work, cands[c], policy, depth, s)
             means[c] += m
     act[:] = cands[best_index(means, k, rng)]
 
@@ -513,25 +514,23 @@ def play_one(seed, specs, rule_opening, gs, moves, scratch):
     return moves
 
 
-@njit(parallel=True)
-def run_games(seeds, specs, rule_opening, scores, qwirkles, stats, nchunks):
-    """:func:`.batch.run_games` for Qwirkle Cubes: the same arguments and rows (a game's
-    row depends only on its seed)."""
-    ngames = seeds.shape[0]
-    players = specs.shape[0]
-    for ch in prange(nchunks):
-        gs, moves = new_state()
-        scratch = new_agent_scratch()
-        gmeta = gs.gmeta
-        for g in range(ch * ngames // nchunks, (ch + 1) * ngames // nchunks):
-            moves = play_one(seeds[g], specs, rule_opening, gs, moves, scratch)
-            for p in range(players):
-                scores[g, p] = gmeta[G_SCORE + p]
-                qwirkles[g, p] = gmeta[G_QWIRKLES + p]
-            truncated = gmeta[G_OVER] == 0
-            stats[g, S_WINNER] = -1 if truncated else gmeta[G_WINNER]
-            stats[g, S_TURNS] = gmeta[G_TURNS]
-            stats[g, S_PLACED] = gmeta[G_PLACED]
-            stats[g, S_STARTER] = gmeta[G_STARTER]
-            stats[g, S_TRUNCATED] = 1 if truncated else 0
-
+@njit(nogil=True)
+def run_games(seeds, specs, rule_opening, scores, qwirkles, stats):
+    """:func:`.batch.run_plain` for Qwirkle Cubes, for every agent: the same arguments
+    and rows. It plays its games one after the other and releases the GIL (threads run
+    ranges of a batch side by side, as for the tile game's kernels); a game's row
+    depends only on its seed."""
+    gs, moves = new_state()
+    scratch = new_agent_scratch()
+    gmeta = gs.gmeta
+    for g in range(seeds.shape[0]):
+        moves = play_one(seeds[g], specs, rule_opening, gs, moves, scratch)
+        for p in range(specs.shape[0]):
+            scores[g, p] = gmeta[G_SCORE + p]
+            qwirkles[g, p] = gmeta[G_QWIRKLES + p]
+        truncated = gmeta[G_OVER] == 0
+        stats[g, S_WINNER] = -1 if truncated else gmeta[G_WINNER]
+        stats[g, S_TURNS] = gmeta[G_TURNS]
+        stats[g, S_PLACED] = gmeta[G_PLACED]
+        stats[g, S_STARTER] = gmeta[G_STARTER]
+        stats[g, S_TRUNCATED] = 1 if truncated else 0

@@ -90,11 +90,12 @@ GameState.__doc__ = """One game's arrays as the kernels pass them: the board arr
 (``hands, bag, gmeta, rng``), the move generator's scratch ``gen_scratch``
 (:func:`.movegen.new_scratch_array`) and the action word ``act`` (int64[ACT_SIZE])."""
 
-AgentScratch = namedtuple("AgentScratch", "values sim sim_moves sim_values root")
+AgentScratch = namedtuple("AgentScratch", "values work sim sim_moves sim_values root")
 AgentScratch.__doc__ = """What an agent may need beyond its game, made once per thread:
-``values`` float64[>= moves] (the policies' move values), ``sim`` a scratch
-:class:`GameState` the playouts rebuild from the root, with its move buffer
-``sim_moves`` and values ``sim_values``, and the :class:`RootScratch` ``root``."""
+``values`` float64[>= moves] (the policies' move values), ``work`` the heuristic's
+float64 scratch (``policies.HEURISTIC_WORK``), ``sim`` a scratch :class:`GameState`
+the playouts rebuild from the root, with its move buffer ``sim_moves`` and values
+``sim_values``, and the :class:`RootScratch` ``root``."""
 
 RootScratch = namedtuple("RootScratch", "rows cols tiles cells cands policy undo")
 RootScratch.__doc__ = """The Monte Carlo agent's root position and candidates: the board

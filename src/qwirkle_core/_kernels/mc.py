@@ -40,7 +40,6 @@ from .layout import (
     G_BAG,
     G_CURRENT,
     G_HAND,
-    G_OVER,
     G_PLAYERS,
     G_SCORE,
     G_TURNS,
@@ -59,7 +58,7 @@ from .layout import (
     R_GAME,
     SPEC_ID,
 )
-from .policies import best_index, heuristic_values, take_turn_simple
+from .policies import HEURISTIC_WORK, best_index, heuristic_values, play_turns
 from .rng import below, mix64, next_u64
 from .state import MAX_TURNS, hidden_tiles, insert_sorted
 
@@ -133,24 +132,27 @@ def margin(gmeta, player):
 
 
 @njit
-def playout(sim, moves, values, cand, policy, depth, seed):
+def playout(sim, moves, values, work, cand, policy, depth, seed):
     """One determinized playout of candidate ``cand`` from the (reset) ``sim``.
 
+    ``values`` and ``work`` are the policy's scratch (:func:`.policies.play_simple`).
     Returns ``(margin, moves)``; the move buffer may have grown. The playout stops
     after ``depth`` turns past the candidate (0: at the end of the game), and at the
     latest MAX_TURNS turns after the root.
     """
-    gmeta, rng = sim.gmeta, sim.rng
+    board, cross, anchors, bmeta, hands, bag, gmeta, rng, st, act = sim
     player = gmeta[G_CURRENT]
     rng[R_GAME] = mix64(np.uint64(seed))
     rng[R_AGENTS] = mix64(np.uint64(seed) ^ _PLAYOUT_SALT)
-    determinize(sim.hands, sim.bag, gmeta, player, rng, R_AGENTS)
+    determinize(hands, bag, gmeta, player, rng, R_AGENTS)
     root_turn = gmeta[G_TURNS]
-    sim.act[:] = cand
+    act[:] = cand
     apply_act(sim)
-    start = gmeta[G_TURNS]
-    while gmeta[G_OVER] == 0 and (depth == 0 or gmeta[G_TURNS] - start < depth) and gmeta[G_TURNS] - root_turn < MAX_TURNS:
-        moves = take_turn_simple(policy, sim, moves, values)
+    until = root_turn + MAX_TURNS
+    if depth > 0:
+        until = min(until, gmeta[G_TURNS] + depth)
+    specs = policy.reshape((1, policy.shape[0]))
+    moves, _ = play_turns(specs, board, cross, anchors, bmeta, hands, bag, gmeta, rng, st, act, moves, values, work, until, False, True)
     return margin(gmeta, player), moves
 
 
@@ -206,12 +208,13 @@ def evaluate(rows, cols, tiles, ntiles, hands, bag, gmeta, cands, ncand, policy,
     for ch in prange(nchunks):
         sim, moves = new_state()
         values = np.zeros(moves.shape[0], np.float64)
+        work = np.zeros(HEURISTIC_WORK, np.float64)
         cells = np.zeros(max(ntiles, 1), np.int64)
         for w in range(ch * total // nchunks, (ch + 1) * total // nchunks):
             c = w // playouts
             j = w % playouts
             reset_sim(sim, rows, cols, tiles, ntiles, hands, bag, gmeta, cells)
-            m, moves = playout(sim, moves, values, cands[c], policy, depth, playout_seed(seed, j))
+            m, moves = playout(sim, moves, values, work, cands[c], policy, depth, playout_seed(seed, j))
             out[c, j] = m
     return out
 
@@ -249,6 +252,6 @@ def mc_choose(spec, gs, moves, n, values, scratch):
         s = playout_seed(base, j)
         for c in range(k):
             reset_sim(sim, rows, cols, tiles, ntiles, gs.hands, gs.bag, gs.gmeta, cells)
-            m, smoves = playout(sim, smoves, svalues, cands[c], policy, depth, s)
+            m, smoves = playout(sim, smoves, svalues, scratch.work, cands[c], policy, depth, s)
             means[c] += m
     act[:] = cands[best_index(means, k, rng)]

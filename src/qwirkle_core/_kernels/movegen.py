@@ -20,8 +20,8 @@ retries with more room); :func:`move_coords` gives the moves' true coordinates.
 
 import numpy as np
 
-from ._jit import njit
-from .board import ALL, LX, NSHIFT, line_points, lowest_bit_index, scan_run, step, true_col, true_row
+from ._jit import keep, njit
+from .board import ALL, LX, NSHIFT, group_of, line_points, lowest_bit_index, scan_run, step, true_col, true_row
 from .layout import B_ANCHORS, B_TILES, M_CELL, M_N, M_SCORE, M_TILE, MOVE_COLS
 
 # Rows of the search scratch, one column per depth (tiles placed so far).
@@ -153,54 +153,118 @@ def _grow(board, cross, hand, d, s, first, left, allowed0, len0, min_n, exact_n,
     return count
 
 
+@njit(inline="always")  # one call site
+def _bound(board, cross, hand, a, d, n_before, can_left, most):
+    """An upper bound of the score of the placements grown from anchor ``a`` along
+    ``d`` (:func:`_grow`) with at most ``most`` tiles (``can_left``: the line may also
+    grow into the cells before the anchor).
+
+    Their tiles fill ``a``, then the next empty cells along ``d`` (each must take a tile
+    of the hand), and with ``can_left`` the free cells before ``a`` (which touch no
+    tile). Walking the cells they could fill gives the longest line they could make (at
+    most 6 tiles) and the most points of the lines they could make across it.
+    """
+    perp = 1 - d
+    length = n_before
+    placed = 0
+    xpts = 0
+    p = a
+    while placed < most and hand & cross[p, 0] & cross[p, 1]:
+        placed += 1
+        length += 1
+        k = cross[p, perp] >> NSHIFT
+        if k:
+            xpts += line_points(k + 1)
+        p = step(p, d, 1)
+        while board[p] >= 0:
+            length += 1
+            p = step(p, d, 1)
+    if can_left:
+        length += most - placed
+    return max(xpts + line_points(min(length, 6)), 1)
+
+
 @njit
-def generate(board, cross, anchors, bmeta, hand, opening_len, moves, st, best_only=False):
+def generate(board, cross, anchors, bmeta, hand, opening_len, moves, st, best_only):
     """Write every legal placement of the tile set ``hand`` (36-bit int) to ``moves``,
     or with ``best_only`` just those of the highest score (in the same order).
 
     On an empty board the openings are the horizontal lines starting at (0, 0) and
     running right, of exactly ``opening_len`` tiles (any length when 0).
     Returns the number of moves (see the module doc on capacity).
+
+    With ``best_only`` the search starts from the best single tile's score (a score
+    some move reaches) and skips an anchor and direction whose bound (:func:`_bound`)
+    is below the best score found so far: none of its moves could be kept, so the
+    moves kept and their order are those of the full search.
     """
-    if hand == 0:
-        return 0
-    st[_BEST, 0] = 0
-    if bmeta[B_TILES] == 0:
-        return _grow(board, cross, hand, 0, 0, hand, -1, ALL, 0, 1, opening_len, moves, 0, st, best_only)
+    empty = bmeta[B_TILES] == 0
+    nanchors = 0 if hand == 0 else bmeta[B_ANCHORS]
     # Tiles of the hand that share a line with another of its tiles: only they can
-    # start a line of two or more.
+    # start a line of two or more; and the largest group of the hand.
     paired = 0
+    biggest = 0
     rest = hand
     while rest:
         low = rest & -rest
-        if LX[lowest_bit_index(low)] & hand:
+        t = lowest_bit_index(low)
+        if LX[t] & hand:
             paired |= low
+        if best_only:
+            biggest = max(biggest, group_of(hand, t))
         rest ^= low
-    count = 0
-    for i in range(bmeta[B_ANCHORS]):
-        a = anchors[i]
-        need = hand & cross[a, 0] & cross[a, 1]
-        if need == 0:
-            continue
-        for d in range(2):
-            allowed, n_before, before = scan_run(board, a, d, -1)
+    best = 0
+    if best_only and not empty:
+        for i in range(nanchors):
+            a = anchors[i]
+            w0, w1 = cross[a, 0], cross[a, 1]
+            if hand & w0 & w1:
+                best = max(best, line_points(1 + (w0 >> NSHIFT)) + line_points(1 + (w1 >> NSHIFT)))
+    count = np.int64(0)  # not a literal 0: that would type (and compile) the search twice
+    # One search per job: the opening on an empty board, else an anchor and a direction
+    # (one call site, so the inlined search is compiled once).
+    for job in range((1 if hand else 0) if empty else 2 * nanchors):
+        if empty:
+            a, d, first, left, allowed, n_before, min_n, exact_n = 0, 0, hand, -1, ALL, 0, 1, opening_len
+        else:
+            a = anchors[job >> 1]
+            d = job & 1
+            need = hand & cross[a, 0] & cross[a, 1]
+            first = need if d == 0 else need & paired
+            if first == 0:
+                continue
+            word = cross[a, d]
+            after = step(a, d, 1)
+            if board[after] < 0:  # the word counts the run before the anchor only
+                allowed, n_before = word & ALL, word >> NSHIFT
+                before = step(a, d, -1 - n_before)
+            else:
+                allowed, n_before, before = scan_run(board, a, d, -1)
+            if best_only:
+                # The line holds tiles of one colour or one shape that every tile next to
+                # the anchor along d accepts.
+                if word >> NSHIFT:
+                    most = group_of(hand & word & ALL, board[step(a, d, -1)] if n_before else board[after])
+                else:
+                    most = biggest
+                if _bound(board, cross, hand, a, d, n_before, n_before == 0, most) < best:
+                    continue
             left = before if n_before == 0 and _free(board, cross, before) else -1
-            first = need
-            if d == 1:
-                first &= paired
-                if first == 0:
-                    break
-                # A column of two or more needs a cell above it or one below its run.
-                if left < 0:
-                    below = scan_run(board, a, 1, 1)[2]
-                    if hand & cross[below, 0] & cross[below, 1] == 0:
-                        break
-            count = _grow(board, cross, hand, d, a, first, left, allowed, n_before, 1 + d, 0, moves, count, st, best_only)
+            # A column of two or more needs a cell above it or one below its run.
+            if d == 1 and left < 0:
+                below = step(a, 1, 1 + (word >> NSHIFT) - n_before)
+                if hand & cross[below, 0] & cross[below, 1] == 0:
+                    continue
+            min_n, exact_n = 1 + d, 0
+        st[_BEST, 0] = best
+        count = _grow(board, cross, hand, d, a, first, left, allowed, n_before, min_n, exact_n, moves, count, st, best_only)
+        best = st[_BEST, 0]
+    keep(board, cross, anchors, bmeta, moves, st)
     return count
 
 
 @njit
-def generate_all(board, cross, anchors, bmeta, hand, opening_len, moves, st, best_only=False):
+def generate_all(board, cross, anchors, bmeta, hand, opening_len, moves, st, best_only):
     """:func:`generate` into a buffer grown until every move fits: ``(moves, n)``."""
     n = generate(board, cross, anchors, bmeta, hand, opening_len, moves, st, best_only)
     if n > moves.shape[0]:

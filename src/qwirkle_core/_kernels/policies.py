@@ -11,15 +11,17 @@ search (:func:`reply_choose`) and the Monte Carlo agent (:mod:`.mc`) are dispatc
 
 import numpy as np
 
-from ._jit import njit
-from .actions import apply_act, legal_moves, set_fallback, set_place
+from ._jit import keep, njit
+from .actions import apply_action, apply_placement, fallback, set_fallback, set_place
 from .board import EMPTY, LX, NSHIFT, line_direction, line_points, lowest_bit_index, place_cells_undoable, popcount, scan_run, take_back
 from .layout import (
     B_ANCHORS,
     G_BAG,
     G_CURRENT,
     G_HAND,
+    G_OVER,
     G_PLAYERS,
+    G_TURNS,
     GREEDY,
     HEURISTIC,
     M_CELL,
@@ -27,11 +29,13 @@ from .layout import (
     M_SCORE,
     M_TILE,
     MAX_SAMPLES,
+    MOVE_COLS,
     P_HEUR_BREADTH,
     P_HEUR_DANGER,
     P_HEUR_DUP,
     P_HEUR_FOLLOW,
     P_HEUR_GROUP,
+    P_HEUR_HORIZON,
     P_HEUR_REPLY,
     P_HEUR_SAMPLES,
     P_HEUR_SETUP,
@@ -39,9 +43,9 @@ from .layout import (
     RANDOM,
     SPEC_ID,
 )
-from .movegen import generate_all
+from .movegen import generate, generate_all
 from .rng import below
-from .state import NUM_TILE_TYPES, hand_mask, hidden_tiles, largest_group, unseen_counts
+from .state import NUM_TILE_TYPES, hand_mask, hidden_tiles, largest_group, opening_len, unseen_counts
 
 
 @njit
@@ -55,22 +59,26 @@ def best_index(values, n, rng):
     for i in range(n):
         ties += values[i] == top
     r = below(rng, R_AGENTS, ties) if ties > 1 else 0
+    chosen = -1
     for i in range(n):
-        if values[i] == top:
+        if chosen < 0 and values[i] == top:
             if r == 0:
-                return i
+                chosen = i
             r -= 1
-    return 0
+    keep(values, rng)
+    return max(chosen, 0)
 
 
 @njit
 def _line_chances(p_other, leave, allowed, fits):
     """Risk and promise of one line of 4 or 5 whose missing tiles are ``allowed`` and
     of which ``fits`` fit an open end (see :func:`_open_lines`)."""
+    risk = 0.0
+    counts = False
     if popcount(allowed) == 1:  # a line of 5: its one missing tile, if it fits an end
-        if fits == 0:
-            return 0.0, 0.0
-        risk = p_other[lowest_bit_index(fits)]
+        if fits:
+            risk = p_other[lowest_bit_index(fits)]
+            counts = True
     elif fits == allowed:  # a line of 4: both missing tiles, each fitting an end
         risk = 1.0
         rest = allowed
@@ -78,15 +86,15 @@ def _line_chances(p_other, leave, allowed, fits):
             low = rest & -rest
             risk *= p_other[lowest_bit_index(low)]
             rest ^= low
-    else:
-        return 0.0, 0.0
-    return risk, (1.0 - risk if allowed & leave == allowed else 0.0)
+        counts = True
+    keep(p_other)
+    return risk, (1.0 - risk if counts and allowed & leave == allowed else 0.0)
 
 
 @njit
-def _open_lines(board, cross, move, leave, p_other):
-    """Risk and promise of the lines of 4 and 5 through a placement (a row of a move
-    buffer; for two tiles or more they are on ``board``, ``cross`` is still from
+def _open_lines(board, cross, moves, m, leave, p_other):
+    """Risk and promise of the lines of 4 and 5 through placement ``m`` of a move
+    buffer (for two tiles or more they are on ``board``, ``cross`` is still from
     before the placement).
 
     Such a line becomes a Qwirkle once its missing tiles (1 or 2) are added at its
@@ -97,13 +105,13 @@ def _open_lines(board, cross, move, leave, p_other):
     before the placement (an estimate). Lines across the placement are measured from
     the cross words and walked only when they have 4 or 5 tiles.
     """
-    k = move[M_N]
-    d = line_direction(k, move[M_CELL], move[M_CELL + min(k - 1, 1)])
+    k = moves[m, M_N]
+    d = line_direction(k, moves[m, M_CELL], moves[m, M_CELL + min(k - 1, 1)])
     risk = 0.0
     promise = 0.0
     for i in range(k + 1):
         j = max(i - 1, 0)
-        cell = move[M_CELL + j]
+        cell = moves[m, M_CELL + j]
         dd = d if i == 0 else 1 - d
         if i > 0 or k == 1:
             n = 1 + (cross[cell, dd] >> NSHIFT)
@@ -114,25 +122,19 @@ def _open_lines(board, cross, move, leave, p_other):
         n = 1 + n_left + n_right
         if n < 4 or n > 5:
             continue
-        allowed = LX[move[M_TILE + j]] & left & right
+        allowed = LX[moves[m, M_TILE + j]] & left & right
         r, pr = _line_chances(p_other, leave, allowed, allowed & (cross[a, 1 - dd] | cross[b, 1 - dd]))
         risk += r
         promise += pr
+    keep(board, cross, moves, p_other)
     return risk, promise
 
 
-@njit
-def _insert_by(order, n, t, key):
-    """Insert ``t`` into ``order[:n]``, kept in decreasing order of ``key``."""
-    i = n
-    while i > 0 and key[order[i - 1]] < key[t]:
-        order[i] = order[i - 1]
-        i -= 1
-    order[i] = t
+HEURISTIC_WORK = 2 * NUM_TILE_TYPES + 4  # float64 scratch of heuristic_fill
 
 
 @njit
-def heuristic_values(gs, moves, n, spec, values):
+def heuristic_fill(board, cross, anchors, bmeta, hands, bag, gmeta, moves, n, spec, values, work):
     """Heuristic value of each of the ``n`` placements, into ``values[:n]``.
 
     value = points + group * (largest group in the leave) - dup * (duplicate tiles
@@ -141,45 +143,54 @@ def heuristic_values(gs, moves, n, spec, values):
     single-tile score a leave tile has on the board now); see :func:`_open_lines`.
     The group and dup terms count only while the bag has tiles. (``reply``,
     ``breadth``, ``horizon`` and ``samples`` are used by :func:`reply_choose` late in
-    the game.)
+    the game.) ``work`` is a float64 scratch of HEURISTIC_WORK values (nothing is
+    allocated per turn).
     """
-    hands, gmeta = gs.hands, gs.gmeta
+    p_other = work[:NUM_TILE_TYPES]
+    p_copies = work[2 * NUM_TILE_TYPES :]
     p = gmeta[G_CURRENT]
-    unseen = np.empty(NUM_TILE_TYPES, np.int64)
-    total = unseen_counts(hands, gs.bag, gmeta, p, unseen)
+    total = unseen_counts(hands, bag, gmeta, p, p_other)  # the counts first, in place
     # Chance that the next player's h tiles, drawn from the U unseen ones, hold at least
     # one of the u copies of a tile: 1 - C(U - u, h) / C(U, h) (exact, hypergeometric;
     # 0 or 1 once the bag is empty and the unseen tiles are that hand); u is 0..3.
     h = gmeta[G_HAND + (p + 1) % gmeta[G_PLAYERS]]
-    p_copies = np.empty(4, np.float64)
     for u in range(4):
         miss = 1.0
         for i in range(h):
             miss *= max(total - u - i, 0) / max(total - i, 1)
         p_copies[u] = 1.0 - miss
-    p_other = np.empty(NUM_TILE_TYPES, np.float64)
     for t in range(NUM_TILE_TYPES):
-        p_other[t] = p_copies[unseen[t]]
-    return heuristic_values_given(gs, moves, n, spec, values, p_other)
+        p_other[t] = p_copies[int(p_other[t])]
+    heuristic_fill_given(board, cross, anchors, bmeta, hands, bag, gmeta, moves, n, spec, values, work)
+    keep(board, cross, anchors, bmeta, hands, bag, gmeta, moves, spec, values, work, p_other, p_copies)
+    return values
 
 
-@njit(inline="always")  # the body of heuristic_values, inlined there as it was before the split
-def heuristic_values_given(gs, moves, n, spec, values, p_other):
-    """:func:`heuristic_values` with ``p_other`` given: float64[NUM_TILE_TYPES], the chance
-    that the next player holds each tile (Qwirkle Cubes reckons it from the open hands)."""
-    board, cross, hands, gmeta = gs.board, gs.cross, gs.hands, gs.gmeta
+@njit(inline="always")  # into heuristic_fill (the tile game's code as before the split) and cubes.heuristic_fill
+def heuristic_fill_given(board, cross, anchors, bmeta, hands, bag, gmeta, moves, n, spec, values, work):
+    """:func:`heuristic_fill` with the next player's chances given: ``work[:NUM_TILE_TYPES]``
+    holds the chance that the next player holds each tile (Qwirkle Cubes reckons it from
+    the open hands); the rest of ``work`` is scratch."""
     w_group, w_dup, w_danger = spec[P_HEUR_GROUP], spec[P_HEUR_DUP], spec[P_HEUR_DANGER]
     w_setup, w_follow = spec[P_HEUR_SETUP], spec[P_HEUR_FOLLOW]
+    p_other = work[:NUM_TILE_TYPES]
+    follow = work[NUM_TILE_TYPES : 2 * NUM_TILE_TYPES]
     p = gmeta[G_CURRENT]
-    held = np.zeros(NUM_TILE_TYPES, np.int64)
+    # The hand as a tile set, and the tiles it holds twice or more.
+    hand = 0
+    dups = 0
     size = gmeta[G_HAND + p]
     for i in range(size):
-        held[hands[p, i]] += 1
-    hand = hand_mask(hands, gmeta, p)
-    # The best single-tile score each hand tile has on the board now, and the hand's
-    # tiles from the best to the worst by it: a leave's follow-up is its first one.
-    follow = np.zeros(NUM_TILE_TYPES, np.float64)
-    anchors, bmeta = gs.anchors, gs.bmeta
+        bit = 1 << hands[p, i]
+        dups |= hand & bit
+        hand |= bit
+    # The best single-tile score each hand tile has on the board now: a leave's
+    # follow-up is the best of its tiles'.
+    rest = hand
+    while rest:
+        low = rest & -rest
+        follow[lowest_bit_index(low)] = 0.0
+        rest ^= low
     for i in range(bmeta[B_ANCHORS]):
         a = anchors[i]
         fits = cross[a, 0] & cross[a, 1] & hand
@@ -190,74 +201,102 @@ def heuristic_values_given(gs, moves, n, spec, values, p_other):
                 t = lowest_bit_index(low)
                 follow[t] = max(follow[t], points)
                 fits ^= low
-    order = np.empty(6, np.int64)
-    distinct = 0
-    rest = hand
-    while rest:
-        low = rest & -rest
-        _insert_by(order, distinct, lowest_bit_index(low), follow)
-        distinct += 1
-        rest ^= low
+    bag_left = gmeta[G_BAG] > 0
     for m in range(n):
         k = moves[m, M_N]
         leave = hand
         for j in range(k):
             t = moves[m, M_TILE + j]
-            if held[t] == 1:
+            if not (dups >> t) & 1:
                 leave ^= 1 << t
             if k > 1:  # the placement's own line is walked on the board
                 board[moves[m, M_CELL + j]] = t
         v = float(moves[m, M_SCORE])
-        if gmeta[G_BAG] > 0:
+        if bag_left:
             # Identical tiles never share a line: each extra copy in the leave is dead weight.
             v -= w_dup * (size - k - popcount(leave))
             if w_group != 0.0:
                 v += w_group * largest_group(leave)
-        for i in range(distinct):
-            if (leave >> order[i]) & 1:
-                v += w_follow * follow[order[i]]
-                break
-        risk, promise = _open_lines(board, cross, moves[m], leave, p_other)
+        if leave:
+            best = -1.0
+            rest = leave
+            while rest:
+                low = rest & -rest
+                best = max(best, follow[lowest_bit_index(low)])
+                rest ^= low
+            v += w_follow * best
+        risk, promise = _open_lines(board, cross, moves, m, leave, p_other)
         v += w_setup * promise - w_danger * risk
         values[m] = v
         if k > 1:
             for j in range(k):
                 board[moves[m, M_CELL + j]] = EMPTY
+    keep(board, cross, anchors, bmeta, hands, bag, gmeta, moves, spec, values, work, p_other, follow)
     return values
 
 
 @njit
-def choose(spec, gs, moves, n, values):
-    """Write the action of agent ``spec`` for the current player into ``gs.act``.
+def heuristic_values(gs, moves, n, spec, values):
+    """:func:`heuristic_fill` for a game state (its scratch made here)."""
+    work = np.empty(HEURISTIC_WORK, np.float64)
+    return heuristic_fill(gs.board, gs.cross, gs.anchors, gs.bmeta, gs.hands, gs.bag, gs.gmeta, moves, n, spec, values, work)
 
-    ``moves[:n]`` are the legal placements; ``values`` is a float64 scratch of length
-    >= n. Random: uniform over placements, else a random exchange. Greedy: the best
-    score, ties broken at random, else exchange as many tiles as the bag allows.
-    Heuristic: the best :func:`heuristic_values`, else like greedy.
-    """
-    agent = int(spec[SPEC_ID])
-    rng, act = gs.rng, gs.act
-    if n == 0:
-        set_fallback(gs, agent != RANDOM)
-        return
-    if agent == RANDOM:
-        set_place(act, moves, below(rng, R_AGENTS, n))
-        return
+
+@njit
+def simple_turn(agent, reply, horizon, bag, replies):
+    """Whether an agent (its id, and for the heuristic its ``reply`` and ``horizon``
+    parameters) plays this turn as a simple policy: random, greedy, or the heuristic --
+    unless ``replies`` and its reply search is due (``bag`` tiles in the bag)."""
     if agent == HEURISTIC:
-        set_place(act, moves, best_index(heuristic_values(gs, moves, n, spec, values), n, rng))
-    else:
-        set_place(act, moves, best_index(moves[:, M_SCORE], n, rng))
+        return not (replies and reply > 0 and bag <= horizon)
+    return agent == RANDOM or agent == GREEDY
 
 
-@njit(inline="always")  # inlined into the turn loops: about 20% faster
-def take_turn_simple(spec, gs, moves, values):
-    """One turn of a non-searching agent. ``values`` is a float64 scratch (a larger one
-    is made for this turn if it is too short). Returns the (maybe grown) move buffer.
-    Greedy sees only the best-scoring placements: the same choice, cheaper."""
-    moves, n = legal_moves(gs, moves, int(spec[SPEC_ID]) == GREEDY)
-    choose(spec, gs, moves, n, values if values.shape[0] >= n else np.zeros(n, np.float64))
-    apply_act(gs)
-    return moves
+@njit
+def play_turns(specs, board, cross, anchors, bmeta, hands, bag, gmeta, rng, st, act, moves, values, work, until, replies, heuristic):
+    """Play the turns of simple policies on a game's arrays: the current seat's agent
+    is ``specs[seat % len(specs)]`` (float64[k, SPEC_COLS]), until the game is over,
+    its turn counter reaches ``until``, or the agent to play does not play a simple
+    turn (:func:`simple_turn`; ``replies``: the heuristic's reply search counts as a
+    search). ``heuristic``: a constant at each call site, so a loop for random and
+    greedy agents only does not compile the heuristic. Returns the move buffer and
+    ``values`` (grown together when a position has more moves than they hold).
+
+    Random: uniform over placements, else a random exchange. Greedy: the best score,
+    ties broken at random (it lists only the best-scoring placements: the same choice,
+    cheaper), else exchange as many tiles as the bag allows. Heuristic: the best
+    :func:`heuristic_fill` value (``work``: HEURISTIC_WORK values), else like greedy.
+
+    The turns are played in this one loop and its callees free nothing and keep
+    their arrays to their one exit (:func:`._jit.keep`), so numba counts no array
+    references per turn.
+    """
+    players = specs.shape[0]
+    while gmeta[G_OVER] == 0 and gmeta[G_TURNS] < until:
+        row = gmeta[G_CURRENT] % players
+        agent = int(specs[row, SPEC_ID])
+        if not simple_turn(agent, specs[row, P_HEUR_REPLY], specs[row, P_HEUR_HORIZON], gmeta[G_BAG], replies):
+            break
+        greedy = agent == GREEDY
+        hand = hand_mask(hands, gmeta, gmeta[G_CURRENT])
+        n = generate(board, cross, anchors, bmeta, hand, opening_len(gmeta), moves, st, greedy)
+        if n > moves.shape[0] or (heuristic and n > values.shape[0]):  # room for every move, then again
+            moves, values = np.zeros((2 * n, MOVE_COLS), np.int32), np.zeros(2 * n, np.float64)
+            continue
+        if n == 0:
+            fallback(hands, gmeta, rng, act, agent != RANDOM)
+        elif agent == RANDOM:
+            set_place(act, moves, below(rng, R_AGENTS, n))
+        elif greedy:  # all of the same score: best_index's tie-break
+            set_place(act, moves, below(rng, R_AGENTS, n) if n > 1 else 0)
+        elif heuristic:
+            heuristic_fill(board, cross, anchors, bmeta, hands, bag, gmeta, moves, n, specs[row], values, work)
+            set_place(act, moves, best_index(values, n, rng))
+        if n:
+            apply_placement(board, cross, anchors, bmeta, hands, bag, gmeta, act)
+        else:
+            apply_action(board, cross, anchors, bmeta, hands, bag, gmeta, rng, act)
+    return moves, values
 
 
 @njit
@@ -265,7 +304,7 @@ def _best_reply(gs, hand, size, exact, moves):
     """The best points the next player could score with the tile set ``hand`` (of
     ``size`` tiles), +6 for going out when ``exact`` (the bag is empty). Returns
     ``(points, moves)``."""
-    moves, n = generate_all(gs.board, gs.cross, gs.anchors, gs.bmeta, hand, 0, moves, gs.gen_scratch)
+    moves, n = generate_all(gs.board, gs.cross, gs.anchors, gs.bmeta, hand, 0, moves, gs.gen_scratch, False)
     best = 0
     for i in range(n):
         best = max(best, moves[i, M_SCORE] + (6 if exact and moves[i, M_N] == size else 0))

@@ -113,7 +113,7 @@ def _run_length(board, idx, d):
     return 1 + scan_run(board, idx, d, -1)[1] + scan_run(board, idx, d, 1)[1]
 
 
-@njit
+@njit(inline="always")  # into apply_placement
 def qwirkles_made(board, cells, n):
     """Lines of 6 through the just-placed ``cells[:n]`` (each line counted once)."""
     d = line_direction(n, cells[0], cells[min(n - 1, 1)])

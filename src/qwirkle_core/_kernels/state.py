@@ -10,8 +10,8 @@ Arrays of one game (besides the board arrays of :mod:`.board`):
 
 import numpy as np
 
-from ._jit import njit
-from .board import ALL, COLOR_MASK, SHAPE_MASK, popcount
+from ._jit import keep, njit
+from .board import ALL, colour_count, shape_count
 from .layout import (
     B_ANCHORS,
     B_TILES,
@@ -71,7 +71,7 @@ def largest_group(mask):
     """Size of the largest set of distinct tiles in ``mask`` sharing a colour or a shape."""
     best = 0
     for i in range(6):
-        best = max(best, popcount(mask & COLOR_MASK[i]), popcount(mask & SHAPE_MASK[i]))
+        best = max(best, colour_count(mask, i), shape_count(mask, i))
     return best
 
 
@@ -85,30 +85,39 @@ def insert_sorted(row, n, tile):
     row[i] = tile
 
 
-@njit
-def draw(hands, bag, gmeta, p, size=HAND):
+@njit(inline="always")  # into after_placement
+def draw(hands, bag, gmeta, p, size):
     """Fill seat ``p``'s hand up to ``size`` tiles from the bag, as far as it allows.
 
     Hands are kept sorted, so a hand's slot order depends only on its tiles.
     """
     while gmeta[G_HAND + p] < size and gmeta[G_BAG] > 0:
         gmeta[G_BAG] -= 1
-        insert_sorted(hands[p], gmeta[G_HAND + p], bag[gmeta[G_BAG]])
+        tile = bag[gmeta[G_BAG]]
+        i = gmeta[G_HAND + p]
+        while i > 0 and hands[p, i - 1] > tile:
+            hands[p, i] = hands[p, i - 1]
+            i -= 1
+        hands[p, i] = tile
         gmeta[G_HAND + p] += 1
+    keep(hands, bag, gmeta)
 
 
-@njit
+@njit(inline="always")  # into after_placement
 def remove_from_hand(hands, gmeta, p, tile):
     """Take one ``tile`` out of seat ``p``'s (sorted) hand; False if it is not there."""
     n = gmeta[G_HAND + p]
-    for i in range(n):
-        if hands[p, i] == tile:
-            for j in range(i, n - 1):
-                hands[p, j] = hands[p, j + 1]
-            hands[p, n - 1] = -1
-            gmeta[G_HAND + p] = n - 1
-            return True
-    return False
+    i = 0
+    while i < n and hands[p, i] != tile:
+        i += 1
+    found = i < n
+    if found:
+        for j in range(i, n - 1):
+            hands[p, j] = hands[p, j + 1]
+        hands[p, n - 1] = -1
+        gmeta[G_HAND + p] = n - 1
+    keep(hands, gmeta)
+    return found
 
 
 @njit
@@ -132,7 +141,7 @@ def new_game(hands, bag, gmeta, rng, players, rule_opening):
     gmeta[G_RULE_OPENING] = rule_opening
     gmeta[G_WINNER] = -2
     for p in range(players):
-        draw(hands, bag, gmeta, p)
+        draw(hands, bag, gmeta, p, HAND)
     set_opening(hands, gmeta, -1)
 
 
@@ -164,12 +173,18 @@ def opening_len(gmeta):
 
 
 @njit
-def _next_turn(gmeta):
-    gmeta[G_TURNS] += 1
-    gmeta[G_CURRENT] = (gmeta[G_CURRENT] + 1) % gmeta[G_PLAYERS]
+def _next_seat(gmeta, p):
+    """The seat after ``p`` (no division: see :func:`._jit.keep`)."""
+    return p + 1 if p + 1 < gmeta[G_PLAYERS] else 0
 
 
 @njit
+def _next_turn(gmeta):
+    gmeta[G_TURNS] += 1
+    gmeta[G_CURRENT] = _next_seat(gmeta, gmeta[G_CURRENT])
+
+
+@njit(inline="always")  # into after_placement
 def finish_game(gmeta):
     """End the game: mark it over and set the winner (-1 for a tie on the best score)."""
     gmeta[G_OVER] = 1
@@ -185,7 +200,7 @@ def finish_game(gmeta):
     gmeta[G_WINNER] = winner
 
 
-@njit
+@njit(inline="always")  # into apply_placement
 def after_placement(hands, bag, gmeta, tiles, n, score, qwirkles):
     """Book a placement already put on the board: hand, score, draw, end, next seat.
 
@@ -199,13 +214,14 @@ def after_placement(hands, bag, gmeta, tiles, n, score, qwirkles):
     gmeta[G_PLACED] += n
     gmeta[G_OPENING] = 0
     gmeta[G_PASSES] = 0
-    draw(hands, bag, gmeta, p)
+    draw(hands, bag, gmeta, p, HAND)
     gmeta[G_TURNS] += 1
     if gmeta[G_HAND + p] == 0:
         gmeta[G_SCORE + p] += 6
         finish_game(gmeta)
     else:
-        gmeta[G_CURRENT] = (p + 1) % gmeta[G_PLAYERS]
+        gmeta[G_CURRENT] = _next_seat(gmeta, p)
+    keep(hands, bag, gmeta, tiles)
     return score
 
 
@@ -231,6 +247,7 @@ def exchange(hands, bag, gmeta, rng, tiles, n):
         bag[j] = tiles[i]
         gmeta[G_BAG] = k + 1
     _next_turn(gmeta)
+    keep(hands, bag, gmeta, rng, tiles)
 
 
 @njit
@@ -251,8 +268,6 @@ def end_if_dead(cross, anchors, bmeta, hands, bag, gmeta):
     Nobody could ever place again, so exchanges would go on for ever: the rule books'
     blocked-game end, extended to a non-empty bag. Returns True if the game ended.
     """
-    if bmeta[B_TILES] == 0:
-        return False
     fits = 0
     for i in range(bmeta[B_ANCHORS]):
         a = anchors[i]
@@ -263,10 +278,11 @@ def end_if_dead(cross, anchors, bmeta, hands, bag, gmeta):
         left |= 1 << bag[i]
     for p in range(gmeta[G_PLAYERS]):
         left |= hand_mask(hands, gmeta, p)
-    if fits & left:
-        return False
-    finish_game(gmeta)
-    return True
+    dead = bmeta[B_TILES] > 0 and fits & left == 0
+    if dead:
+        finish_game(gmeta)
+    keep(cross, anchors, bmeta, hands, bag, gmeta)
+    return dead
 
 
 @njit
@@ -290,9 +306,13 @@ def hidden_tiles(hands, bag, gmeta, viewer, pool):
 def unseen_counts(hands, bag, gmeta, viewer, out):
     """How many copies of each tile ``viewer`` cannot see (:func:`hidden_tiles`) into
     ``out`` (int64[NUM_TILE_TYPES]); returns their total."""
-    pool = np.empty(NTILES, np.int64)  # every tile of the game at most
-    total = hidden_tiles(hands, bag, gmeta, viewer, pool)
     out[:] = 0
+    total = gmeta[G_BAG]
     for i in range(total):
-        out[pool[i]] += 1
+        out[bag[i]] += 1
+    for p in range(gmeta[G_PLAYERS]):
+        if p != viewer:
+            for i in range(gmeta[G_HAND + p]):
+                out[hands[p, i]] += 1
+            total += gmeta[G_HAND + p]
     return total
