@@ -7,7 +7,10 @@ records, positions and observations."""
 from __future__ import annotations
 
 import json
+import os
 import random
+import subprocess
+import sys
 from collections import Counter
 
 import numpy as np
@@ -18,6 +21,7 @@ from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, ru
 
 import naive
 import qwirkle_core as qc
+from qwirkle_core.local import compile_seconds
 from strategies import (
     CUBES,
     advance_cubes,
@@ -543,6 +547,16 @@ def test_mc_batch_is_the_same_at_any_thread_count():
     a = qc.simulate(6, agents, seed=9, threads=1, rules=CUBES)
     b = qc.simulate(6, agents, seed=9, threads=2, rules=CUBES)
     assert_same_rows(a.rows, b.rows)
+
+
+def test_compile_seconds_knows_the_cubes_kernel(tmp_path):
+    """The command line's compile message looks at the Cubes batch kernel for Cubes
+    batches: loaded (0) once a batch has run, a rough figure with an empty cache."""
+    qc.simulate(2, ("greedy", "greedy"), seed=1, threads=1, rules=CUBES)
+    assert compile_seconds(("greedy", "greedy"), CUBES) == 0.0
+    code = "import qwirkle_core as qc; from qwirkle_core.local import compile_seconds; print(compile_seconds(('mc', 'greedy'), qc.Rules(variant='cubes')), compile_seconds(('greedy', 'greedy')))"
+    out = subprocess.run([sys.executable, "-c", code], env={**os.environ, "NUMBA_CACHE_DIR": str(tmp_path)}, capture_output=True, text=True, check=True).stdout.split()
+    assert float(out[0]) >= 30 and float(out[1]) > 0  # nothing compiled there: both cold
 
 
 @pytest.mark.parametrize("i", [0, 7, 119])

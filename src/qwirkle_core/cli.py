@@ -348,7 +348,7 @@ def _run_simulate(args: argparse.Namespace, console: Console) -> int:
             args.out = _output_path(args.out)
         except argparse.ArgumentTypeError as e:
             raise UsageError(f"argument --out: {e} (see 'qwirkle simulate --help')") from None
-    bar = _ProgressBar(console, "games", not args.no_progress, _kernel_status(args.agents))
+    bar = _ProgressBar(console, "games", not args.no_progress, _kernel_status(args.agents, rules))
     try:
         result = simulate(args.games, agents=args.agents, seed=args.seed, threads=args.threads, rules=rules, progress=bar, start=args.start, out=args.out)
     finally:
@@ -422,12 +422,13 @@ def _distributed() -> Any:
     return distributed
 
 
-def _kernel_status(agents: Sequence[Any]) -> str:
+def _kernel_status(agents: Sequence[Any], rules: Any) -> str:
     """What the progress display says until the first game: whether this batch's kernel
-    is being compiled (a first run, with a rough duration) or loaded from the cache."""
+    (for ``agents`` under ``rules``) is being compiled (a first run, with a rough
+    duration) or loaded from the cache."""
     from .local import compile_seconds
 
-    seconds = compile_seconds(agents)
+    seconds = compile_seconds(agents, rules)
     if seconds:
         return f"preparing the kernels: compiling (first run only, about {seconds:.0f} s)"
     return "preparing the kernels: loading them from the cache"

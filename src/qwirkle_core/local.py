@@ -245,14 +245,17 @@ def batch_metadata(agents: Iterable[AgentSpec | str], rules: Rules, seed: int, s
     }
 
 
-def compile_seconds(agents: Iterable[AgentLike] | str) -> float:
+def compile_seconds(agents: Iterable[AgentLike] | str, rules: Rules | None = None) -> float:
     """Rough seconds the first batch of ``agents`` (one per seat, as for
-    :func:`~qwirkle_core.simulate.simulate`) in this process spends compiling its
-    kernel: 0.0 when the kernel is in the disk cache (it is then only loaded, well under
-    a second). Only the kernel for those agents is compiled (greedy and random share
-    one; the heuristic adds a second, any other agent a third). Raises what
+    :func:`~qwirkle_core.simulate.simulate`) under ``rules`` (default: the tile game) in
+    this process spends compiling its kernel: 0.0 when the kernel is in the disk cache
+    (it is then only loaded, well under a second). Only the kernel for those agents is
+    compiled (greedy and random share one; the heuristic adds a second, any other agent
+    a third); Qwirkle Cubes has one kernel for every agent. Raises what
     :func:`~qwirkle_core.agents.parse_agents` raises for bad agents."""
     specs = np.stack([a.row() for a in parse_agents(agents)])
+    if rules is not None and rules.cubes:
+        return float(_cu.compile_seconds())
     return float(_bt.compile_seconds(specs))
 
 
