@@ -5,7 +5,7 @@ from numba import prange
 
 from ._jit import njit
 from .actions import new_state
-from .agents import new_agent_scratch, take_turn
+from .agents import new_agent_scratch, searches, take_turn
 from .board import clear_board
 from .layout import (
     G_CURRENT,
@@ -62,9 +62,10 @@ def run_games(seeds, specs, rule_opening, scores, qwirkles, stats, nchunks):
     """
     ngames = seeds.shape[0]
     players = specs.shape[0]
+    search = searches(specs)
     for ch in prange(nchunks):
         gs, moves = new_state()
-        scratch = new_agent_scratch()
+        scratch = new_agent_scratch(search)
         gmeta = gs.gmeta
         for g in range(ch * ngames // nchunks, (ch + 1) * ngames // nchunks):
             moves = play_one(seeds[g], specs, rule_opening, gs, moves, scratch)
