@@ -83,6 +83,19 @@ def test_the_solvers_own_move_loses_nothing():
     assert a.method == "exact" and a.loss == 0 and a.best.move == best
 
 
+def test_a_forced_pass_in_the_endgame_is_valued_by_the_solver():
+    """Greedy's game of seed 3 has a pass at action 54 (no placement, empty bag): its
+    value is the solver's value of the position after it, with no loss."""
+    record = qc.play_game(("greedy", "greedy"), seed=3)
+    assert record.actions[54].move.kind == "pass"
+    g = qc.replay(record).root()
+    for action in record.actions[:54]:
+        g.play(action.move)
+    a = qc.analyse(record, seat=record.actions[54].player, playouts=2).actions[-1]
+    assert a.index == 54 and a.method == "forced" and a.loss == 0 and a.candidates == 1
+    assert a.played == a.best and a.played.margin == exact_value(g, record.actions[54].move)
+
+
 # -- before the endgame: paired playouts -----------------------------------------------------
 
 

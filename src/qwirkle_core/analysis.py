@@ -308,15 +308,28 @@ class _Judge:
         )
 
     def _forced(self, g: Game, index: int, played: Move) -> ActionAnalysis:
-        """No placement was possible: the played action's value only."""
-        value = _exact_over(g, played) if played.kind is MoveKind.PASS and g.players == 2 and g.bag_size == 0 else None
-        if value is None:
+        """No placement was possible: the played action's value only (by the solver in
+        a two-player endgame, a bound if it stops at its node limit; else from playouts)."""
+        if g.players == 2 and g.bag_size == 0:
+            value = _certain(played, self._after(g, played)[0])
+        else:
             margins = np.zeros((1, self.playouts), np.float64)
             row = np.zeros((1, _lo.CAND_COLS), np.int64)
             row[0] = _row(played, g)
             _se.evaluate_candidates(g.kernel_arrays(), row, 1, self.policy, self.playouts, 0, self._seed(index), self.scratch, margins)
             value = _summary(played, margins[0])
         return ActionAnalysis(index, g.current_player, g.bag_size, "forced", 1, value, value, 0.0, 0.0)
+
+    def _after(self, game: Game, move: Move) -> tuple[float, bool]:
+        """The mover's final margin after ``move`` and best play by both (two players,
+        empty bag), and whether it is exact (the solver finished)."""
+        p = game.current_player
+        child = game.copy()
+        child.play(move)
+        if child.is_over:
+            return float(child.scores[p] - child.scores[1 - p]), True
+        reply = solve_endgame(child, max_nodes=self.max_nodes)
+        return float(-reply.value), reply.exact
 
     def _endgame(self, game: Game, index: int, played: Move) -> ActionAnalysis:
         if not game.has_legal_placement():
@@ -326,15 +339,8 @@ class _Judge:
         if best.move == played:
             mine = float(best.value)
         else:
-            child = game.copy()
-            child.play(played)
-            p = game.current_player
-            if child.is_over:
-                mine = float(child.scores[p] - child.scores[1 - p])
-            else:
-                reply = solve_endgame(child, max_nodes=self.max_nodes)
-                mine = float(-reply.value)
-                exact = exact and reply.exact
+            mine, exact_after = self._after(game, played)
+            exact = exact and exact_after
         best_move, best_value = (best.move, float(best.value)) if best.value > mine else (played, mine)
         return ActionAnalysis(
             index=index,
@@ -351,16 +357,6 @@ class _Judge:
     def _seed(self, index: int) -> np.uint64:
         """The playouts' seed of action ``index``: a hash of (seed, index)."""
         return np.uint64(mix64(np.uint64(self.seed) ^ mix64(np.uint64(index))))
-
-
-def _exact_over(g: Game, played: Move) -> MoveValue | None:
-    """The exact value of a pass that ends the game (both players blocked), else None."""
-    child = g.copy()
-    child.pass_turn()
-    if not child.is_over:
-        return None
-    p = g.current_player
-    return _certain(played, float(child.scores[p] - child.scores[1 - p]))
 
 
 def _certain(move: Move, margin: float) -> MoveValue:
@@ -391,8 +387,11 @@ def _move(row: np.ndarray, bmeta: np.ndarray) -> Move:
 
 
 def _row(move: Move, game: Game) -> np.ndarray:
-    """The kernel action row of a legal placement or exchange ``move``."""
+    """The kernel action row of a legal action ``move`` (a placement, an exchange or a pass)."""
     row = np.zeros(_lo.CAND_COLS, np.int64)
+    if move.kind is MoveKind.PASS:
+        row[_lo.A_KIND] = _lo.PASS
+        return row
     if move.kind is MoveKind.EXCHANGE:
         row[_lo.A_KIND] = _lo.EXCHANGE
         row[_lo.A_N] = len(move.tiles)
