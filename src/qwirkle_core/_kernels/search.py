@@ -59,7 +59,6 @@ from .layout import (
     G_TURNS,
     GREEDY,
     HEURISTIC,
-    M_N,
     MAX_CANDIDATES,
     MOVE_COLS,
     P_SEARCH_BUDGET,
