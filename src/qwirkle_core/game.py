@@ -108,7 +108,8 @@ class Game:
         self._scratch = _mg.new_scratch_array.py_func()
         self._act = np.zeros(_lo.ACT_SIZE, np.int64)
         self._cells = np.zeros(6, np.int64)
-        self._agent_scratch: Any = None
+        self._agent_scratch: Any = None  # made on the first play_agent, with the search
+        self._agent_scratch_searches = False  # agent's 4 MB only when that agent plays
 
     # -- positions -----------------------------------------------------------------------
 
@@ -589,8 +590,9 @@ class Game:
         spec = spec_row(agent)
         self._check_running()
         player, before = self.current_player, self._snapshot()
-        if self._agent_scratch is None:
-            self._agent_scratch = _ag.new_agent_scratch()
+        searches = int(spec[_lo.SPEC_ID]) == _lo.SEARCH
+        if self._agent_scratch is None or (searches and not self._agent_scratch_searches):
+            self._agent_scratch, self._agent_scratch_searches = _ag.new_agent_scratch(searches), searches
         self._moves = _ag.take_turn(spec, self.kernel_arrays(), self._moves, self._agent_scratch)
         act = self._act
         kind, n = int(act[_lo.A_KIND]), int(act[_lo.A_N])
