@@ -18,14 +18,14 @@ PARAMS = [(a, p) for a in qc.AGENTS for p in agent_params(a)]
 
 
 def test_agent_names_and_parameter_tables():
-    assert qc.AGENTS == ("random", "greedy", "heuristic", "mc")
+    assert qc.AGENTS == ("random", "greedy", "heuristic", "mc", "search")
     assert agent_params("greedy") == () and agent_params("random") == ()
     for agent, p in PARAMS:
         if p.kind == "choice":
             assert p.default in dict(p.choices)
         else:
             assert p.lo <= p.default <= p.hi, (agent, p.name)
-    with pytest.raises(qc.AgentError, match="unknown agent 'wizard'; available: random, greedy, heuristic, mc"):
+    with pytest.raises(qc.AgentError, match="unknown agent 'wizard'; available: random, greedy, heuristic, mc, search"):
         agent_params("wizard")
 
 
@@ -144,7 +144,7 @@ def test_agent_errors_are_value_errors():
         (np.zeros((1, 10)), "1-d numeric array"),
         (np.array(["a"] * 10), "1-d numeric array"),
         (np.full(10, np.nan), "unknown agent id nan"),
-        (np.r_[4.0, np.zeros(9)], "unknown agent id 4"),
+        (np.r_[5.0, np.zeros(9)], "unknown agent id 5"),
         (np.r_[1.5, np.zeros(9)], "unknown agent id 1.5"),
         (np.r_[1.0, 1.0, np.zeros(8)], "spec columns past its 0 parameter(s) must be 0"),
         (np.r_[3.0, 0.0, 8, 4, 2, np.zeros(5)], "playouts must be an int in 1..1000000"),

@@ -549,6 +549,40 @@ def test_mc_batch_is_the_same_at_any_thread_count():
     assert_same_rows(a.rows, b.rows)
 
 
+def test_the_search_agent_and_analyse_refuse_cubes(capsys, tmp_path):
+    """The search agent and analyse are the tile game's (solver and playouts without
+    re-rolls): under Cubes rules they are refused up front, changing nothing, and the
+    command line says so in one line with exit status 2. The tile game still takes them."""
+    g = qc.Game(2, seed=3, rules=CUBES)
+    before = g.position()
+    for call in (
+        lambda: qc.simulate(2, ("greedy", "search"), seed=1, rules=CUBES),
+        lambda: g.play_agent("search:time_ms=1"),
+        lambda: qc.tournament(("search", "greedy"), games=2, rules=CUBES),
+    ):
+        with pytest.raises(qc.AgentError, match="search agent plays the tile game only"):
+            call()
+    assert g.position() == before and not g.history
+    record = qc.play_game(("greedy", "greedy"), seed=1, rules=CUBES)
+    with pytest.raises(ValueError, match="Qwirkle Cubes record is refused"):
+        qc.analyse(record)
+    path = tmp_path / "cubes.json"
+    path.write_text(record.to_json())
+    from qwirkle_core import cli
+
+    capsys.readouterr()
+    for argv in (
+        ["simulate", "--variant", "cubes", "--agents", "search,greedy", "--games", "2", "--no-progress"],
+        ["tournament", "--variant", "cubes", "--agents", "greedy,search", "--games", "2", "--no-progress"],
+        ["play", "--variant", "cubes", "--opponent", "search"],
+        ["analyse", str(path)],
+    ):
+        assert cli.main(argv) == 2
+        err = capsys.readouterr().err
+        assert err.count("\n") == 1 and ("search agent plays the tile game only" in err or "analyse judges tile games only" in err)
+    assert qc.Game(2, seed=3).play_agent("search:time_ms=1").player == 0
+
+
 def test_compile_seconds_knows_the_cubes_kernel(tmp_path):
     """The command line's compile message looks at the Cubes batch kernel for Cubes
     batches: loaded (0) once a batch has run, a rough figure with an empty cache."""

@@ -177,6 +177,8 @@ def cheap(spec: qc.AgentSpec, budget: int = 1000) -> bool:
         return int(spec.value("playouts")) * int(spec.value("candidates")) * (int(spec.value("depth")) or 60) <= budget
     if spec.name == "heuristic":
         return int(spec.value("samples")) * int(spec.value("breadth")) <= budget // 4
+    if spec.name == "search":  # about WORK_PER_MS playout turns per millisecond
+        return float(spec.value("time_ms")) * 100 <= budget
     return True
 
 

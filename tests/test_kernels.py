@@ -88,7 +88,7 @@ def test_make_spec_takes_exactly_the_documented_range(agent_param, value):
 
 
 def test_make_spec_refuses_unknown_agents_and_parameters():
-    for agent in (-1, 4, 2.5, "mc", None):
+    for agent in (-1, 5, 2.5, "mc", None):
         with pytest.raises(ValueError, match="unknown agent id"):
             _lo.make_spec(agent)
     with pytest.raises(ValueError, match="agent 'greedy': unknown parameter.*takes: none"):
@@ -263,7 +263,7 @@ def test_a_batch_compiles_only_the_kernel_of_its_agents():
     """Random and greedy batches share the smallest kernel; the heuristic and the other
     agents each add a larger one. A greedy batch neither compiles nor loads them."""
     kind = {name: _bt.kernel_for(np.stack([_lo.make_spec(_lo.AGENT_IDS[name])] * 2)).__name__ for name in _lo.AGENT_NAMES}
-    assert kind == {"random": "run_plain", "greedy": "run_plain", "heuristic": "run_heuristic", "mc": "run_any"}
+    assert kind == {"random": "run_plain", "greedy": "run_plain", "heuristic": "run_heuristic", "mc": "run_any", "search": "run_any"}
     code = """
 import qwirkle_core as qc
 from qwirkle_core._kernels import batch, mc, policies

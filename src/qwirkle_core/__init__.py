@@ -21,6 +21,7 @@ from ._version import __version__
 
 if TYPE_CHECKING:
     from .agents import AGENTS, AgentSpec, parse_agent, parse_agents
+    from .analysis import ActionAnalysis, Analysis, MoveValue, analyse
     from .endgame import EndgameResult, solve_endgame
     from .errors import AgentError, AgentFailure, FormatError, IllegalMoveError, RecordError
     from .evaluate import MoveEvaluation, evaluate_moves
@@ -40,6 +41,10 @@ _EXPORTS = {
     "AgentSpec": "agents",
     "parse_agent": "agents",
     "parse_agents": "agents",
+    "ActionAnalysis": "analysis",
+    "Analysis": "analysis",
+    "MoveValue": "analysis",
+    "analyse": "analysis",
     "EndgameResult": "endgame",
     "solve_endgame": "endgame",
     "AgentError": "errors",

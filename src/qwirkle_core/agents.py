@@ -19,7 +19,7 @@ import numpy as np
 from ._kernels import layout as _lay
 from .errors import AgentError
 
-__all__ = ["AGENTS", "AgentLike", "AgentSpec", "Param", "agent_params", "parse_agent", "parse_agents", "spec_row"]
+__all__ = ["AGENTS", "AgentLike", "AgentSpec", "Param", "agent_params", "check_cubes_agents", "parse_agent", "parse_agents", "spec_row"]
 
 Param = _lay.Param
 AGENTS: tuple[str, ...] = tuple(_lay.AGENT_NAMES)
@@ -209,3 +209,11 @@ def _from_row(row: np.ndarray) -> AgentSpec:
 def _short(value: Any, limit: int = 60) -> str:
     text = repr(value)
     return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def check_cubes_agents(rows: Iterable[np.ndarray]) -> None:
+    """Refuse, for a Qwirkle Cubes game, the built-in agents (spec rows, as
+    :meth:`AgentSpec.row` makes) that play the tile game only: the search agent, whose
+    endgame solver and playouts know no re-rolls. Raises AgentError naming it."""
+    if any(int(row[0]) == _lay.SEARCH for row in rows):
+        raise AgentError("the search agent plays the tile game only (its endgame solver and playouts know no re-rolls); in Qwirkle Cubes use mc")

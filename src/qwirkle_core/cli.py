@@ -1,4 +1,4 @@
-"""The ``qwirkle`` command line: ``simulate``, ``tournament``, ``play``.
+"""The ``qwirkle`` command line: ``simulate``, ``tournament``, ``play``, ``analyse``.
 
 All argument parsing, tables, progress displays and interruption handling live here;
 the library underneath takes plain values and a progress callable. A mistake in the
@@ -20,6 +20,8 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:  # the heavy imports happen inside main(), where Ctrl-C is handled
     from rich.console import Console
 
+    from .analysis import Analysis
+    from .records import GameRecord
     from .simulate import SimulationResult
     from .tournament import TournamentResult
 
@@ -88,6 +90,18 @@ def _agent_list(text: str) -> list[Any]:
     except ValueError as e:
         raise argparse.ArgumentTypeError(str(e)) from None
     return _seats(list(specs))
+
+
+def _check_cubes_agents(option: str, specs: Sequence[Any]) -> None:
+    """UsageError naming ``option`` when one of the built-in agents ``specs``
+    (AgentSpecs) does not play Qwirkle Cubes (:func:`~qwirkle_core.agents.check_cubes_agents`)."""
+    from .agents import check_cubes_agents
+    from .errors import AgentError
+
+    try:
+        check_cubes_agents(s.row() for s in specs)
+    except AgentError as e:
+        raise UsageError(f"argument {option}: {e}") from None
 
 
 def _seats(agents: list[Any]) -> list[Any]:
@@ -252,7 +266,7 @@ def _add_simulate(sub: Any) -> None:
         type=_agent_list,
         default="greedy,greedy",
         help="comma-separated agents, one per seat, 2 to 6 (default: greedy,greedy); available: random, greedy, "
-        "heuristic, mc; parameters as name:key=value, e.g. mc:playouts=32:depth=0 (docs/agents.md)",
+        "heuristic, mc, search; parameters as name:key=value, e.g. mc:playouts=32:depth=0 (docs/agents.md)",
     )
     p.add_argument("--seed", type=seed_type, default=0, help="batch seed; game i plays from a hash of (seed, i) (default: 0)")
     p.add_argument("--start", type=_nonnegative_int, default=0, help="index of the first game of the batch (default: 0)")
@@ -339,6 +353,8 @@ def _run_simulate(args: argparse.Namespace, console: Console) -> int:
     from .simulate import simulate
 
     rules = Rules(players=len(args.agents), opening=args.opening, variant=args.variant)
+    if rules.cubes:
+        _check_cubes_agents("--agents", args.agents)
     if args.scheduler or args.workers:
         return _run_simulate_on_cluster(args, console, rules)
     if args.resume or args.range_size is not None:
@@ -537,6 +553,8 @@ def _run_tournament(args: argparse.Namespace, console: Console) -> int:
         raise UsageError(f"argument --agents: {python[0]!r} is a Python agent; a tournament on a cluster plays built-in agents only (see 'qwirkle tournament --help')")
     if python and rules.cubes:
         raise UsageError(f"argument --agents: {python[0]!r} is a Python agent; Qwirkle Cubes is played by the built-in agents only")
+    if rules.cubes:
+        _check_cubes_agents("--agents", [a.spec for a in args.agents])
     if args.plot is not None:
         _plot_backend()
     dist = _distributed() if args.scheduler or args.workers else None
@@ -655,7 +673,7 @@ def _add_play(sub: Any) -> None:
         "--opponent",
         type=_any_agent,
         default="greedy",
-        help="the agent in the other seats: random, greedy, heuristic, mc, with parameters, or a Python agent as package.module:Name (default: greedy)",
+        help="the agent in the other seats: random, greedy, heuristic, mc, search, with parameters, or a Python agent as package.module:Name (default: greedy)",
     )
     p.add_argument("--time-limit", type=_time_limit, default=None, metavar="SECONDS", help="a Python opponent's seconds per move (default: no limit)")
     p.add_argument("--seat", type=int, default=0, help="your seat, from 0 (default: 0); the rules decide who opens")
@@ -673,6 +691,8 @@ def _run_play(args: argparse.Namespace, console: Console) -> int:
         raise UsageError(f"argument --seat: must be 0 to {args.players - 1} with {args.players} players, got {args.seat}")
     if args.variant == "cubes" and args.opponent.spec is None:
         raise UsageError(f"argument --opponent: {args.opponent.label!r} is a Python agent; Qwirkle Cubes is played by the built-in agents only")
+    if args.variant == "cubes":
+        _check_cubes_agents("--opponent", [args.opponent.spec])
     run_play(
         players=args.players,
         opponent=args.opponent,
@@ -780,6 +800,117 @@ def _run_bot(args: argparse.Namespace, console: Console) -> int:
     return 0
 
 
+# -- analyse ----------------------------------------------------------------------------
+
+
+def _add_analyse(sub: Any) -> None:
+    p = sub.add_parser(
+        "analyse",
+        help="the engine's verdict on every action of a game record",
+        description="Replay RECORD (a qwirkle-core game record, JSON) and judge every action: the engine's "
+        "best action in that position, its value (the mover's expected final margin and chance to win, "
+        "with standard errors, or exact once the bag is empty in a two-player game) and the loss of the "
+        "action played, in points of final margin. Prints a table and the mean loss per seat; --json "
+        "writes the analysis for a front end (docs/agents.md).",
+    )
+    p.add_argument("record", type=_record_file, metavar="RECORD", help="the game record, a JSON file (docs/records.md)")
+    p.add_argument("--seat", type=int, default=None, help="analyse only this seat's actions (from 0)")
+    p.add_argument("--json", type=_json_path, default=None, metavar="PATH", help="write the analysis to this .json file")
+    p.add_argument("--playouts", type=_positive_int, default=100, help="playouts per candidate action before the endgame (default: 100)")
+    p.add_argument("--candidates", type=_positive_int, default=12, help="the engine's candidate placements per position, 1 to 64 (default: 12)")
+    p.add_argument("--max-nodes", type=_positive_int, default=1_000_000, help="positions per endgame solve (default: 1000000)")
+    p.add_argument("--seed", type=seed_type, default=0, help="seed of the playouts (default: 0)")
+    p.add_argument("--no-progress", action="store_true", help="no progress display")
+    p.set_defaults(run=_run_analyse)
+
+
+def _record_file(text: str) -> GameRecord:
+    from .records import GameRecord, replay
+
+    try:
+        data = Path(text).read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as e:
+        raise argparse.ArgumentTypeError(f"cannot read {text!r}: {_reason(e)}") from None
+    try:
+        record = GameRecord.from_json(data)
+        replay(record)
+    except ValueError as e:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a valid game record: {e}") from None
+    return record
+
+
+def _json_path(text: str) -> Path:
+    path = Path(text)
+    if path.suffix.lower() != ".json":
+        raise argparse.ArgumentTypeError(f"{text!r}: the analysis is written to a .json file")
+    try:
+        _probe(path)
+    except OSError as e:
+        raise argparse.ArgumentTypeError(f"cannot write {text!r}: {_reason(e)}") from None
+    return path
+
+
+def _run_analyse(args: argparse.Namespace, console: Console) -> int:
+    from .analysis import analyse
+
+    players = args.record.players
+    if args.record.rules.cubes:
+        raise UsageError("argument RECORD: a Qwirkle Cubes game; analyse judges tile games only (its playouts and endgame solver know no re-rolls)")
+    if args.seat is not None and not 0 <= args.seat < players:
+        raise UsageError(f"argument --seat: must be 0 to {players - 1} for a game of {players} players, got {args.seat}")
+    if args.playouts < 2:
+        raise UsageError(f"argument --playouts: must be at least 2, got {args.playouts}")
+    if args.candidates > 64:
+        raise UsageError(f"argument --candidates: must be 1 to 64, got {args.candidates}")
+    bar = _ProgressBar(console, "actions", not args.no_progress)
+    try:
+        result = analyse(args.record, seat=args.seat, playouts=args.playouts, candidates=args.candidates, max_nodes=args.max_nodes, seed=args.seed, progress=bar)
+    finally:
+        bar.close()
+    _print_analysis(result, console)
+    if args.json is not None:
+        try:
+            args.json.write_text(result.to_json(indent=1) + "\n", encoding="utf-8")
+        except OSError as e:
+            other = _fallback(args.json)
+            other.write_text(result.to_json(indent=1) + "\n", encoding="utf-8")
+            console.print(f"could not write {args.json} ({_reason(e)}); saved the analysis to {other} instead")
+            return 1
+        console.print(f"wrote {args.json}")
+    return 0
+
+
+def _print_analysis(result: Analysis, console: Console) -> None:
+    from rich.table import Table
+
+    from .move import format_move
+
+    who = "all seats" if result.seat is None else f"seat {result.seat}"
+    table = Table(title=f"Analysis ({who}; {result.playouts} playouts x {result.candidates} candidates, seed {result.seed})", title_justify="left")
+    for col in ("#", "seat", "bag", "played", "best", "margin of best", "win of best", "loss", "how"):
+        table.add_column(col, justify="left" if col in ("played", "best", "how") else "right")
+    for a in result.actions:
+        b = a.best
+        same = b.move == a.played.move
+        table.add_row(
+            str(a.index),
+            str(a.player),
+            str(a.bag),
+            format_move(a.played.move),
+            "=" if same else format_move(b.move),
+            f"{b.margin:+.1f}" + (f" ± {b.margin_se:.1f}" if b.margin_se else ""),
+            f"{b.win_rate:.0%}" + (f" ± {b.win_se:.0%}" if b.win_se else ""),
+            f"{a.loss:.1f}" + (f" ± {a.loss_se:.1f}" if a.loss_se else ""),
+            a.method.replace("_", " "),
+        )
+    console.print(table)
+    for p in range(result.players):
+        judged = [a for a in result.actions if a.player == p and a.method != "forced"]
+        if judged:
+            name = f" ({result.agents[p]})" if result.agents else ""
+            console.print(f"seat {p}{name}: mean loss {result.mean_loss(p):.2f} points over {len(judged)} actions, best action played {sum(a.loss == 0 for a in judged)} times")
+
+
 # -- main -------------------------------------------------------------------------------
 
 
@@ -795,7 +926,7 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-_COMMANDS: list[Callable[[Any], None]] = [_add_simulate, _add_play, _add_tournament, _add_serve, _add_bot]
+_COMMANDS: list[Callable[[Any], None]] = [_add_simulate, _add_play, _add_tournament, _add_analyse, _add_serve, _add_bot]
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -1,6 +1,6 @@
 """The exact endgame solver: best play once the bag is empty (two players).
 
-See docs/endgame.md and :mod:`qwirkle_core._kernels.endgame` for the search.
+See docs/agents.md ("The exact endgame solver") and :mod:`qwirkle_core._kernels.endgame` for the search.
 """
 
 import threading

@@ -24,7 +24,7 @@ from ._kernels import movegen as _mg
 from ._kernels import scoring as _sc
 from ._kernels import state as _st
 from ._kernels.rng import seed_streams
-from .agents import AgentLike, spec_row
+from .agents import AgentLike, check_cubes_agents, spec_row
 from .errors import FormatError, IllegalMoveError
 from .move import Action, Move, MoveKind, moves_from_arrays
 from .observation import Observation
@@ -114,7 +114,8 @@ class Game:
         self._scratch = _mg.new_scratch_array.py_func()
         self._act = np.zeros(_lo.ACT_SIZE, np.int64)
         self._cells = np.zeros(6, np.int64)
-        self._agent_scratch: Any = None
+        self._agent_scratch: Any = None  # made on the first play_agent, with the search
+        self._agent_scratch_searches = False  # agent's 4 MB only when that agent plays
 
     # -- positions -----------------------------------------------------------------------
 
@@ -638,8 +639,11 @@ class Game:
         """
         spec = spec_row(agent)
         self._check_running()
-        if self._agent_scratch is None:
-            self._agent_scratch = _ag.new_agent_scratch()
+        if self._rules.cubes:
+            check_cubes_agents([spec])
+        searches = int(spec[_lo.SPEC_ID]) == _lo.SEARCH
+        if self._agent_scratch is None or (searches and not self._agent_scratch_searches):
+            self._agent_scratch, self._agent_scratch_searches = _ag.new_agent_scratch(searches), searches
         take_turn = _cu.take_turn if self._rules.cubes else _ag.take_turn
         start, turn_before = len(self._log), self._snapshot()
         while True:

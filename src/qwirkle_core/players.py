@@ -46,7 +46,7 @@ import numpy as np
 
 from ._checks import check_finite, check_int, check_seed
 from ._threads import available_threads
-from .agents import AGENTS, AgentSpec, parse_agent
+from .agents import AGENTS, AgentSpec, check_cubes_agents, parse_agent
 from .errors import AgentError, AgentFailure, IllegalMoveError
 from .game import MAX_TURNS, Game
 from .local import MAX_GAMES, game_seeds
@@ -290,8 +290,10 @@ def legal_actions(game: Game) -> list[Move]:
 def check_rules(players: Sequence[Player], rules: Rules) -> None:
     """Refuse Python agents under Qwirkle Cubes rules (ValueError): a Python agent acts
     on the tile game's actions (placements, exchanges, the pass), not on re-rolls, so
-    Cubes games take the built-in agents only (docs/limits.md)."""
+    Cubes games take the built-in agents only (docs/limits.md); and the built-in agents
+    that play the tile game only (AgentError, :func:`~qwirkle_core.agents.check_cubes_agents`)."""
     if rules.cubes:
+        check_cubes_agents(p.spec.row() for p in players if p.spec is not None)
         python = [p.label for p in players if p.spec is None]
         if python:
             raise ValueError(f"Qwirkle Cubes is played by the built-in agents only, not the Python agent {python[0]!r}")

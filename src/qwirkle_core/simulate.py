@@ -17,7 +17,7 @@ import numpy as np
 
 from ._checks import check_int, check_seed, check_threads
 from ._threads import available_threads
-from .agents import AgentLike, AgentSpec, parse_agents
+from .agents import AgentLike, AgentSpec, check_cubes_agents, parse_agents
 from .local import MAX_GAMES, ROW_BYTES, Progress, SimulationResult, batch_metadata, keep_rows_for, play_range, row_bytes
 from .players import is_builtin, run_game
 from .records import GameRecord
@@ -81,6 +81,8 @@ def simulate(
     start = check_int(start, "start", 0, MAX_GAMES - games)
     specs = parse_agents(_builtin_only(agents))
     rules = resolve_rules(len(specs), rules)
+    if rules.cubes:
+        check_cubes_agents(s.row() for s in specs)
     seed = check_seed(seed)
     if progress is not None and not callable(progress):
         raise TypeError(f"progress must be a callable f(done, total), not {progress!r}")

@@ -1,10 +1,11 @@
 """One turn of any agent: the dispatch on the spec's agent id, and the agents' scratch.
 
-This is the one kernel that knows every agent, so it sits above both :mod:`.policies`
-(random, greedy, heuristic and the heuristic's reply search) and :mod:`.mc` (the
-Monte Carlo agent, whose playouts the policies play): in either of them it would make
-an import cycle. The batch loop (:mod:`.batch`) and ``Game.play_agent`` both call
-:func:`take_turn`, so a turn is played the same way in a batch and move by move.
+This is the one kernel that knows every agent, so it sits above :mod:`.policies`
+(random, greedy, heuristic and the heuristic's reply search), :mod:`.mc` (the Monte
+Carlo agent, whose playouts the policies play) and :mod:`.search` (the search agent):
+in any of them it would make an import cycle. The batch loop (:mod:`.batch`) and
+``Game.play_agent`` both call :func:`take_turn`, so a turn is played the same way in
+a batch and move by move.
 
 To add an agent: its name and parameters in :data:`.layout.AGENT_PARAMS` (the spec
 columns follow), its choice in :func:`.policies.play_turns` (or a kernel of its own and a
@@ -33,6 +34,7 @@ from .layout import (  # ids, kinds and spec rows are also read from here by the
     PASS,
     PLACE,
     RANDOM,
+    SEARCH,
     SPEC_COLS,
     SPEC_ID,
     AgentScratch,
@@ -41,17 +43,28 @@ from .layout import (  # ids, kinds and spec rows are also read from here by the
 )
 from .mc import mc_choose
 from .policies import HEURISTIC_WORK, play_turns, reply_choose, simple_turn
+from .search import new_search_scratch, search_choose
 from .state import NTILES
 
 AGENTS = AGENT_IDS
-__all__ = ["ACT_SIZE", "AGENTS", "EXCHANGE", "GREEDY", "HEURISTIC", "MONTE_CARLO", "PASS", "PLACE", "RANDOM", "make_spec", "new_agent_scratch", "take_turn"]
+__all__ = ["ACT_SIZE", "AGENTS", "EXCHANGE", "GREEDY", "HEURISTIC", "MONTE_CARLO", "PASS", "PLACE", "RANDOM", "SEARCH", "make_spec", "new_agent_scratch", "searches", "take_turn"]
 
 
 @njit
-def new_agent_scratch():
+def searches(specs):
+    """Whether any row of ``specs`` (float64[seats, SPEC_COLS]) is the search agent."""
+    for p in range(specs.shape[0]):
+        if int(specs[p, SPEC_ID]) == SEARCH:
+            return True
+    return False
+
+
+@njit
+def new_agent_scratch(search):
     """The :class:`.layout.AgentScratch` of one thread: everything an agent may need
     beyond its game (move values, the heuristic's scratch, a sim game for playouts,
-    the root scratch)."""
+    the root scratch, and with ``search`` the search agent's scratch of about 4 MB,
+    else a minimal one)."""
     sim, smoves = new_state()
     root = RootScratch(
         np.zeros(NTILES, np.int64),
@@ -62,20 +75,24 @@ def new_agent_scratch():
         np.zeros(SPEC_COLS, np.float64),
         new_undo(),
     )
-    return AgentScratch(np.zeros(1024, np.float64), np.zeros(HEURISTIC_WORK, np.float64), sim, smoves, np.zeros(1024, np.float64), root)
+    return AgentScratch(np.zeros(1024, np.float64), np.zeros(HEURISTIC_WORK, np.float64), sim, smoves, np.zeros(1024, np.float64), root, new_search_scratch(search))
 
 
 @njit(inline="always")  # into the heuristic batch loop and take_turn
-def search_turn(spec, gs, moves, scratch, mc):
+def search_turn(spec, gs, moves, scratch, searchers):
     """One turn of an agent that searches this turn (not a
-    :func:`.policies.simple_turn`; ``mc``: whether the Monte Carlo agent may be one, a
-    constant at each call site). Returns the move buffer."""
+    :func:`.policies.simple_turn`): the heuristic's reply search, or with ``searchers``
+    (a constant at each call site) also the Monte Carlo and search agents. Returns the
+    move buffer."""
     moves, n = legal_moves(gs, moves, False)
     values = scratch.values
     if values.shape[0] < n:
         values = np.zeros(n, np.float64)
-    if mc and int(spec[SPEC_ID]) == MONTE_CARLO:
+    agent = int(spec[SPEC_ID])
+    if searchers and agent == MONTE_CARLO:
         mc_choose(spec, gs, moves, n, values, scratch)
+    elif searchers and agent == SEARCH:
+        search_choose(spec, gs, moves, n, values, scratch)
     else:
         reply_choose(spec, gs, moves, n, values, scratch.sim_moves, scratch.root.undo)
     apply_act(gs)

@@ -13,7 +13,7 @@ import numpy as np
 
 from ._jit import is_cached, njit
 from .actions import new_state
-from .agents import new_agent_scratch, search_turn, take_turn
+from .agents import new_agent_scratch, search_turn, searches, take_turn
 from .board import clear_board
 from .layout import (
     G_CURRENT,
@@ -91,7 +91,7 @@ def run_heuristic(seeds, specs, rule_opening, scores, qwirkles, stats):
     """:func:`run_plain` for batches with heuristic agents too."""
     gs, moves = new_state()
     board, cross, anchors, bmeta, hands, bag, gmeta, rng, st, act = gs
-    scratch = new_agent_scratch()
+    scratch = new_agent_scratch(False)
     values, work = scratch.values, scratch.work
     for g in range(seeds.shape[0]):
         _start(gs, seeds[g], specs.shape[0], rule_opening)
@@ -107,7 +107,7 @@ def run_any(seeds, specs, rule_opening, scores, qwirkles, stats):
     """:func:`run_plain` for batches with any agents (each turn through
     :func:`.agents.take_turn`)."""
     gs, moves = new_state()
-    scratch = new_agent_scratch()
+    scratch = new_agent_scratch(searches(specs))
     gmeta = gs.gmeta
     for g in range(seeds.shape[0]):
         _start(gs, seeds[g], specs.shape[0], rule_opening)

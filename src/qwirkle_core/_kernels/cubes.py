@@ -521,7 +521,7 @@ def run_games(seeds, specs, rule_opening, scores, qwirkles, stats):
     ranges of a batch side by side, as for the tile game's kernels); a game's row
     depends only on its seed."""
     gs, moves = new_state()
-    scratch = new_agent_scratch()
+    scratch = new_agent_scratch(False)  # the search agent does not play Cubes (agents.check_cubes_agents)
     gmeta = gs.gmeta
     for g in range(seeds.shape[0]):
         moves = play_one(seeds[g], specs, rule_opening, gs, moves, scratch)

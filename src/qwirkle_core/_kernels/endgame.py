@@ -16,7 +16,7 @@ forced pass costs no depth) give a first answer and an estimate; then MTD(f): nu
 window searches to the end of the game (depth ``FULL_DEPTH``: a game lasts at most as
 many placements as there are tiles in the hands) from that estimate until the lowest
 upper bound meets the highest lower bound (MTD(f) took 30% fewer nodes than one full-
-window search, deeper intermediate iterations more than they saved: docs/endgame.md).
+window search, deeper intermediate iterations more than they saved: docs/agents.md).
 Moves are ordered by the table's best move (at the root: the best move so far), then
 by points (+6 for going out), then in generation order. A node at the horizon of
 iterations 1 and 2 is estimated by the mover's best immediate points. A value is

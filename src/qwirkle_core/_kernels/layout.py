@@ -90,12 +90,13 @@ GameState.__doc__ = """One game's arrays as the kernels pass them: the board arr
 (``hands, bag, gmeta, rng``), the move generator's scratch ``gen_scratch``
 (:func:`.movegen.new_scratch_array`) and the action word ``act`` (int64[ACT_SIZE])."""
 
-AgentScratch = namedtuple("AgentScratch", "values work sim sim_moves sim_values root")
+AgentScratch = namedtuple("AgentScratch", "values work sim sim_moves sim_values root search")
 AgentScratch.__doc__ = """What an agent may need beyond its game, made once per thread:
 ``values`` float64[>= moves] (the policies' move values), ``work`` the heuristic's
 float64 scratch (``policies.HEURISTIC_WORK``), ``sim`` a scratch :class:`GameState`
 the playouts rebuild from the root, with its move buffer ``sim_moves`` and values
-``sim_values``, and the :class:`RootScratch` ``root``."""
+``sim_values``, the :class:`RootScratch` ``root`` and the search agent's scratch
+``search`` (:class:`.search.SearchScratch`)."""
 
 RootScratch = namedtuple("RootScratch", "rows cols tiles cells cands policy undo")
 RootScratch.__doc__ = """The Monte Carlo agent's root position and candidates: the board
@@ -105,8 +106,8 @@ CAND_COLS] the candidate action words, ``policy`` float64[SPEC_COLS] the playout
 policy's spec, and ``undo`` (:func:`.board.new_undo`) for the heuristic's reply search."""
 
 # -- agents ------------------------------------------------------------------------------
-RANDOM, GREEDY, HEURISTIC, MONTE_CARLO = 0, 1, 2, 3
-AGENT_NAMES = ("random", "greedy", "heuristic", "mc")  # indexed by agent id
+RANDOM, GREEDY, HEURISTIC, MONTE_CARLO, SEARCH = 0, 1, 2, 3, 4
+AGENT_NAMES = ("random", "greedy", "heuristic", "mc", "search")  # indexed by agent id
 AGENT_IDS = MappingProxyType({name: i for i, name in enumerate(AGENT_NAMES)})
 
 FLOAT, INT, CHOICE = "float", "int", "choice"
@@ -180,6 +181,14 @@ AGENT_PARAMS = (
         Param("depth", 4, INT, 0, 10_000, "turns played after the candidate (0: to the end of the game)"),
         Param("policy", "heuristic", CHOICE, None, None, "the agent that plays every seat in the playouts", _POLICIES),
     ),
+    (  # search (see search.search_choose)
+        Param("time_ms", 50.0, FLOAT, 0.1, 600_000.0, "milliseconds per decision (as work on the reference machine, or on the clock)"),
+        Param("budget", "work", CHOICE, None, None, "work: a fixed amount of work per millisecond (reproducible); clock: the true time", (("work", 0), ("clock", 1))),
+        Param("candidates", 12, INT, 1, MAX_CANDIDATES, "the heuristic's best placements that are searched"),
+        Param("depth", 4, INT, 0, 10_000, "turns played after the candidate (0: to the end of the game)"),
+        Param("policy", "heuristic", CHOICE, None, None, "the agent that plays every seat in the playouts", _POLICIES),
+        Param("solver", 1, INT, 0, 1, "1: the exact endgame solver once the bag is empty (two players); 0: keep searching"),
+    ),
 )
 SPEC_ID = 0
 SPEC_COLS = 1 + max(len(params) for params in AGENT_PARAMS)
@@ -210,6 +219,12 @@ P_MC_PLAYOUTS = _column(MONTE_CARLO, "playouts")
 P_MC_CANDIDATES = _column(MONTE_CARLO, "candidates")
 P_MC_DEPTH = _column(MONTE_CARLO, "depth")
 P_MC_POLICY = _column(MONTE_CARLO, "policy")
+P_SEARCH_TIME = _column(SEARCH, "time_ms")
+P_SEARCH_BUDGET = _column(SEARCH, "budget")
+P_SEARCH_CANDIDATES = _column(SEARCH, "candidates")
+P_SEARCH_DEPTH = _column(SEARCH, "depth")
+P_SEARCH_POLICY = _column(SEARCH, "policy")
+P_SEARCH_SOLVER = _column(SEARCH, "solver")
 MAX_SAMPLES = param(HEURISTIC, "samples").hi  # the reply search clamps its sample count to it
 
 

@@ -300,6 +300,26 @@ def play_turns(specs, board, cross, anchors, bmeta, hands, bag, gmeta, rng, st, 
 
 
 @njit
+def choose(spec, gs, moves, n, values, work):
+    """The action of the simple policy ``spec`` (random, greedy, heuristic) for the
+    current player of ``gs`` into ``gs.act``: the choice :func:`play_turns` makes (its
+    loop has it inline), for callers that play one turn at a time (the search agent's
+    playouts). ``moves[:n]``: the legal placements, for greedy only the best-scoring
+    ones (``legal_moves(..., best_only=True)``); ``values``: float64[>= n]; ``work``:
+    HEURISTIC_WORK values."""
+    agent = int(spec[SPEC_ID])
+    if n == 0:
+        fallback(gs.hands, gs.gmeta, gs.rng, gs.act, agent != RANDOM)
+    elif agent == RANDOM:
+        set_place(gs.act, moves, below(gs.rng, R_AGENTS, n))
+    elif agent == GREEDY:  # all of the same score: best_index's tie-break
+        set_place(gs.act, moves, below(gs.rng, R_AGENTS, n) if n > 1 else 0)
+    else:
+        heuristic_fill(gs.board, gs.cross, gs.anchors, gs.bmeta, gs.hands, gs.bag, gs.gmeta, moves, n, spec, values, work)
+        set_place(gs.act, moves, best_index(values, n, gs.rng))
+
+
+@njit
 def _best_reply(gs, hand, size, exact, moves):
     """The best points the next player could score with the tile set ``hand`` (of
     ``size`` tiles), +6 for going out when ``exact`` (the bag is empty). Returns

@@ -1,0 +1,318 @@
+"""The search agent: exact endgames, and a determinized Monte Carlo search before them.
+
+Once the bag is empty in a two-player game, the agent plays the move of the exact
+endgame solver (:mod:`.endgame`) run within its budget. Before that (and in games of
+3 to 6 players, to the end) it runs a determinized Monte Carlo search over the
+heuristic's best placements:
+
+- Candidates: the ``candidates`` placements of the highest heuristic value
+  (:func:`.policies.heuristic_values` with the heuristic's default weights), best
+  first. A lone candidate is played without a search; with no placement the agent
+  exchanges (or passes) like greedy.
+- Playouts: determinize (the tiles the mover cannot see are dealt afresh, as in
+  :mod:`.mc`), apply the candidate, let ``policy`` play every seat for ``depth`` turns
+  (0: to the end of the game) and take the mover's margin (its score minus the best
+  other score). Playout j of every candidate shares its determinization and random
+  streams (common random numbers). Playouts run on a scratch game that is set up once
+  per decision; every placement is put down with an undo log and taken back after the
+  playout, so no playout rebuilds the board.
+- Allocation: sequential halving. The budget is split evenly over ``ceil(log2 k)``
+  rounds; in each round every remaining candidate gets the same number of new
+  playouts, then the better half (by mean margin over all its playouts so far; ties
+  keep the heuristic's order) goes on. The last one left is played.
+
+Budget: ``time_ms`` is turned into a fixed amount of work by default (``budget``
+``work``): ``WORK_PER_MS`` playout turns per millisecond for the Monte Carlo search,
+``NODES_PER_MS`` positions per millisecond for the solver, constants measured on this
+project's reference machine (one thread). A decision is then a pure function of the
+position and the agents' random stream: batches and records replay exactly, whatever
+the machine's speed or load. ``budget`` ``clock`` stops at the true time instead (the
+search reads a monotonic clock between playouts; the solver every 256 positions); the
+moves then depend on the machine's speed and load, so games are not reproducible.
+
+The agent draws one number from the agents' stream per searched decision (the seed
+of its playouts), and none in an endgame or for a lone candidate.
+"""
+
+import time
+from collections import namedtuple
+
+import numpy as np
+from numba import objmode
+
+from ._jit import njit
+from .actions import apply_act, legal_moves, set_fallback, set_place
+from .board import BMETA, MAX_ANCHORS, place_cells_undoable, take_back
+from .endgame import MOVE_CAP, W_BEST_ROW, new_workspace, solve
+from .layout import (
+    A_CELL,
+    A_KIND,
+    A_N,
+    A_POINTS,
+    A_QWIRKLES,
+    A_TILE,
+    DEFAULT_SPECS,
+    G_BAG,
+    G_CURRENT,
+    G_OVER,
+    G_PLAYERS,
+    G_TURNS,
+    GREEDY,
+    HEURISTIC,
+    MAX_CANDIDATES,
+    MOVE_COLS,
+    P_SEARCH_BUDGET,
+    P_SEARCH_CANDIDATES,
+    P_SEARCH_DEPTH,
+    P_SEARCH_POLICY,
+    P_SEARCH_SOLVER,
+    P_SEARCH_TIME,
+    PLACE,
+    R_AGENTS,
+    R_GAME,
+    SPEC_ID,
+)
+from .mc import board_tiles, candidates_from_values, determinize, margin, playout_seed, reset_sim
+from .policies import choose, heuristic_values
+from .rng import mix64, next_u64
+from .scoring import qwirkles_made
+from .state import MAX_TURNS, NTILES, after_placement
+
+WORK_PER_MS = 110.0
+"""Playout turns per millisecond of one thread on the reference machine (the ``work``
+budget of the Monte Carlo search)."""
+NODES_PER_MS = 500.0
+"""Solver positions per millisecond of one thread on the reference machine (the
+``work`` budget of the endgame solver)."""
+WORK, CLOCK = 0, 1  # values of the budget parameter
+TT_BITS = 16  # the solver's table: 2**16 entries (1.5 MB), ample for a move's budget
+SLOTS = NTILES + 1  # undo logs: a playout puts down at most one placement per tile
+_SALT = np.uint64(0x632BE59BD9B4E019)
+
+SearchScratch = namedtuple("SearchScratch", "undo placed stats order endgame")
+SearchScratch.__doc__ = """The search agent's scratch, one per thread: ``undo`` the undo
+logs of a playout's placements (a tuple of four arrays with one row per slot, as
+:func:`.board.new_undo` makes one), ``placed`` int64[SLOTS, 7] each placement's tile
+count and cells, ``stats`` float64[MAX_CANDIDATES, 2] each candidate's playouts and
+margin sum, ``order`` int64[MAX_CANDIDATES] the candidates still in the race, best
+first, and ``endgame`` the solver's workspace (:func:`.endgame.new_workspace`)."""
+
+
+@njit
+def new_search_scratch(full):
+    """A :class:`SearchScratch` (about 4 MB); with ``full`` False a minimal one of the
+    same types (a thread whose agents never search)."""
+    slots = SLOTS if full else 1
+    undo = (
+        np.zeros((slots, 24, 3), np.int64),
+        np.zeros((slots, MAX_ANCHORS), np.int32),
+        np.zeros((slots, BMETA), np.int64),
+        np.zeros((slots, 1), np.int64),
+    )
+    ws = new_workspace(TT_BITS, MOVE_CAP) if full else new_workspace(1, 1)
+    return SearchScratch(undo, np.zeros((slots, 7), np.int64), np.zeros((MAX_CANDIDATES, 2), np.float64), np.zeros(MAX_CANDIDATES, np.int64), ws)
+
+
+@njit(nogil=False)  # object mode takes the GIL anyway
+def now():
+    """Seconds on a monotonic clock (object mode: about 0.4 us a call)."""
+    with objmode(t="float64"):
+        t = time.perf_counter()
+    return t
+
+
+@njit
+def _apply(sim, undo, placed, k):
+    """Apply ``sim.act``; a placement is logged in undo slot ``k``. Returns the number
+    of placements on the board after it."""
+    act = sim.act
+    if act[A_KIND] != PLACE:
+        apply_act(sim)
+        return k
+    n = act[A_N]
+    cells = act[A_CELL : A_CELL + n]
+    tiles = act[A_TILE : A_TILE + n]
+    place_cells_undoable(sim.board, sim.cross, sim.anchors, sim.bmeta, cells, tiles, n, (undo[0][k], undo[1][k], undo[2][k], undo[3][k]))
+    placed[k, 0] = n
+    placed[k, 1 : 1 + n] = cells
+    act[A_QWIRKLES] = qwirkles_made(sim.board, cells, n)
+    after_placement(sim.hands, sim.bag, sim.gmeta, tiles, n, act[A_POINTS], act[A_QWIRKLES])
+    return k + 1
+
+
+@njit
+def playout(sim, moves, values, work, cand, policy, depth, seed, ss):
+    """One playout of candidate ``cand`` (an action word) from ``sim`` (a copy of the
+    root; its board is left as it was, its hands, bag and counters are not); ``work``:
+    the heuristic's scratch (HEURISTIC_WORK values).
+
+    Returns ``(margin, turns, moves, values)``: the mover's margin after ``depth`` turns
+    past the candidate (0: at the end of the game; at the latest MAX_TURNS turns after
+    the root), the turns played (the candidate's included) and the maybe grown buffers.
+    The margins are exactly those of :func:`.mc.playout` for the same seed (the same
+    determinization and streams; the undo logs leave the board as a rebuilt one).
+    """
+    gmeta, rng = sim.gmeta, sim.rng
+    player = gmeta[G_CURRENT]
+    rng[R_GAME] = mix64(np.uint64(seed))
+    rng[R_AGENTS] = mix64(np.uint64(seed) ^ _SALT)
+    determinize(sim.hands, sim.bag, gmeta, player, rng, R_AGENTS)
+    undo, placed = ss.undo, ss.placed
+    root_turn = gmeta[G_TURNS]
+    sim.act[:] = cand
+    k = _apply(sim, undo, placed, 0)
+    start = gmeta[G_TURNS]
+    greedy = int(policy[SPEC_ID]) == GREEDY
+    while gmeta[G_OVER] == 0 and (depth == 0 or gmeta[G_TURNS] - start < depth) and gmeta[G_TURNS] - root_turn < MAX_TURNS:
+        moves, n = legal_moves(sim, moves, greedy)
+        if values.shape[0] < n:
+            values = np.zeros(2 * n, np.float64)
+        choose(policy, sim, moves, n, values, work)
+        k = _apply(sim, undo, placed, k)
+    turns = gmeta[G_TURNS] - start + 1
+    m = margin(gmeta, player)
+    for i in range(k - 1, -1, -1):
+        take_back(sim.board, sim.cross, sim.anchors, sim.bmeta, placed[i, 1:], placed[i, 0], (undo[0][i], undo[1][i], undo[2][i], undo[3][i]))
+    return m, turns, moves, values
+
+
+@njit
+def _set_root(gs, scratch):
+    """Make the agent scratch's sim game a copy of ``gs`` (its board put down once)."""
+    root = scratch.root
+    ntiles = board_tiles(gs.board, gs.bmeta, root.rows, root.cols, root.tiles)
+    reset_sim(scratch.sim, root.rows, root.cols, root.tiles, ntiles, gs.hands, gs.bag, gs.gmeta, root.cells)
+
+
+@njit
+def _restore(sim, gs):
+    sim.hands[:] = gs.hands
+    sim.bag[:] = gs.bag
+    sim.gmeta[:] = gs.gmeta
+
+
+@njit
+def rank_candidates(gs, moves, n, values, limit, out):
+    """The ``limit`` placements of ``moves[:n]`` of the highest heuristic value (the
+    heuristic's default weights) as action rows of ``out``, best first; returns their
+    number (0 when n is 0)."""
+    if n == 0:
+        return 0
+    heuristic_values(gs, moves, n, DEFAULT_SPECS[HEURISTIC], values)
+    return candidates_from_values(moves, n, values, limit, out)
+
+
+@njit
+def _policy(spec, out):
+    """The playout policy's spec row (its default parameters) into ``out``."""
+    out[:] = DEFAULT_SPECS[int(spec[P_SEARCH_POLICY])]
+
+
+@njit
+def _endgame(spec, gs, ss):
+    """The solver's move within the budget, into ``gs.act`` (two players, empty bag)."""
+    time_ms = spec[P_SEARCH_TIME]
+    if spec[P_SEARCH_BUDGET] == CLOCK:
+        solve(ss.endgame, gs.board, gs.cross, gs.anchors, gs.bmeta, gs.hands, gs.gmeta, 0, time_ms)
+    else:
+        solve(ss.endgame, gs.board, gs.cross, gs.anchors, gs.bmeta, gs.hands, gs.gmeta, max(int(time_ms * NODES_PER_MS), 1), 0.0)
+    row = ss.endgame[W_BEST_ROW]
+    set_place(gs.act, row.reshape((1, MOVE_COLS)), 0)
+
+
+@njit
+def _better(stats, a, b):
+    """Whether candidate ``a``'s mean margin is above ``b``'s."""
+    return stats[a, 1] * stats[b, 0] > stats[b, 1] * stats[a, 0]
+
+
+@njit
+def search_choose(spec, gs, moves, n, values, scratch):
+    """The search agent's action for the current player of ``gs`` into ``gs.act``.
+
+    ``moves[:n]`` are the legal placements, ``values`` a float64 scratch of length >=
+    n, ``scratch`` the :class:`.layout.AgentScratch` (its sim, root and search scratch
+    are used). See the module doc.
+    """
+    ss = scratch.search
+    gmeta = gs.gmeta
+    if n == 0:
+        set_fallback(gs, True)
+        return
+    if gmeta[G_BAG] == 0 and gmeta[G_PLAYERS] == 2 and spec[P_SEARCH_SOLVER] != 0:
+        _endgame(spec, gs, ss)
+        return
+    cands = scratch.root.cands
+    k = rank_candidates(gs, moves, n, values, int(spec[P_SEARCH_CANDIDATES]), cands)
+    if k == 1:
+        gs.act[:] = cands[0]
+        return
+    clock = spec[P_SEARCH_BUDGET] == CLOCK
+    budget = spec[P_SEARCH_TIME] * (1e-3 if clock else WORK_PER_MS)
+    depth = int(spec[P_SEARCH_DEPTH])
+    if gmeta[G_BAG] == 0:
+        depth = 0  # three or more players: the rest of the game is short
+    policy = scratch.root.policy
+    _policy(spec, policy)
+    sim, smoves, svalues = scratch.sim, scratch.sim_moves, scratch.sim_values
+    _set_root(gs, scratch)
+    stats, order = ss.stats, ss.order
+    stats[:k] = 0
+    for c in range(k):
+        order[c] = c
+    alive = k
+    rounds = 0
+    while (1 << rounds) < k:
+        rounds += 1
+    base = next_u64(gs.rng, R_AGENTS)
+    start = now() if clock else 0.0
+    used = 0.0
+    j = 0
+    for r in range(rounds):
+        target = start + budget * (r + 1) / rounds if clock else used + (budget - used) / (rounds - r)
+        while True:
+            seed = playout_seed(base, j)
+            j += 1
+            for a in range(alive):
+                c = order[a]
+                _restore(sim, gs)
+                m, turns, smoves, svalues = playout(sim, smoves, svalues, scratch.work, cands[c], policy, depth, seed, ss)
+                stats[c, 0] += 1
+                stats[c, 1] += m
+                used += turns
+            if (now() if clock else used) >= target:
+                break
+        for a in range(1, alive):  # insertion sort by mean margin, ties in heuristic order
+            b = a
+            while b > 0 and _better(stats, order[b], order[b - 1]):
+                order[b], order[b - 1] = order[b - 1], order[b]
+                b -= 1
+        alive = (alive + 1) // 2
+    gs.act[:] = cands[order[0]]
+
+
+@njit
+def evaluate_candidates(gs, cands, k, policy, playouts, depth, seed, scratch, out):
+    """Margins of ``playouts`` playouts of each of the ``k`` candidate action words
+    ``cands`` from the position ``gs`` (left unchanged) into ``out`` float64[k, >=
+    playouts], ``policy`` playing every seat for ``depth`` turns (0: to the end).
+    Playout j of every candidate shares its determinization and random streams, drawn
+    from ``seed`` (uint64). ``scratch``: a :class:`.layout.AgentScratch`."""
+    sim, smoves, svalues = scratch.sim, scratch.sim_moves, scratch.sim_values
+    _set_root(gs, scratch)
+    for j in range(playouts):
+        s = playout_seed(seed, j)
+        for c in range(k):
+            _restore(sim, gs)
+            m, _, smoves, svalues = playout(sim, smoves, svalues, scratch.work, cands[c], policy, depth, s, scratch.search)
+            out[c, j] = m
+
+
+@njit
+def engine_candidates(gs, limit, scratch, out):
+    """The search's candidates in the position ``gs`` (left unchanged): the ``limit``
+    placements of the highest heuristic value as action rows of ``out``, best first;
+    returns their number (0 when the player to move cannot place)."""
+    moves, n = legal_moves(gs, scratch.sim_moves, False)
+    values = scratch.values if scratch.values.shape[0] >= n else np.zeros(n, np.float64)
+    return rank_candidates(gs, moves, n, values, limit, out)

@@ -1,0 +1,179 @@
+"""The search agent (``search``): legal moves only, the solver's move in the endgame,
+the heuristic's move with one candidate, reproducible batches, and its playouts checked
+against the Monte Carlo module's (rebuilt boards) to the last margin."""
+
+from __future__ import annotations
+
+import random
+
+import numpy as np
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+import qwirkle_core as qc
+from strategies import advance, assert_same_rows, examples, reachable_games
+from qwirkle_core._kernels import agents as _ag
+from qwirkle_core._kernels import layout as _lo
+from qwirkle_core._kernels import mc as _mc
+from qwirkle_core._kernels import search as _se
+from qwirkle_core._kernels.actions import legal_moves
+from qwirkle_core._kernels.policies import heuristic_values
+from qwirkle_core.endgame import solve_endgame
+
+FAST = "search:time_ms=1"  # about 110 playout turns per decision
+
+
+def legal_now(g: qc.Game, move: qc.Move) -> bool:
+    """Whether ``move`` is a legal action of the player to move (from the rule-level API)."""
+    moves = g.legal_moves()
+    if move.kind == "place":
+        return move in moves
+    if move.kind == "exchange":  # the agent exchanges only when it cannot place
+        return not moves and 0 < len(move.tiles) <= g.bag_size and all(move.tiles.count(t) <= g.hand().count(t) for t in move.tiles)
+    return not moves and g.bag_size == 0
+
+
+def greedy_until(seed: int, players: int, stop) -> qc.Game:
+    g = qc.Game(players=players, seed=seed)
+    while not g.is_over and not stop(g):
+        g.play_agent("greedy")
+    return g
+
+
+# -- the parameters -----------------------------------------------------------------------
+
+
+def test_search_is_an_agent_with_checked_parameters():
+    assert "search" in qc.AGENTS
+    spec = qc.parse_agent("search:time_ms=20:budget=clock:candidates=8")
+    assert spec.value("time_ms") == 20.0 and spec.value("budget") == "clock" and spec.value("depth") == 4
+    assert qc.parse_agent("search").row()[_lo.P_SEARCH_TIME] == 50.0
+    for bad, message in (("search:time_ms=0", "time_ms must be"), ("search:budget=fast", "budget must be one of work, clock"),
+                         ("search:candidates=65", "candidates must be an int in 1..64"), ("search:solver=2", "solver must be")):
+        with pytest.raises(qc.AgentError, match=message):
+            qc.parse_agent(bad)
+
+
+# -- legality -----------------------------------------------------------------------------
+
+
+@examples(0.5)
+@given(reachable_games(max_turns=60), st.sampled_from([FAST, "search:time_ms=1:depth=0", "search:time_ms=1:candidates=3:policy=greedy", "search:time_ms=0.5:budget=clock"]))
+def test_the_search_agent_plays_only_legal_actions(g, agent):
+    before = g.copy()
+    action = g.play_agent(agent)
+    assert legal_now(before, action.move), (action, before)
+    replayed = before.copy()
+    replayed.play(action.move)
+    assert replayed.scores == g.scores
+
+
+@pytest.mark.parametrize("players", [2, 3])
+def test_whole_games_of_search_are_legal_to_the_end(players):
+    g = qc.Game(players=players, seed=11 + players)
+    while not g.is_over:
+        before = g.copy()
+        action = g.play_agent(FAST if g.current_player == 0 else "greedy")
+        assert legal_now(before, action.move)
+    assert qc.replay(qc.GameRecord.from_game(g)).scores == g.scores
+
+
+# -- the endgame ------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_in_a_two_player_endgame_it_plays_the_solvers_move(seed):
+    """With an empty bag the agent is the solver with a node limit of time_ms *
+    NODES_PER_MS: the same move as solve_endgame given that limit."""
+    g = greedy_until(300 + seed, 2, lambda g: g.bag_size == 0)
+    if g.is_over:
+        pytest.skip("the game ended before the bag ran empty")
+    for time_ms in (1.0, 4.0):
+        nodes = int(time_ms * _se.NODES_PER_MS)
+        expected = solve_endgame(g, max_nodes=nodes).move
+        action = g.copy().play_agent(f"search:time_ms={time_ms}")
+        assert action.move == expected
+
+
+def test_with_the_solver_off_it_still_searches_the_endgame():
+    g = greedy_until(301, 2, lambda g: g.bag_size == 0)
+    before = g.copy()
+    assert legal_now(before, g.play_agent("search:time_ms=1:solver=0").move)
+
+
+def test_three_players_with_an_empty_bag_search_to_the_end():
+    g = greedy_until(5, 3, lambda g: g.bag_size == 0)
+    assert not g.is_over
+    while not g.is_over:
+        before = g.copy()
+        assert legal_now(before, g.play_agent(FAST).move)
+
+
+# -- the choice -----------------------------------------------------------------------------
+
+
+@examples(0.5)
+@given(reachable_games(min_turns=2, max_turns=40, players=2))
+def test_one_candidate_is_the_heuristics_best_placement(g):
+    """With candidates=1 there is nothing to search: the placement of the highest
+    heuristic value (checked where that value has a unique maximum)."""
+    if g.bag_size == 0 or not g.legal_moves():
+        return
+    a = g.copy().kernel_arrays()
+    moves, n = legal_moves(a, np.zeros((1024, _lo.MOVE_COLS), np.int32), False)
+    values = np.zeros(n)
+    heuristic_values(a, moves, n, _lo.DEFAULT_SPECS[_lo.HEURISTIC], values)
+    if np.sum(values[:n] == values[:n].max()) > 1:
+        return
+    heuristic = g.copy().play_agent("heuristic").move
+    assert g.copy().play_agent("search:candidates=1").move == heuristic
+
+
+@examples(0.3)
+@given(reachable_games(min_turns=1, max_turns=50), st.integers(0, 4), st.integers(0, 2**63))
+def test_search_playouts_are_the_monte_carlo_playouts(g, depth, seed):
+    """The search's playouts put placements down and take them back (undo logs); the
+    Monte Carlo module rebuilds the board for each. Same seeds, same margins."""
+    if g.is_over or not g.legal_moves():
+        return
+    a = g.kernel_arrays()
+    scratch = _ag.new_agent_scratch(True)
+    cands = np.zeros((_lo.MAX_CANDIDATES, _lo.CAND_COLS), np.int64)
+    k = _se.engine_candidates(a, 5, scratch, cands)
+    policy = _lo.DEFAULT_SPECS[_lo.HEURISTIC].copy()
+    ours = np.zeros((k, 6))
+    _se.evaluate_candidates(a, cands, k, policy, 6, depth, np.uint64(seed), scratch, ours)
+    n = int(a.bmeta[_lo.B_TILES])
+    rows, cols, tiles = np.zeros(max(n, 1), np.int64), np.zeros(max(n, 1), np.int64), np.zeros(max(n, 1), np.int8)
+    _mc.board_tiles(a.board, a.bmeta, rows, cols, tiles)
+    theirs = _mc.evaluate(rows, cols, tiles, n, a.hands.copy(), a.bag.copy(), a.gmeta.copy(), cands, k, policy, 6, depth, np.uint64(seed), 1)
+    assert ours.tolist() == theirs.tolist()
+
+
+def test_the_search_leaves_the_game_as_the_action_says():
+    """Searching touches a scratch game only: after play_agent the game equals one that
+    played the same action directly (board arrays, hands, bag, counters)."""
+    rng = random.Random(3)
+    for seed in range(4):
+        g = qc.Game(players=2, seed=seed)
+        advance(g, rng.randint(3, 30), rng)
+        direct = g.copy()
+        action = g.play_agent(FAST)
+        direct.play(action.move)
+        assert g.board == direct.board and g.hand(0) == direct.hand(0) and g.hand(1) == direct.hand(1)
+        assert g.scores == direct.scores and g.bag_size == direct.bag_size
+        assert g.legal_moves() == direct.legal_moves()
+
+
+# -- reproducibility --------------------------------------------------------------------------
+
+
+def test_batches_with_search_are_reproducible_and_replay_move_by_move():
+    agents = (FAST, "greedy")
+    a = qc.simulate(6, agents, seed=9, threads=1)
+    b = qc.simulate(6, agents, seed=9, threads=2)
+    assert_same_rows(a.rows, b.rows)
+    for i in (0, 5):
+        record = qc.play_game(agents, seed=int(a.seeds[i]))
+        assert record.final_scores == tuple(int(s) for s in a.scores[i])
