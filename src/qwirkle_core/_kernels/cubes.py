@@ -506,11 +506,18 @@ def play_one(seed, specs, rule_opening, gs, moves, scratch):
     """Play one Cubes game from ``seed`` to the end (or the turn limit), seat p played
     by ``specs[p]``. Returns the (maybe grown) move buffer."""
     gmeta = gs.gmeta
+    values, work = scratch.values, scratch.work
     clear_board(gs.board, gs.cross, gs.anchors, gs.bmeta)
     seed_streams(gs.rng, seed)
     new_game(gs.hands, gs.bag, gmeta, gs.rng, specs.shape[0], rule_opening)
     while gmeta[G_OVER] == 0 and gmeta[G_TURNS] < MAX_TURNS:
-        moves = take_turn(specs[gmeta[G_CURRENT]], gs, moves, scratch)
+        spec = specs[gmeta[G_CURRENT]]
+        # take_turn's own dispatch, with only the simple agents' scratch passed per
+        # action (numba counts the references of every array of the scratch tuple)
+        if int(spec[SPEC_ID]) == MONTE_CARLO:
+            moves = take_turn(spec, gs, moves, scratch)
+        else:
+            moves = take_turn_simple(spec, gs, moves, values, work)
     return moves
 
 
