@@ -18,26 +18,16 @@ from .board import clear_board
 from .layout import (
     G_CURRENT,
     G_OVER,
-    G_PLACED,
-    G_QWIRKLES,
-    G_SCORE,
-    G_STARTER,
     G_TURNS,
-    G_WINNER,
     GREEDY,
     HEURISTIC,
     RANDOM,
-    S_PLACED,
-    S_STARTER,
-    S_TRUNCATED,
-    S_TURNS,
-    S_WINNER,
     SPEC_ID,
     STATS,  # noqa: F401  (re-exported: the Python layer sizes the stats array with it)
 )
 from .policies import play_turns
 from .rng import game_seed, seed_streams
-from .state import MAX_TURNS, new_game
+from .state import MAX_TURNS, new_game, record_row
 
 
 @njit
@@ -57,20 +47,6 @@ def _start(gs, seed, players, rule_opening):
     new_game(gs.hands, gs.bag, gs.gmeta, gs.rng, players, rule_opening)
 
 
-@njit
-def _record(gmeta, g, scores, qwirkles, stats):
-    """Write the row of finished game ``g``."""
-    for p in range(scores.shape[1]):
-        scores[g, p] = gmeta[G_SCORE + p]
-        qwirkles[g, p] = gmeta[G_QWIRKLES + p]
-    truncated = gmeta[G_OVER] == 0
-    stats[g, S_WINNER] = -1 if truncated else gmeta[G_WINNER]
-    stats[g, S_TURNS] = gmeta[G_TURNS]
-    stats[g, S_PLACED] = gmeta[G_PLACED]
-    stats[g, S_STARTER] = gmeta[G_STARTER]
-    stats[g, S_TRUNCATED] = 1 if truncated else 0
-
-
 @njit(nogil=True)
 def run_plain(seeds, specs, rule_opening, scores, qwirkles, stats):
     """Play ``len(seeds)`` games of random and greedy agents, ``specs[p]`` (float64[
@@ -83,7 +59,7 @@ def run_plain(seeds, specs, rule_opening, scores, qwirkles, stats):
     for g in range(seeds.shape[0]):
         _start(gs, seeds[g], specs.shape[0], rule_opening)
         moves, values = play_turns(specs, board, cross, anchors, bmeta, hands, bag, gmeta, rng, st, act, moves, values, values, MAX_TURNS, True, False)
-        _record(gmeta, g, scores, qwirkles, stats)
+        record_row(gmeta, g, scores, qwirkles, stats)
 
 
 @njit(nogil=True)
@@ -99,7 +75,7 @@ def run_heuristic(seeds, specs, rule_opening, scores, qwirkles, stats):
             moves, values = play_turns(specs, board, cross, anchors, bmeta, hands, bag, gmeta, rng, st, act, moves, values, work, MAX_TURNS, True, True)
             if gmeta[G_OVER] == 0 and gmeta[G_TURNS] < MAX_TURNS:  # a reply search is due
                 moves = search_turn(specs[gmeta[G_CURRENT]], gs, moves, scratch, False)
-        _record(gmeta, g, scores, qwirkles, stats)
+        record_row(gmeta, g, scores, qwirkles, stats)
 
 
 @njit(nogil=True)
@@ -113,7 +89,7 @@ def run_any(seeds, specs, rule_opening, scores, qwirkles, stats):
         _start(gs, seeds[g], specs.shape[0], rule_opening)
         while gmeta[G_OVER] == 0 and gmeta[G_TURNS] < MAX_TURNS:
             moves = take_turn(specs[gmeta[G_CURRENT]], gs, moves, scratch)
-        _record(gmeta, g, scores, qwirkles, stats)
+        record_row(gmeta, g, scores, qwirkles, stats)
 
 
 def kernel_for(specs):

@@ -57,13 +57,9 @@ from .layout import (
     G_OPEN_LEN,
     G_OPENING,
     G_OVER,
-    G_PLACED,
     G_PLAYERS,
-    G_QWIRKLES,
     G_REROLLED,
     G_RULE_OPENING,
-    G_SCORE,
-    G_STARTER,
     G_TURNS,
     G_VARIANT,
     G_WINNER,
@@ -82,11 +78,6 @@ from .layout import (
     R_GAME,
     RANDOM,
     REROLL,
-    S_PLACED,
-    S_STARTER,
-    S_TRUNCATED,
-    S_TURNS,
-    S_WINNER,
     SPEC_ID,
 )
 from .mc import board_tiles, candidates_from_values, margin, playout_seed, reset_sim
@@ -103,6 +94,7 @@ from .state import (
     finish_game,
     insert_sorted,
     pass_turn,
+    record_row,
     remove_from_hand,
     set_opening,
 )
@@ -532,15 +524,7 @@ def run_games(seeds, specs, rule_opening, scores, qwirkles, stats):
     gmeta = gs.gmeta
     for g in range(seeds.shape[0]):
         moves = play_one(seeds[g], specs, rule_opening, gs, moves, scratch)
-        for p in range(specs.shape[0]):
-            scores[g, p] = gmeta[G_SCORE + p]
-            qwirkles[g, p] = gmeta[G_QWIRKLES + p]
-        truncated = gmeta[G_OVER] == 0
-        stats[g, S_WINNER] = -1 if truncated else gmeta[G_WINNER]
-        stats[g, S_TURNS] = gmeta[G_TURNS]
-        stats[g, S_PLACED] = gmeta[G_PLACED]
-        stats[g, S_STARTER] = gmeta[G_STARTER]
-        stats[g, S_TRUNCATED] = 1 if truncated else 0
+        record_row(gmeta, g, scores, qwirkles, stats)
 
 
 # Rough seconds of a cold compile of run_games, which plays every agent (as

@@ -32,6 +32,11 @@ from .layout import (
     G_WINNER,
     GMETA,
     R_GAME,
+    S_PLACED,
+    S_STARTER,
+    S_TRUNCATED,
+    S_TURNS,
+    S_WINNER,
     STREAMS,
 )
 from .rng import below
@@ -316,3 +321,20 @@ def unseen_counts(hands, bag, gmeta, viewer, out):
                 out[hands[p, i]] += 1
             total += gmeta[G_HAND + p]
     return total
+
+
+@njit
+def record_row(gmeta, g, scores, qwirkles, stats):
+    """Write the row ``g`` of a batch's outputs for the finished (or truncated) game of
+    ``gmeta``: ``scores`` int32[G, P], ``qwirkles`` int16[G, P], ``stats``
+    int32[G, STATS] (columns ``S_*`` of :mod:`.layout`; the winner is -1 for a tie or a
+    truncated game)."""
+    for p in range(scores.shape[1]):
+        scores[g, p] = gmeta[G_SCORE + p]
+        qwirkles[g, p] = gmeta[G_QWIRKLES + p]
+    truncated = gmeta[G_OVER] == 0
+    stats[g, S_WINNER] = -1 if truncated else gmeta[G_WINNER]
+    stats[g, S_TURNS] = gmeta[G_TURNS]
+    stats[g, S_PLACED] = gmeta[G_PLACED]
+    stats[g, S_STARTER] = gmeta[G_STARTER]
+    stats[g, S_TRUNCATED] = 1 if truncated else 0
