@@ -23,3 +23,13 @@ def test_games_per_second(benchmark, agents, threads):
     assert result.games == GAMES
     benchmark.extra_info["games_per_second"] = GAMES / benchmark.stats.stats.median
     benchmark.extra_info["us_per_move"] = 1e6 * benchmark.stats.stats.median / int(result.turns.sum())
+
+
+def test_qwirkle_cubes_games_per_second(benchmark):
+    """Greedy self-play in Qwirkle Cubes, one thread: the rate docs/cubes.md puts beside
+    the tile game's (``test_games_per_second[1-greedy]``, same run)."""
+    cubes = qc.Rules(variant="cubes")
+    qc.simulate(20, seed=0, threads=1, rules=cubes)  # compile / load from cache
+    result = benchmark.pedantic(qc.simulate, args=(GAMES,), kwargs={"seed": 1, "threads": 1, "rules": cubes}, rounds=5, iterations=1)
+    assert result.games == GAMES
+    benchmark.extra_info["games_per_second"] = GAMES / benchmark.stats.stats.median
