@@ -91,6 +91,7 @@ from .state import (
     OPENING_LARGEST_GROUP,
     after_placement,
     draw,
+    fill_bag,
     finish_game,
     insert_sorted,
     pass_turn,
@@ -130,13 +131,7 @@ def new_game(hands, bag, gmeta, rng, players, rule_opening):
     drawn, and set up the opening: seat 0 opens (``rng`` must already be seeded)."""
     gmeta[:] = 0
     hands[:] = -1
-    for i in range(NCUBES):
-        bag[i] = i // PER_COLOR
-    for i in range(NCUBES - 1, 0, -1):
-        j = below(rng, R_GAME, i + 1)
-        tmp = bag[i]
-        bag[i] = bag[j]
-        bag[j] = tmp
+    fill_bag(bag, NCUBES, PER_COLOR, rng)
     gmeta[G_PLAYERS] = players
     gmeta[G_BAG] = NCUBES
     gmeta[G_RULE_OPENING] = rule_opening

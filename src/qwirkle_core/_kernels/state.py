@@ -126,6 +126,19 @@ def remove_from_hand(hands, gmeta, p, tile):
 
 
 @njit
+def fill_bag(bag, count, copies, rng):
+    """Put ``count`` pieces into ``bag``, ``copies`` of each kind (kind ``i // copies``),
+    and shuffle them with the game's stream (Fisher-Yates, from the top)."""
+    for i in range(count):
+        bag[i] = i // copies
+    for i in range(count - 1, 0, -1):
+        j = below(rng, R_GAME, i + 1)
+        tmp = bag[i]
+        bag[i] = bag[j]
+        bag[j] = tmp
+
+
+@njit
 def new_game(hands, bag, gmeta, rng, players, rule_opening):
     """Shuffle the bag (game stream), deal, and set up the opening.
 
@@ -134,13 +147,7 @@ def new_game(hands, bag, gmeta, rng, players, rule_opening):
     """
     gmeta[:] = 0
     hands[:] = -1
-    for i in range(NTILES):
-        bag[i] = i // 3
-    for i in range(NTILES - 1, 0, -1):
-        j = below(rng, R_GAME, i + 1)
-        tmp = bag[i]
-        bag[i] = bag[j]
-        bag[j] = tmp
+    fill_bag(bag, NTILES, 3, rng)
     gmeta[G_PLAYERS] = players
     gmeta[G_BAG] = NTILES
     gmeta[G_RULE_OPENING] = rule_opening
