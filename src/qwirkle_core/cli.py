@@ -160,15 +160,25 @@ def _output_path(text: str) -> Path:
         raise argparse.ArgumentTypeError(f"cannot write {text!r}: {_reason(e)}") from None
 
 
-def _plot_path(text: str) -> Path:
-    path = Path(text)
-    if path.suffix.lower() != ".png":
-        raise argparse.ArgumentTypeError(f"{text!r}: the plot must be a .png file")
-    try:
-        _probe(path)
-    except OSError as e:
-        raise argparse.ArgumentTypeError(f"cannot write {text!r}: {_reason(e)}") from None
-    return path
+def _file_of(suffix: str, refusal: str) -> Callable[[str], Path]:
+    """argparse type of a file to write with ``suffix`` (``refusal``: the message for
+    another suffix), checked writable now."""
+
+    def path_type(text: str) -> Path:
+        path = Path(text)
+        if path.suffix.lower() != suffix:
+            raise argparse.ArgumentTypeError(f"{text!r}: {refusal}")
+        try:
+            _probe(path)
+        except OSError as e:
+            raise argparse.ArgumentTypeError(f"cannot write {text!r}: {_reason(e)}") from None
+        return path
+
+    return path_type
+
+
+_plot_path = _file_of(".png", "the plot must be a .png file")
+_json_path = _file_of(".json", "the analysis is written to a .json file")
 
 
 def _probe(path: Path) -> None:
@@ -837,17 +847,6 @@ def _record_file(text: str) -> GameRecord:
     except ValueError as e:
         raise argparse.ArgumentTypeError(f"{text!r} is not a valid game record: {e}") from None
     return record
-
-
-def _json_path(text: str) -> Path:
-    path = Path(text)
-    if path.suffix.lower() != ".json":
-        raise argparse.ArgumentTypeError(f"{text!r}: the analysis is written to a .json file")
-    try:
-        _probe(path)
-    except OSError as e:
-        raise argparse.ArgumentTypeError(f"cannot write {text!r}: {_reason(e)}") from None
-    return path
 
 
 def _run_analyse(args: argparse.Namespace, console: Console) -> int:
