@@ -13,12 +13,15 @@ resumed; tournaments; the refusals; the command line.
 
 from __future__ import annotations
 
+import asyncio
 import functools
 import json
+import logging
 import os
 import signal
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -201,6 +204,33 @@ def test_resume_after_an_interruption_gives_the_uninterrupted_dataset(client, tm
     assert part_files(out) == sorted(dist.part_name(a, b) for a, b in dist.ranges(0, 6_000, 500))  # the stored range size
 
 
+@pytest.mark.parametrize("in_a_client_call", [False, True])
+def test_ctrl_c_in_the_client_stops_the_run_between_dask_calls(client, in_a_client_call: bool, caplog: pytest.LogCaptureFixture) -> None:
+    """A SIGINT to this process while it waits on the cluster, or while a blocking
+    client call is under way (in ``progress``): that call finishes, the finished
+    results come back with ``interrupted``, Python's Ctrl-C handler is back, and
+    nothing is logged from Dask's event loop (a KeyboardInterrupt inside a client
+    call made distributed 2026.8 log a NameError traceback there)."""
+    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
+    jobs = [((0.3,), 1)] * 12  # time.sleep(0.3) twelve times on two workers: about 1.8 s
+    finished_calls = []
+
+    def progress(done: int, total: int) -> None:
+        if in_a_client_call and not finished_calls:
+            threading.Timer(0.1, os.kill, (os.getpid(), signal.SIGINT)).start()
+            client.sync(asyncio.sleep, 0.5)  # the Ctrl-C arrives in this call
+            finished_calls.append(done)
+
+    if not in_a_client_call:
+        threading.Timer(0.4, os.kill, (os.getpid(), signal.SIGINT)).start()
+    with caplog.at_level(logging.ERROR):
+        results, interrupted = dist.map_ranges(client, time.sleep, jobs, progress)
+    assert interrupted and len(results) < len(jobs) and all(r is None for r in results.values())
+    assert finished_calls == ([1] if in_a_client_call else [])
+    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
+    assert not [r for r in caplog.records if r.levelno >= logging.ERROR]
+
+
 def test_a_task_that_raises_stops_the_run_and_keeps_the_finished_parts(client, tmp_path: Path) -> None:
     out = tmp_path / "failed"
     out.mkdir()
@@ -328,7 +358,7 @@ def test_cli_ctrl_c_then_resume(cluster, tmp_path: Path, capsys: pytest.CaptureF
         proc.kill()
     assert proc.returncode == 130, stderr
     assert "interrupted" in stdout and "--resume" in stdout
-    assert "Traceback" not in stderr
+    assert "Traceback" not in stderr and "ERROR" not in stderr
     kept = dist.existing_parts(out, 0, 20_000)
     assert 2 <= len(kept) < 40
     assert cli.main([*argv, "--scheduler", cluster.scheduler_address, "--resume"]) == 0

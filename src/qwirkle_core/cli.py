@@ -476,9 +476,11 @@ def _cluster(args: argparse.Namespace) -> Iterator[Any]:
     if args.workers:
         # The worker processes inherit an ignored SIGINT, so Ctrl-C reaches this process
         # only: it stops the run and closes the cluster (no traceback from each worker).
+        # The cluster's own log lines are silenced (a worker's heartbeat can race the
+        # scheduler's close and log a traceback); a task's error reaches this process.
         handler = signal.signal(signal.SIGINT, signal.SIG_IGN)
         try:
-            cluster = LocalCluster(n_workers=args.workers, threads_per_worker=1, processes=True, host="127.0.0.1", dashboard_address=":0", silence_logs=logging.ERROR)
+            cluster = LocalCluster(n_workers=args.workers, threads_per_worker=1, processes=True, host="127.0.0.1", dashboard_address=":0", silence_logs=logging.CRITICAL)
         finally:
             signal.signal(signal.SIGINT, handler)
         with cluster, Client(cluster) as client:

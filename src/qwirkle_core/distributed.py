@@ -24,15 +24,18 @@ part. The kernels are loaded on every worker before the first range
 
 from __future__ import annotations
 
+import contextlib
 import json
 import math
 import os
 import re
+import signal
 import socket
 import statistics
+import threading
 import time
 import uuid
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -296,13 +299,55 @@ def warm_up(
     if on_ready is not None:
         on_ready(0, len(futures))
     ready = []
-    for future in as_completed(futures):
+    for future in _completed(futures):
         host, pid, seconds, per_game = future.result()
         address = futures[future]
         ready.append(WorkerReady(address, host, pid, int(cores[address]), seconds, per_game))
         if on_ready is not None:
             on_ready(len(ready), len(futures))
     return ready
+
+
+@contextlib.contextmanager
+def _ctrl_c_deferred() -> Iterator[threading.Event]:
+    """While open, a first Ctrl-C (SIGINT) sets the yielded event instead of raising
+    KeyboardInterrupt wherever the main thread is, and a second one raises as usual.
+
+    A KeyboardInterrupt inside a blocking Dask client call makes distributed
+    (2026.8) log a ``NameError`` traceback from its event-loop thread, so the waits
+    below take the interrupt at a point of their own. Only in the main thread with
+    Python's default handler installed; otherwise the event is never set.
+    """
+    stop = threading.Event()
+    if threading.current_thread() is not threading.main_thread() or signal.getsignal(signal.SIGINT) is not signal.default_int_handler:
+        yield stop
+        return
+
+    def handler(signum: int, frame: Any) -> None:
+        if stop.is_set():
+            raise KeyboardInterrupt
+        stop.set()
+
+    signal.signal(signal.SIGINT, handler)
+    try:
+        yield stop
+    finally:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+
+
+def _completed(futures: Iterable[Any]) -> Iterator[Any]:
+    """``futures`` as they finish (``distributed.as_completed``); Ctrl-C raises
+    KeyboardInterrupt here, between client calls, within 0.1 s."""
+    pending = as_completed(futures)
+    with _ctrl_c_deferred() as stop:
+        while not stop.is_set():
+            batch = pending.next_batch(block=False)
+            if not batch and pending.is_empty():
+                return
+            yield from batch
+            if not batch:
+                stop.wait(0.1)
+    raise KeyboardInterrupt
 
 
 def check_client(client: Any) -> None:
@@ -347,7 +392,7 @@ def map_ranges(
     futures = {client.submit(func, *args, key=f"qwirkle-{name}-{uuid.uuid4().hex}", pure=False): i for i, (args, _) in enumerate(jobs)}
     results: dict[int, Any] = {}
     try:
-        for future in as_completed(futures):
+        for future in _completed(futures):
             index = futures.pop(future)
             results[index] = future.result()  # raises the task's exception
             future.release()
