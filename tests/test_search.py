@@ -12,6 +12,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import qwirkle_core as qc
+from naive import naive_legal_placements
 from strategies import advance, assert_same_rows, examples, reachable_games
 from qwirkle_core._kernels import agents as _ag
 from qwirkle_core._kernels import layout as _lo
@@ -21,7 +22,7 @@ from qwirkle_core._kernels.actions import legal_moves
 from qwirkle_core._kernels.policies import heuristic_values
 from qwirkle_core.endgame import solve_endgame
 
-FAST = "search:time_ms=1"  # about 110 playout turns per decision
+FAST = "search:time_ms=1"  # about 200 playout turns per decision (WORK_PER_MS)
 
 
 def legal_now(g: qc.Game, move: qc.Move) -> bool:
@@ -149,6 +150,24 @@ def test_search_playouts_are_the_monte_carlo_playouts(g, depth, seed):
     _mc.board_tiles(a.board, a.bmeta, rows, cols, tiles)
     theirs = _mc.evaluate(rows, cols, tiles, n, a.hands.copy(), a.bag.copy(), a.gmeta.copy(), cands, k, policy, 6, depth, np.uint64(seed), 1)
     assert ours.tolist() == theirs.tolist()
+
+
+@examples(0.3)
+@given(reachable_games(min_turns=1, max_turns=60))
+def test_the_outlook_is_the_best_next_score_of_each_side(g):
+    """The playouts' horizon term: the most each side's hand could score on the board
+    now (the naive generator of the rule text), the mover's minus its rival's (the
+    other player of the highest score, the first of equals)."""
+    if g.is_over or not g.board:
+        return
+    me = g.current_player
+    rival = max((p for p in range(g.players) if p != me), key=lambda p: (g.scores[p], -p))
+
+    def best(p: int) -> int:
+        return max(naive_legal_placements(g.board, g.hand(p)).values(), default=0)
+
+    value, _ = _se.next_score_lead(g.kernel_arrays(), np.zeros((4, _lo.MOVE_COLS), np.int32), me)
+    assert value == best(me) - best(rival)
 
 
 def test_the_search_leaves_the_game_as_the_action_says():

@@ -188,6 +188,7 @@ AGENT_PARAMS = (
         Param("depth", 4, INT, 0, 10_000, "turns played after the candidate (0: to the end of the game)"),
         Param("policy", "heuristic", CHOICE, None, None, "the agent that plays every seat in the playouts", _POLICIES),
         Param("solver", 1, INT, 0, 1, "1: the exact endgame solver once the bag is empty (two players); 0: keep searching"),
+        Param("outlook", 0.5, FLOAT, -1000.0, 1000.0, "weight of the best score each side could make next, at a playout's horizon (mover's minus its rival's)"),
     ),
 )
 SPEC_ID = 0
@@ -225,6 +226,7 @@ P_SEARCH_CANDIDATES = _column(SEARCH, "candidates")
 P_SEARCH_DEPTH = _column(SEARCH, "depth")
 P_SEARCH_POLICY = _column(SEARCH, "policy")
 P_SEARCH_SOLVER = _column(SEARCH, "solver")
+P_SEARCH_OUTLOOK = _column(SEARCH, "outlook")
 MAX_SAMPLES = param(HEURISTIC, "samples").hi  # the reply search clamps its sample count to it
 
 

@@ -12,8 +12,10 @@ heuristic's best placements:
 - Playouts: determinize (the tiles the mover cannot see are dealt afresh, as in
   :mod:`.mc`), apply the candidate, let ``policy`` play every seat for ``depth`` turns
   (0: to the end of the game) and take the mover's margin (its score minus the best
-  other score). Playout j of every candidate shares its determinization and random
-  streams (common random numbers). Playouts run on a scratch game that is set up once
+  other score) plus, when the game goes on, ``outlook`` times the most the mover's
+  hand could score on the board then minus its rival's (:func:`next_score_lead`: a
+  value of the tiles each side holds at the horizon). Playout j of every candidate
+  shares its determinization and random streams (common random numbers). Playouts run on a scratch game that is set up once
   per decision; every placement is put down with an undo log and taken back after the
   playout, so no playout rebuilds the board.
 - Allocation: sequential halving. The budget is split evenly over ``ceil(log2 k)``
@@ -23,10 +25,11 @@ heuristic's best placements:
 
 Budget: ``time_ms`` is turned into a fixed amount of work by default (``budget``
 ``work``): ``WORK_PER_MS`` playout turns per millisecond for the Monte Carlo search,
-``NODES_PER_MS`` positions per millisecond for the solver, constants measured on this
-project's reference machine (one thread). A decision is then a pure function of the
-position and the agents' random stream: batches and records replay exactly, whatever
-the machine's speed or load. ``budget`` ``clock`` stops at the true time instead (the
+``NODES_PER_MS`` positions per millisecond for the solver, constants set on this
+project's reference machine (one thread; the search's so that a default decision
+takes about four fifths of its budget there). A decision is then a pure function of
+the position and the agents' random stream: batches and records replay exactly,
+whatever the machine's speed or load. ``budget`` ``clock`` stops at the true time instead (the
 search reads a monotonic clock between playouts; the solver every 256 positions); the
 moves then depend on the machine's speed and load, so games are not reproducible.
 
@@ -56,14 +59,17 @@ from .layout import (
     G_CURRENT,
     G_OVER,
     G_PLAYERS,
+    G_SCORE,
     G_TURNS,
     GREEDY,
     HEURISTIC,
+    M_SCORE,
     MAX_CANDIDATES,
     MOVE_COLS,
     P_SEARCH_BUDGET,
     P_SEARCH_CANDIDATES,
     P_SEARCH_DEPTH,
+    P_SEARCH_OUTLOOK,
     P_SEARCH_POLICY,
     P_SEARCH_SOLVER,
     P_SEARCH_TIME,
@@ -76,11 +82,14 @@ from .mc import board_tiles, candidates_from_values, determinize, margin, playou
 from .policies import choose, heuristic_values
 from .rng import mix64, next_u64
 from .scoring import qwirkles_made
-from .state import MAX_TURNS, NTILES, after_placement
+from .movegen import generate_all
+from .state import MAX_TURNS, NTILES, after_placement, hand_mask, opening_len
 
-WORK_PER_MS = 110.0
-"""Playout turns per millisecond of one thread on the reference machine (the ``work``
-budget of the Monte Carlo search)."""
+WORK_PER_MS = 198.0
+"""Playout turns per millisecond of budget (the ``work`` budget of the Monte Carlo
+search): set so that the default search (``time_ms`` 50) takes about 40 ms per move on
+average on the reference machine (one thread), leaving a fifth of the budget for a
+slower or loaded machine (docs/agents.md)."""
 NODES_PER_MS = 500.0
 """Solver positions per millisecond of one thread on the reference machine (the
 ``work`` budget of the endgame solver)."""
@@ -141,16 +150,43 @@ def _apply(sim, undo, placed, k):
 
 
 @njit
-def playout(sim, moves, values, work, cand, policy, depth, seed, ss):
+def _best_score(sim, moves, player):
+    """``(points, moves)``: the most ``player``'s hand could score on ``sim``'s board
+    now (0 without a placement), and the maybe grown move buffer."""
+    gmeta = sim.gmeta
+    hand = hand_mask(sim.hands, gmeta, player)
+    moves, n = generate_all(sim.board, sim.cross, sim.anchors, sim.bmeta, hand, opening_len(gmeta), moves, sim.gen_scratch, True)
+    return (moves[0, M_SCORE] if n else 0), moves
+
+
+@njit
+def next_score_lead(sim, moves, player):
+    """``(value, moves)``: the best score ``player`` could make next on ``sim``'s board
+    minus that of its rival (the other player of the highest score, the first of
+    equals), and the maybe grown move buffer."""
+    gmeta = sim.gmeta
+    rival = -1
+    for p in range(gmeta[G_PLAYERS]):
+        if p != player and (rival < 0 or gmeta[G_SCORE + p] > gmeta[G_SCORE + rival]):
+            rival = p
+    mine, moves = _best_score(sim, moves, player)
+    theirs, moves = _best_score(sim, moves, rival)
+    return float(mine - theirs), moves
+
+
+@njit
+def playout(sim, moves, values, work, cand, policy, depth, seed, ss, outlook):
     """One playout of candidate ``cand`` (an action word) from ``sim`` (a copy of the
     root; its board is left as it was, its hands, bag and counters are not); ``work``:
     the heuristic's scratch (HEURISTIC_WORK values).
 
-    Returns ``(margin, turns, moves, values)``: the mover's margin after ``depth`` turns
+    Returns ``(value, turns, moves, values)``: the mover's margin after ``depth`` turns
     past the candidate (0: at the end of the game; at the latest MAX_TURNS turns after
-    the root), the turns played (the candidate's included) and the maybe grown buffers.
-    The margins are exactly those of :func:`.mc.playout` for the same seed (the same
-    determinization and streams; the undo logs leave the board as a rebuilt one).
+    the root) plus, when the game goes on, ``outlook`` times :func:`next_score_lead` there;
+    the turns played (the candidate's included) and the maybe grown buffers. With
+    ``outlook`` 0 the values are exactly the margins of :func:`.mc.playout` for the
+    same seed (the same determinization and streams; the undo logs leave the board as
+    a rebuilt one).
     """
     gmeta, rng = sim.gmeta, sim.rng
     player = gmeta[G_CURRENT]
@@ -170,7 +206,10 @@ def playout(sim, moves, values, work, cand, policy, depth, seed, ss):
         choose(policy, sim, moves, n, values, work)
         k = _apply(sim, undo, placed, k)
     turns = gmeta[G_TURNS] - start + 1
-    m = margin(gmeta, player)
+    m = float(margin(gmeta, player))
+    if outlook != 0.0 and gmeta[G_OVER] == 0:
+        ahead, moves = next_score_lead(sim, moves, player)
+        m += outlook * ahead
     for i in range(k - 1, -1, -1):
         take_back(sim.board, sim.cross, sim.anchors, sim.bmeta, placed[i, 1:], placed[i, 0], (undo[0][i], undo[1][i], undo[2][i], undo[3][i]))
     return m, turns, moves, values
@@ -250,6 +289,7 @@ def search_choose(spec, gs, moves, n, values, scratch):
     clock = spec[P_SEARCH_BUDGET] == CLOCK
     budget = spec[P_SEARCH_TIME] * (1e-3 if clock else WORK_PER_MS)
     depth = int(spec[P_SEARCH_DEPTH])
+    outlook = spec[P_SEARCH_OUTLOOK]
     if gmeta[G_BAG] == 0:
         depth = 0  # three or more players: the rest of the game is short
     policy = scratch.root.policy
@@ -276,7 +316,7 @@ def search_choose(spec, gs, moves, n, values, scratch):
             for a in range(alive):
                 c = order[a]
                 _restore(sim, gs)
-                m, turns, smoves, svalues = playout(sim, smoves, svalues, scratch.work, cands[c], policy, depth, seed, ss)
+                m, turns, smoves, svalues = playout(sim, smoves, svalues, scratch.work, cands[c], policy, depth, seed, ss, outlook)
                 stats[c, 0] += 1
                 stats[c, 1] += m
                 used += turns
@@ -304,7 +344,7 @@ def evaluate_candidates(gs, cands, k, policy, playouts, depth, seed, scratch, ou
         s = playout_seed(seed, j)
         for c in range(k):
             _restore(sim, gs)
-            m, _, smoves, svalues = playout(sim, smoves, svalues, scratch.work, cands[c], policy, depth, s, scratch.search)
+            m, _, smoves, svalues = playout(sim, smoves, svalues, scratch.work, cands[c], policy, depth, s, scratch.search, 0.0)
             out[c, j] = m
 
 
