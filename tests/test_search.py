@@ -49,9 +49,10 @@ def test_search_is_an_agent_with_checked_parameters():
     assert "search" in qc.AGENTS
     spec = qc.parse_agent("search:time_ms=20:budget=clock:candidates=8")
     assert spec.value("time_ms") == 20.0 and spec.value("budget") == "clock" and spec.value("depth") == 4
+    assert spec.value("outlook") == 0.5 and qc.parse_agent("search:outlook=0").row()[_lo.P_SEARCH_OUTLOOK] == 0.0
     assert qc.parse_agent("search").row()[_lo.P_SEARCH_TIME] == 50.0
     for bad, message in (("search:time_ms=0", "time_ms must be"), ("search:budget=fast", "budget must be one of work, clock"),
-                         ("search:candidates=65", "candidates must be an int in 1..64"), ("search:solver=2", "solver must be")):
+                         ("search:candidates=65", "candidates must be an int in 1..64"), ("search:solver=2", "solver must be"), ("search:outlook=nan", "outlook must be")):
         with pytest.raises(qc.AgentError, match=message):
             qc.parse_agent(bad)
 
