@@ -15,9 +15,10 @@ heuristic's best placements:
   other score) plus, when the game goes on, ``outlook`` times the most the mover's
   hand could score on the board then minus its rival's (:func:`next_score_lead`: a
   value of the tiles each side holds at the horizon). Playout j of every candidate
-  shares its determinization and random streams (common random numbers). Playouts run on a scratch game that is set up once
-  per decision; every placement is put down with an undo log and taken back after the
-  playout, so no playout rebuilds the board.
+  shares its determinization and random streams (common random numbers). Playouts
+  run on a scratch game that is set up once per decision; every placement is put
+  down with an undo log and taken back after the playout, so no playout rebuilds the
+  board.
 - Allocation: sequential halving. The budget is split evenly over ``ceil(log2 k)``
   rounds; in each round every remaining candidate gets the same number of new
   playouts, then the better half (by mean margin over all its playouts so far; ties
@@ -29,9 +30,10 @@ Budget: ``time_ms`` is turned into a fixed amount of work by default (``budget``
 project's reference machine (one thread; the search's so that a default decision
 takes about four fifths of its budget there). A decision is then a pure function of
 the position and the agents' random stream: batches and records replay exactly,
-whatever the machine's speed or load. ``budget`` ``clock`` stops at the true time instead (the
-search reads a monotonic clock between playouts; the solver every 256 positions); the
-moves then depend on the machine's speed and load, so games are not reproducible.
+whatever the machine's speed or load. ``budget`` ``clock`` stops at the true time
+instead (the search reads a monotonic clock between playouts; the solver every 256
+positions); the moves then depend on the machine's speed and load, so games are not
+reproducible.
 
 The agent draws one number from the agents' stream per searched decision (the seed
 of its playouts), and none in an endgame or for a lone candidate.
@@ -79,10 +81,10 @@ from .layout import (
     SPEC_ID,
 )
 from .mc import board_tiles, candidates_from_values, determinize, margin, playout_seed, reset_sim
+from .movegen import generate_all
 from .policies import choose, heuristic_values
 from .rng import mix64, next_u64
 from .scoring import qwirkles_made
-from .movegen import generate_all
 from .state import MAX_TURNS, NTILES, after_placement, hand_mask, opening_len
 
 WORK_PER_MS = 198.0
@@ -182,8 +184,8 @@ def playout(sim, moves, values, work, cand, policy, depth, seed, ss, outlook):
 
     Returns ``(value, turns, moves, values)``: the mover's margin after ``depth`` turns
     past the candidate (0: at the end of the game; at the latest MAX_TURNS turns after
-    the root) plus, when the game goes on, ``outlook`` times :func:`next_score_lead` there;
-    the turns played (the candidate's included) and the maybe grown buffers. With
+    the root) plus, when the game goes on, ``outlook`` times :func:`next_score_lead`
+    there; the turns played (the candidate's included) and the maybe grown buffers. With
     ``outlook`` 0 the values are exactly the margins of :func:`.mc.playout` for the
     same seed (the same determinization and streams; the undo logs leave the board as
     a rebuilt one).
