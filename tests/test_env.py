@@ -89,6 +89,20 @@ def reference_mask(game, origin, hand, moves, partial):
     return mask
 
 
+def step_checked(e, agent, g, hand, moves, partial, pick) -> int:
+    """One step of ``agent`` in ``e``: its mask equals :func:`reference_mask` (``partial``:
+    the turn's placement steps so far, as ``(hand slot, row, col, tile)``), then the
+    action ``pick(mask)`` is played and, if it places a tile, added to ``partial``."""
+    mask = e.observe(agent)["action_mask"]
+    np.testing.assert_array_equal(mask, reference_mask(g, e.origin, hand, moves, partial))
+    a = pick(mask)
+    if a < DONE:
+        s, k = divmod(a, W2)
+        partial.append((s, e.origin[0] + k // WINDOW, e.origin[1] + k % WINDOW, hand[s]))
+    e.step(a)
+    return a
+
+
 def test_the_mask_is_exact_along_random_paths():
     """Every step of masked random play: the mask equals the one written from the rules
     (what the player may complete from the legal placements, exchanges, the pass)."""
@@ -104,16 +118,10 @@ def test_the_mask_is_exact_along_random_paths():
                 moves = naive.naive_legal_placements(g.board, hand, opening_len_for(g))
             else:  # the engine's placements (themselves checked against it in test_reference)
                 moves = {frozenset(m.placements) for m in g.legal_moves()}
-            partial = []
+            partial: list[tuple[int, int, int, int]] = []
             while True:
-                mask = e.observe(agent)["action_mask"]
-                np.testing.assert_array_equal(mask, reference_mask(g, e.origin, hand, moves, partial))
-                a = int(rng.choice(np.flatnonzero(mask)))
+                a = step_checked(e, agent, g, hand, moves, partial, lambda mask: int(rng.choice(np.flatnonzero(mask))))
                 seen["done" if a == DONE else "place" if a < DONE else "exchange" if a < PASS else "pass"] += 1
-                if a < DONE:
-                    s, k = divmod(a, W2)
-                    partial.append((s, e.origin[0] + k // WINDOW, e.origin[1] + k % WINDOW, hand[s]))
-                e.step(a)
                 if a >= DONE:
                     break
     assert seen["place"] > 100 and seen["done"] > 20 and seen["exchange"] > 20
@@ -186,18 +194,16 @@ def test_the_mask_is_exact_in_any_position(g, rng):
     assume(not g.is_over)
     moves = naive.naive_legal_placements(g.board, g.hand(), opening_len_for(g))
     e = raw_env(players=2)
+
+    def prefer_placing(mask: np.ndarray) -> int:  # a placement step or DONE while one is allowed
+        placing = np.flatnonzero(mask[: DONE + 1])
+        return int(rng.choice(placing if placing.size else np.flatnonzero(mask)))
+
     for _ in range(8):
         e.reset(options={"game": g})
         partial, hand = [], g.hand()
         while True:
-            mask = e.observe(e.agent_selection)["action_mask"]
-            np.testing.assert_array_equal(mask, reference_mask(g, e.origin, hand, moves, partial))
-            placing = np.flatnonzero(mask[: DONE + 1])
-            a = int(rng.choice(placing if placing.size else np.flatnonzero(mask)))
-            if a < DONE:
-                s, k = divmod(a, W2)
-                partial.append((s, e.origin[0] + k // WINDOW, e.origin[1] + k % WINDOW, hand[s]))
-            e.step(a)
+            a = step_checked(e, e.agent_selection, g, hand, moves, partial, prefer_placing)
             if a >= DONE:
                 break
         if a == DONE:
