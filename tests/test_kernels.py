@@ -19,6 +19,7 @@ import naive
 import qwirkle_core as qc
 from qwirkle_core._kernels import actions as _ac
 from qwirkle_core._kernels import batch as _bt
+from qwirkle_core._kernels import board as _bd
 from qwirkle_core._kernels import layout as _lo
 from qwirkle_core._kernels import mc as _mc
 from qwirkle_core._kernels import movegen as _mg
@@ -135,22 +136,22 @@ def test_unseen_counts_are_the_bag_and_the_other_hands(players, seed, turns):
 
 
 @pytest.mark.parametrize("seed,turns,shift", [(1, 0, (0, 0)), (2, 9, (70_001, -130_000)), (6, 24, (-(2**30), 2**30 - 60)), (7, 40, (127, -129))])
-def test_move_coords_give_the_legal_placements_in_true_coordinates(seed, turns, shift):
+def test_true_coords_give_the_legal_placements_in_true_coordinates(seed, turns, shift):
     g = greedy_game(seed, turns)
     dr, dc = shift
     d = g.to_dict()
     shifted = qc.Game.from_dict({**d, "board": [_shift_cell(x, dr, dc) for x in d["board"]]}) if g.board else g
     gs = shifted.kernel_arrays()
     moves, n = _ac.legal_moves(gs, np.zeros((8, _lo.MOVE_COLS), np.int32), False)  # grown as needed
-    out = np.zeros((n + 1, 2, 6), np.int64)
-    _mg.move_coords(moves, n, gs.bmeta, out)
+    rows, cols = _bd.true_coords(gs.bmeta, moves[:n, _lo.M_CELL : _lo.M_CELL + 6])
     found = {}
     for i in range(n):
         k = moves[i, _lo.M_N]
-        found[frozenset(zip(out[i, 0, :k].tolist(), out[i, 1, :k].tolist(), moves[i, _lo.M_TILE : _lo.M_TILE + k].tolist()))] = int(moves[i, _lo.M_SCORE])
+        found[frozenset(zip(rows[i, :k].tolist(), cols[i, :k].tolist(), moves[i, _lo.M_TILE : _lo.M_TILE + k].tolist()))] = int(moves[i, _lo.M_SCORE])
+        cells = moves[i, _lo.M_CELL : _lo.M_CELL + k]
+        assert [(_bd.unwrap(c >> 7, gs.bmeta[_lo.B_MINR]), _bd.unwrap(c & 127, gs.bmeta[_lo.B_MINC])) for c in cells] == list(zip(rows[i, :k], cols[i, :k]))
     opening = int(_st.opening_len(gs.gmeta)) or None
     assert len(found) == n and found == naive.naive_legal_placements(shifted.board, shifted.hand(), opening)
-    assert not out[n].any()  # nothing written past the n moves
 
 
 def _shift_cell(text, dr, dc):

@@ -386,7 +386,8 @@ def _move(row: np.ndarray, bmeta: np.ndarray) -> Move:
     """The :class:`Move` of a kernel action row (a placement; true coordinates)."""
     n = int(row[_lo.A_N])
     cells = row[_lo.A_CELL : _lo.A_CELL + n]
-    return Move((int(_bd.true_row(bmeta, c)), int(_bd.true_col(bmeta, c)), int(t)) for c, t in zip(cells, row[_lo.A_TILE : _lo.A_TILE + n]))
+    rows, cols = _bd.true_coords(bmeta, cells)
+    return Move(zip(rows.tolist(), cols.tolist(), row[_lo.A_TILE : _lo.A_TILE + n].tolist()))
 
 
 def _row(move: Move, game: Game) -> np.ndarray:

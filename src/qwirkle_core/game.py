@@ -99,7 +99,8 @@ class Game:
         self._new_arrays()
         seed_streams(self._rng, np.uint64(self._seed))
         new_game = _cu.new_game if self._rules.cubes else _st.new_game
-        new_game(self._hands, self._bag, self._gmeta, self._rng, self._rules.players, self._rules.opening_code)
+        # as Python calling its jitted parts: a first Game() compiles them, not new_game too
+        new_game.py_func(self._hands, self._bag, self._gmeta, self._rng, self._rules.players, self._rules.opening_code)
         self._start_log(setup=(), dealt=True)
 
     # The kernels' array constructors run as Python here (``py_func``: the same numpy
@@ -414,7 +415,7 @@ class Game:
         if self._rules.cubes and _cu.opening_blocked(self._gmeta):
             return 0
         hand = _st.hand_mask(self._hands, self._gmeta, self.current_player)
-        args = (self._board, self._cross, self._anchors, self._bmeta, hand, _st.opening_len(self._gmeta))
+        args = (self._board, self._cross, self._anchors, self._bmeta, hand, _st.opening_len.py_func(self._gmeta))
         n = int(_mg.generate(*args, self._moves, self._scratch, False))
         if n > len(self._moves):  # grown here, not by generate_all: one kernel less to compile
             self._moves = _mg.new_move_buffer(2 * n)
@@ -438,16 +439,15 @@ class Game:
         once (the RL environment's action mask). New arrays; n = 0 when the game is over.
         """
         n = 0 if self.is_over else self._generate()
-        coords = np.zeros((n, 2, 6), np.int64)
-        _mg.move_coords(self._moves, n, self._bmeta, coords)
         mv = self._moves[:n]
         counts = mv[:, _lo.M_N].astype(np.int64)
         used = np.arange(6)[None, :] < counts[:, None]
+        rows, cols = _bd.true_coords(self._bmeta, mv[:, _lo.M_CELL : _lo.M_CELL + 6])
         # a legal move may not leave the board (only positions within 7 cells of the limit)
-        keep = ((np.abs(coords) < COORD_LIMIT).all(axis=1) | ~used).all(axis=1)
+        keep = (((np.abs(rows) < COORD_LIMIT) & (np.abs(cols) < COORD_LIMIT)) | ~used).all(axis=1)
         return MoveArrays(
-            rows=np.where(used, coords[:, 0], 0)[keep],
-            cols=np.where(used, coords[:, 1], 0)[keep],
+            rows=np.where(used, rows, 0)[keep],
+            cols=np.where(used, cols, 0)[keep],
             tiles=np.where(used, mv[:, _lo.M_TILE : _lo.M_TILE + 6], -1).astype(np.int64)[keep],
             counts=counts[keep],
             scores=mv[:, _lo.M_SCORE].astype(np.int64)[keep],
@@ -499,7 +499,7 @@ class Game:
         cols = np.array([c for _, c in cells], np.int64)
         tiles = np.array(move.tiles, np.int64)
         code, score, qw, where = _sc.check_placement(
-            self._board, self._cross, self._bmeta, rows, cols, tiles, n, _st.opening_len(self._gmeta), self._cells
+            self._board, self._cross, self._bmeta, rows, cols, tiles, n, _st.opening_len.py_func(self._gmeta), self._cells
         )
         if code == _sc.OK:
             return int(score), int(qw), self._cells[:n].copy(), tiles
@@ -664,9 +664,8 @@ class Game:
         kind, n = int(act[_lo.A_KIND]), int(act[_lo.A_N])
         tiles = act[_lo.A_TILE : _lo.A_TILE + n].tolist()
         if kind == _lo.PLACE:
-            bm = self._bmeta
-            cells = act[_lo.A_CELL : _lo.A_CELL + n]
-            placed = tuple((int(_bd.true_row(bm, c)), int(_bd.true_col(bm, c)), int(t)) for c, t in zip(cells, tiles))
+            rows, cols = _bd.true_coords(self._bmeta, act[_lo.A_CELL : _lo.A_CELL + n])
+            placed = tuple(zip(rows.tolist(), cols.tolist(), tiles))
             if any(not (-COORD_LIMIT < x < COORD_LIMIT) for r, c, _ in placed for x in (r, c)):
                 return None
             return self._log_action(player, Move(placed), int(act[_lo.A_POINTS]), before, placed)

@@ -292,14 +292,14 @@ def take_back(board, cross, anchors, bmeta, cells, n, undo):
     anchors[: bmeta[B_ANCHORS]] = anchors_copy[: bmeta[B_ANCHORS]]
 
 
-@njit
-def true_row(bmeta, cell):
-    return unwrap(cell >> GRID_BITS, bmeta[B_MINR])
-
-
-@njit
-def true_col(bmeta, cell):
-    return unwrap(cell & GMASK, bmeta[B_MINC])
+def true_coords(bmeta, cells):
+    """``(rows, cols)``: the true coordinates of the wrapped ``cells`` (an integer
+    array of any shape) on the board ``bmeta``, as two int64 arrays of that shape:
+    :func:`unwrap` of each cell's row and column, in plain numpy for the Python layer
+    (nothing to compile)."""
+    cells = np.asarray(cells, np.int64)
+    rbase, cbase = int(bmeta[B_MINR]) - 8, int(bmeta[B_MINC]) - 8
+    return rbase + (((cells >> GRID_BITS) - rbase) & GMASK), cbase + (((cells & GMASK) - cbase) & GMASK)
 
 
 @njit

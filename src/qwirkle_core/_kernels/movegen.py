@@ -15,13 +15,13 @@ Moves are written to an int32 array ``moves`` of shape (capacity, MOVE_COLS), on
 per placement (columns ``M_*`` of :mod:`.layout`): the number of tiles n, the score,
 the n wrapped cells and the n tiles. The return value is the total count, which may
 exceed the capacity (then only the first ``capacity`` moves are written and the caller
-retries with more room); :func:`move_coords` gives the moves' true coordinates.
+retries with more room); :func:`.board.true_coords` gives the moves' true coordinates.
 """
 
 import numpy as np
 
 from ._jit import keep, njit
-from .board import ALL, LX, NSHIFT, group_of, line_points, lowest_bit_index, scan_run, step, true_col, true_row
+from .board import ALL, LX, NSHIFT, group_of, line_points, lowest_bit_index, scan_run, step
 from .layout import B_ANCHORS, B_TILES, M_CELL, M_N, M_SCORE, M_TILE, MOVE_COLS
 
 # Rows of the search scratch, one column per depth (tiles placed so far).
@@ -272,14 +272,3 @@ def generate_all(board, cross, anchors, bmeta, hand, opening_len, moves, st, bes
         n = generate(board, cross, anchors, bmeta, hand, opening_len, moves, st, best_only)
     return moves, n
 
-
-@njit
-def move_coords(moves, n, bmeta, out):
-    """The true coordinates of the first ``n`` moves of a buffer, for the board
-    ``bmeta`` they were generated on: ``out[i, 0, j]`` and ``out[i, 1, j]`` (int64[>= n,
-    2, 6]) are the row and column of tile j of move i (j < its tile count)."""
-    for i in range(n):
-        for j in range(moves[i, M_N]):
-            cell = moves[i, M_CELL + j]
-            out[i, 0, j] = true_row(bmeta, cell)
-            out[i, 1, j] = true_col(bmeta, cell)
