@@ -21,12 +21,13 @@ retries with more room); :func:`.board.true_coords` gives the moves' true coordi
 import numpy as np
 
 from ._jit import keep, njit
-from .board import ALL, LX, NSHIFT, group_of, line_points, lowest_bit_index, scan_run, step
+from .board import ALL, LINE_POINTS, LX, NSHIFT, group_of, line_points, lowest_bit_index, scan_run, step
 from .layout import B_ANCHORS, B_TILES, M_CELL, M_N, M_SCORE, M_TILE, MOVE_COLS
 
-# Rows of the search scratch, one column per depth (tiles placed so far).
-_CELL, _TILE, _ALLOWED, _LEN, _XPTS, _RIGHT, _LEFT, _CAND_LEFT, _CAND_RIGHT, _NLEFT = range(10)
-_BEST = 10  # st[_BEST, 0]: the best score so far, when only the best moves are kept
+# Columns of the search scratch, one row per depth (tiles placed so far): the state of a
+# depth is contiguous (about 8% faster than a column per depth).
+_CELL, _TILE, _ALLOWED, _LEN, _XPTS, _RIGHT, _LEFT, _CAND_LEFT, _CAND_RIGHT, _NLEFT, _BACK = range(11)
+_BEST = 11  # st[0, _BEST]: the best score so far, when only the best moves are kept
 
 
 def new_move_buffer(capacity=1024):
@@ -35,8 +36,8 @@ def new_move_buffer(capacity=1024):
 
 @njit
 def new_scratch_array():
-    """The move generator's scratch: int64[11, 8] (see ``_grow``)."""
-    return np.zeros((11, 8), np.int64)
+    """The move generator's scratch: int64[8, 12] (see ``_grow``)."""
+    return np.zeros((8, 12), np.int64)
 
 
 @njit
@@ -58,41 +59,44 @@ def _grow(board, cross, hand, d, s, first, left, allowed0, len0, min_n, exact_n,
     the cell's cross-check sets allow (the one along the line covers the tiles already
     next to it); free cells on the left have no neighbour to check.
 
-    ``st`` columns are depths; rows: the cell and tile placed at that depth, and the
+    ``st`` rows are depths; columns: the cell and tile placed at that depth, and the
     line before it: accepted set, length, cross points, right and left cells, the
-    candidate tiles left to try there and the number of tiles placed on the left.
+    candidate tiles left to try there, the number of tiles placed on the left, and
+    the depth to go back to once they are all tried (the nearest one above with
+    candidates left: no pass of the loop only finds a depth exhausted; about 7%
+    faster).
     Moves list their cells in order along the line. With ``best_only`` only the moves
     of the best score so far are kept (``count`` restarts at 0 when it improves).
     """
     cap = moves.shape[0]
     perp = 1 - d
-    best = st[_BEST, 0]
-    st[_ALLOWED, 0] = allowed0
-    st[_LEN, 0] = len0
-    st[_XPTS, 0] = 0
-    st[_RIGHT, 0] = s
-    st[_LEFT, 0] = -1
-    st[_CAND_LEFT, 0] = 0
-    st[_CAND_RIGHT, 0] = first
-    st[_NLEFT, 0] = 0
+    best = st[0, _BEST]
+    st[0, _ALLOWED] = allowed0
+    st[0, _LEN] = len0
+    st[0, _XPTS] = 0
+    st[0, _RIGHT] = s
+    st[0, _LEFT] = -1
+    st[0, _CAND_LEFT] = 0
+    st[0, _CAND_RIGHT] = first
+    st[0, _NLEFT] = 0
+    st[0, _BACK] = -1
     depth = 0
-    while depth >= 0:
-        on_left = st[_CAND_LEFT, depth] != 0
+    while depth >= 0:  # a node with candidates left
+        on_left = st[depth, _CAND_LEFT] != 0
         row = _CAND_LEFT if on_left else _CAND_RIGHT
-        cand = st[row, depth]
-        if cand == 0:
-            depth -= 1
-            continue
+        cand = st[depth, row]
         low = cand & -cand
-        st[row, depth] = cand ^ low
+        st[depth, row] = cand ^ low
+        # the depth to go on from once this candidate's subtree is done
+        back = st[depth, _BACK] if cand == low and (not on_left or st[depth, _CAND_RIGHT] == 0) else depth
         t = lowest_bit_index(low)
-        p = st[_LEFT if on_left else _RIGHT, depth]
-        allowed = st[_ALLOWED, depth] & LX[t]
-        length = st[_LEN, depth] + 1
-        xpts = st[_XPTS, depth]
-        nleft = st[_NLEFT, depth]
+        p = st[depth, _LEFT if on_left else _RIGHT]
+        allowed = st[depth, _ALLOWED] & LX[t]
+        length = st[depth, _LEN] + 1
+        xpts = st[depth, _XPTS]
+        nleft = st[depth, _NLEFT]
         if on_left:  # a free cell: no neighbour, nothing to check across or beyond
-            right = st[_RIGHT, depth]
+            right = st[depth, _RIGHT]
             nleft += 1
             nl = step(p, d, -1)
             if not _free(board, cross, nl):
@@ -100,7 +104,7 @@ def _grow(board, cross, hand, d, s, first, left, allowed0, len0, min_n, exact_n,
         else:
             kx = cross[p, perp] >> NSHIFT
             if kx > 0:
-                xpts += line_points(kx + 1)
+                xpts += LINE_POINTS[kx + 1]
             right = step(p, d, 1)
             ok = True
             while board[right] >= 0:
@@ -112,13 +116,14 @@ def _grow(board, cross, hand, d, s, first, left, allowed0, len0, min_n, exact_n,
                 length += 1
                 right = step(right, d, 1)
             if not ok:
+                depth = back
                 continue
             nl = left if depth == 0 else -1
-        st[_CELL, depth] = p
-        st[_TILE, depth] = t
+        st[depth, _CELL] = p
+        st[depth, _TILE] = t
         nd = depth + 1
         if nd >= min_n and (exact_n == 0 or nd == exact_n):
-            score = max(xpts + line_points(length), 1)
+            score = max(xpts + LINE_POINTS[length], 1)
             keep = True
             if best_only:
                 if score > best:
@@ -132,24 +137,26 @@ def _grow(board, cross, hand, d, s, first, left, allowed0, len0, min_n, exact_n,
                     for i in range(nd):
                         # depth 0 is the anchor, 1..nleft the cells before it (going left)
                         j = nleft - i if i < nleft else (0 if i == nleft else i)
-                        moves[count, M_CELL + i] = st[_CELL, j]
-                        moves[count, M_TILE + i] = st[_TILE, j]
+                        moves[count, M_CELL + i] = st[j, _CELL]
+                        moves[count, M_TILE + i] = st[j, _TILE]
                 count += 1
+        depth = back
         if nd < 6 and (exact_n == 0 or nd < exact_n):
             fits = hand & allowed
             cand_right = fits & cross[right, perp] & cross[right, d]
             cand_left = fits if nl >= 0 else 0
             if cand_right | cand_left:
-                st[_ALLOWED, nd] = allowed
-                st[_LEN, nd] = length
-                st[_XPTS, nd] = xpts
-                st[_RIGHT, nd] = right
-                st[_LEFT, nd] = nl
-                st[_CAND_LEFT, nd] = cand_left
-                st[_CAND_RIGHT, nd] = cand_right
-                st[_NLEFT, nd] = nleft
+                st[nd, _BACK] = back
+                st[nd, _ALLOWED] = allowed
+                st[nd, _LEN] = length
+                st[nd, _XPTS] = xpts
+                st[nd, _RIGHT] = right
+                st[nd, _LEFT] = nl
+                st[nd, _CAND_LEFT] = cand_left
+                st[nd, _CAND_RIGHT] = cand_right
+                st[nd, _NLEFT] = nleft
                 depth = nd
-    st[_BEST, 0] = best
+    st[0, _BEST] = best
     return count
 
 
@@ -223,13 +230,19 @@ def generate(board, cross, anchors, bmeta, hand, opening_len, moves, st, best_on
     count = np.int64(0)  # not a literal 0: that would type (and compile) the search twice
     # One search per job: the opening on an empty board, else an anchor and a direction
     # (one call site, so the inlined search is compiled once).
-    for job in range((1 if hand else 0) if empty else 2 * nanchors):
+    jobs = (1 if hand else 0) if empty else 2 * nanchors
+    job = -1
+    while job + 1 < jobs:
+        job += 1
         if empty:
             a, d, first, left, allowed, n_before, min_n, exact_n = 0, 0, hand, -1, ALL, 0, 1, opening_len
         else:
             a = anchors[job >> 1]
             d = job & 1
             need = hand & cross[a, 0] & cross[a, 1]
+            if need == 0:  # nor along a column: on to the next anchor
+                job |= 1
+                continue
             first = need if d == 0 else need & paired
             if first == 0:
                 continue
@@ -256,9 +269,9 @@ def generate(board, cross, anchors, bmeta, hand, opening_len, moves, st, best_on
                 if hand & cross[below, 0] & cross[below, 1] == 0:
                     continue
             min_n, exact_n = 1 + d, 0
-        st[_BEST, 0] = best
+        st[0, _BEST] = best
         count = _grow(board, cross, hand, d, a, first, left, allowed, n_before, min_n, exact_n, moves, count, st, best_only)
-        best = st[_BEST, 0]
+        best = st[0, _BEST]
     keep(board, cross, anchors, bmeta, moves, st)
     return count
 
