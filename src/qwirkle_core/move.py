@@ -218,15 +218,27 @@ def moves_from_arrays(rows: np.ndarray, cols: np.ndarray, tiles: np.ndarray, cou
     # the engine lists a placement's cells in (row, col) order already: sort only if not
     later = (rows[:, 1:] > rows[:, :-1]) | ((rows[:, 1:] == rows[:, :-1]) & (cols[:, 1:] > cols[:, :-1]))
     in_order = bool(np.all(later | unused[:, 1:]))
+    fields: list[Any] = [None] * len(counts)  # (placements, tiles) of each move
+    if in_order:  # the moves of each tile count k at once: their triples zipped column by column
+        for k in range(1, 7):
+            which = np.flatnonzero(counts == k)
+            if len(which):
+                r, c, t = (a[which, :k].T.tolist() for a in (rows, cols, tiles))
+                triples = zip(*(zip(r[j], c[j], t[j]) for j in range(k)))
+                for i, placements, placed in zip(which.tolist(), triples, zip(*t)):
+                    fields[i] = (placements, placed)
+    else:
+        for i, (r, c, t, k) in enumerate(zip(rows.tolist(), cols.tolist(), tiles.tolist(), counts.tolist())):
+            placements = tuple(sorted(zip(r[:k], c[:k], t[:k])))
+            fields[i] = (placements, tuple(x for _, _, x in placements))
     new, place = Move.__new__, MoveKind.PLACE
     set_kind, set_placements, set_tiles, set_score, set_faces = _SLOT_SETTERS
     out = []
-    for r, c, t, k, score in zip(rows.tolist(), cols.tolist(), tiles.tolist(), counts.tolist(), scores.tolist()):
-        placements = tuple(zip(r[:k], c[:k], t[:k])) if in_order else tuple(sorted(zip(r[:k], c[:k], t[:k])))
+    for (placements, placed), score in zip(fields, np.asarray(scores).tolist()):
         m = new(Move)
         set_kind(m, place)
         set_placements(m, placements)
-        set_tiles(m, tuple(t[:k]) if in_order else tuple(x for _, _, x in placements))
+        set_tiles(m, placed)
         set_score(m, score)
         set_faces(m, ())
         out.append(m)
