@@ -149,7 +149,7 @@ def test_true_coords_give_the_legal_placements_in_true_coordinates(seed, turns, 
         k = moves[i, _lo.M_N]
         found[frozenset(zip(rows[i, :k].tolist(), cols[i, :k].tolist(), moves[i, _lo.M_TILE : _lo.M_TILE + k].tolist()))] = int(moves[i, _lo.M_SCORE])
         cells = moves[i, _lo.M_CELL : _lo.M_CELL + k]
-        assert [(_bd.unwrap(c >> 7, gs.bmeta[_lo.B_MINR]), _bd.unwrap(c & 127, gs.bmeta[_lo.B_MINC])) for c in cells] == list(zip(rows[i, :k], cols[i, :k]))
+        assert [(_bd.unwrap(c >> _bd.GRID_BITS, gs.bmeta[_lo.B_MINR]), _bd.unwrap(c & _bd.GMASK, gs.bmeta[_lo.B_MINC])) for c in cells] == list(zip(rows[i, :k], cols[i, :k]))
     opening = int(_st.opening_len(gs.gmeta)) or None
     assert len(found) == n and found == naive.naive_legal_placements(shifted.board, shifted.hand(), opening)
 
