@@ -474,7 +474,11 @@ def test_issue9_ctrl_c_while_the_engine_loads_is_no_traceback():
         time.sleep(0.005)
     proc.send_signal(signal.SIGINT)
     out, err = proc.communicate(timeout=60)
-    assert proc.returncode == 130, err.decode()
+    # 130, or killed by SIGINT: when the interrupt escapes code an extension module runs
+    # through PyRun_String while it loads, CPython marks it unhandled even though the
+    # command line catches it, and ends the process with SIGINT after its exit status
+    # (its documented way to report Ctrl-C); a shell shows 130 for both.
+    assert proc.returncode in (130, -signal.SIGINT), err.decode()
     assert err.decode() == "qwirkle: interrupted\n"
 
 
