@@ -28,7 +28,8 @@ Budget: ``time_ms`` is turned into a fixed amount of work by default (``budget``
 ``work``): ``WORK_PER_MS`` playout turns per millisecond for the Monte Carlo search,
 ``NODES_PER_MS`` positions per millisecond for the solver, constants set on this
 project's reference machine (one thread; the search's so that a default decision
-takes about four fifths of its budget there). A decision is then a pure function of
+took about four fifths of its budget there, about 34 ms of 50 since later kernel
+speed-ups: kept, so that the search's games stay the same). A decision is then a pure function of
 the position and the agents' random stream: batches and records replay exactly,
 whatever the machine's speed or load. ``budget`` ``clock`` stops at the true time
 instead (the search reads a monotonic clock between playouts; the solver every 256
@@ -89,9 +90,10 @@ from .state import MAX_TURNS, NTILES, after_placement, hand_mask, opening_len
 
 WORK_PER_MS = 198.0
 """Playout turns per millisecond of budget (the ``work`` budget of the Monte Carlo
-search): set so that the default search (``time_ms`` 50) takes about 40 ms per move on
+search): set so that the default search (``time_ms`` 50) took about 40 ms per move on
 average on the reference machine (one thread), leaving a fifth of the budget for a
-slower or loaded machine (docs/agents.md)."""
+slower or loaded machine; since later kernel speed-ups it takes about 34 ms, and the
+constant was kept so that the search's games stay the same (docs/agents.md)."""
 NODES_PER_MS = 500.0
 """Solver positions per millisecond of one thread on the reference machine (the
 ``work`` budget of the endgame solver)."""
