@@ -50,9 +50,10 @@ def test_search_is_an_agent_with_checked_parameters():
     spec = qc.parse_agent("search:time_ms=20:budget=clock:candidates=8")
     assert spec.value("time_ms") == 20.0 and spec.value("budget") == "clock" and spec.value("depth") == 4
     assert spec.value("outlook") == 0.5 and qc.parse_agent("search:outlook=0").row()[_lo.P_SEARCH_OUTLOOK] == 0.0
-    assert qc.parse_agent("search").row()[_lo.P_SEARCH_TIME] == 50.0
+    assert qc.parse_agent("search").row()[_lo.P_SEARCH_TIME] == 50.0 and spec.value("finish") == 12
     for bad, message in (("search:time_ms=0", "time_ms must be"), ("search:budget=fast", "budget must be one of work, clock"),
-                         ("search:candidates=65", "candidates must be an int in 1..64"), ("search:solver=2", "solver must be"), ("search:outlook=nan", "outlook must be")):
+                         ("search:candidates=65", "candidates must be an int in 1..64"), ("search:solver=2", "solver must be"), ("search:outlook=nan", "outlook must be"),
+                         ("search:finish=109", "finish must be an int in 0..108")):
         with pytest.raises(qc.AgentError, match=message):
             qc.parse_agent(bad)
 
@@ -102,6 +103,23 @@ def test_with_the_solver_off_it_still_searches_the_endgame():
     g = greedy_until(301, 2, lambda g: g.bag_size == 0)
     before = g.copy()
     assert legal_now(before, g.play_agent("search:time_ms=1:solver=0").move)
+
+
+@pytest.mark.parametrize("seed", [45, 55])
+def test_with_few_tiles_in_the_bag_playouts_go_to_the_end(seed):
+    """``finish``: once the bag holds at most that many tiles, ``depth`` no longer
+    counts (the same choice as ``depth`` 0); with one tile more it counts again.
+    The positions are ones where playouts of 2 turns and playouts to the end choose
+    differently."""
+    g = greedy_until(seed, 2, lambda g: 0 < g.bag_size <= 20)
+    b = g.bag_size
+
+    def choice(agent: str) -> qc.Move:
+        return g.copy().play_agent(f"search:time_ms=2:candidates=4:{agent}").move
+
+    assert choice("finish=0:depth=2") != choice("finish=0:depth=0")
+    assert choice(f"finish={b}:depth=2") == choice("finish=0:depth=0")
+    assert choice(f"finish={b - 1}:depth=2") == choice("finish=0:depth=2")
 
 
 def test_three_players_with_an_empty_bag_search_to_the_end():

@@ -189,6 +189,7 @@ AGENT_PARAMS = (
         Param("policy", "heuristic", CHOICE, None, None, "the agent that plays every seat in the playouts", _POLICIES),
         Param("solver", 1, INT, 0, 1, "1: the exact endgame solver once the bag is empty (two players); 0: keep searching"),
         Param("outlook", 0.5, FLOAT, -1000.0, 1000.0, "weight of the best score each side could make next, at a playout's horizon (mover's minus its rival's)"),
+        Param("finish", 12, INT, 0, 108, "playouts go to the end of the game once the bag holds at most this many tiles"),
     ),
 )
 SPEC_ID = 0
@@ -227,6 +228,7 @@ P_SEARCH_DEPTH = _column(SEARCH, "depth")
 P_SEARCH_POLICY = _column(SEARCH, "policy")
 P_SEARCH_SOLVER = _column(SEARCH, "solver")
 P_SEARCH_OUTLOOK = _column(SEARCH, "outlook")
+P_SEARCH_FINISH = _column(SEARCH, "finish")
 MAX_SAMPLES = param(HEURISTIC, "samples").hi  # the reply search clamps its sample count to it
 
 

@@ -72,6 +72,7 @@ from .layout import (
     P_SEARCH_BUDGET,
     P_SEARCH_CANDIDATES,
     P_SEARCH_DEPTH,
+    P_SEARCH_FINISH,
     P_SEARCH_OUTLOOK,
     P_SEARCH_POLICY,
     P_SEARCH_SOLVER,
@@ -88,13 +89,13 @@ from .rng import mix64, next_u64
 from .scoring import qwirkles_made
 from .state import MAX_TURNS, NTILES, after_placement, hand_mask, opening_len
 
-WORK_PER_MS = 198.0
+WORK_PER_MS = 224.0
 """Playout turns per millisecond of budget (the ``work`` budget of the Monte Carlo
 search): set so that the default search (``time_ms`` 50) took about 40 ms per move on
 average on the reference machine (one thread), leaving a fifth of the budget for a
 slower or loaded machine; since later kernel speed-ups it takes about 34 ms, and the
 constant was kept so that the search's games stay the same (docs/agents.md)."""
-NODES_PER_MS = 500.0
+NODES_PER_MS = 800.0
 """Solver positions per millisecond of one thread on the reference machine (the
 ``work`` budget of the endgame solver)."""
 WORK, CLOCK = 0, 1  # values of the budget parameter
@@ -294,8 +295,8 @@ def search_choose(spec, gs, moves, n, values, scratch):
     budget = spec[P_SEARCH_TIME] * (1e-3 if clock else WORK_PER_MS)
     depth = int(spec[P_SEARCH_DEPTH])
     outlook = spec[P_SEARCH_OUTLOOK]
-    if gmeta[G_BAG] == 0:
-        depth = 0  # three or more players: the rest of the game is short
+    if gmeta[G_BAG] <= spec[P_SEARCH_FINISH]:
+        depth = 0  # the rest of the game is short
     policy = scratch.root.policy
     _policy(spec, policy)
     sim, smoves, svalues = scratch.sim, scratch.sim_moves, scratch.sim_values
