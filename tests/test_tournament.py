@@ -3,6 +3,8 @@ interruption (only finished deals, both seats of each, are kept)."""
 
 from __future__ import annotations
 
+import importlib
+
 import numpy as np
 import pytest
 
@@ -51,6 +53,25 @@ def test_an_interruption_keeps_only_finished_deals():
     deals = m.games // 2
     ab = qc.simulate(deals, agents=("greedy", "random"), seed=3, threads=1)
     np.testing.assert_array_equal(m.scores_first[:deals], ab.scores[:, 0])  # both seats of each finished deal
+
+
+def test_rounds_of_slow_games_still_fill_every_thread(monkeypatch):
+    """Rounds shrink to about a second of games (so Ctrl-C is taken soon), but never
+    below one deal per thread: a round of one deal plays each seat's game alone, and
+    the other threads would idle (slow agents such as search)."""
+    tm = importlib.import_module("qwirkle_core.tournament")  # qc.tournament is the function
+    rounds = []
+
+    def spy(games, *args, **kwargs):
+        rounds.append((games, kwargs["threads"]))
+        return qc.simulate(games, *args, **kwargs)
+
+    monkeypatch.setattr(tm, "simulate", spy)
+    monkeypatch.setattr(tm, "_DEAL_SECONDS", 1e-9)  # as if every deal were very slow
+    t = qc.tournament(["greedy", "random"], games=2 * 70, seed=4, threads=2, timing_games=1, timing_seconds=0)
+    played = [n for n, threads in rounds if threads == 2]
+    assert played == [64, 64] + [2, 2] * 3
+    np.testing.assert_array_equal(t.matches[0].scores_first[:70], qc.simulate(70, agents=("greedy", "random"), seed=4, threads=1).scores[:, 0])
 
 
 @pytest.mark.parametrize(
