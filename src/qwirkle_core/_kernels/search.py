@@ -11,14 +11,14 @@ heuristic's best placements:
   exchanges (or passes) like greedy.
 - Playouts: determinize (the tiles the mover cannot see are dealt afresh, as in
   :mod:`.mc`), apply the candidate, let ``policy`` play every seat for ``depth`` turns
-  (0: to the end of the game) and take the mover's margin (its score minus the best
-  other score) plus, when the game goes on, ``outlook`` times the most the mover's
-  hand could score on the board then minus its rival's (:func:`next_score_lead`: a
-  value of the tiles each side holds at the horizon). Playout j of every candidate
-  shares its determinization and random streams (common random numbers). Playouts
-  run on a scratch game that is set up once per decision; every placement is put
-  down with an undo log and taken back after the playout, so no playout rebuilds the
-  board.
+  (0, or once the bag holds at most ``finish`` tiles: to the end of the game) and
+  take the mover's margin (its score minus the best other score) plus, when the game
+  goes on, ``outlook`` times the most the mover's hand could score on the board then
+  minus its rival's (:func:`next_score_lead`: a value of the tiles each side holds at
+  the horizon). Playout j of every candidate shares its determinization and random
+  streams (common random numbers). Playouts run on a scratch game that is set up once
+  per decision; every placement is put down with an undo log and taken back after the
+  playout, so no playout rebuilds the board.
 - Allocation: sequential halving. The budget is split evenly over ``ceil(log2 k)``
   rounds; in each round every remaining candidate gets the same number of new
   playouts, then the better half (by mean margin over all its playouts so far; ties
@@ -27,14 +27,13 @@ heuristic's best placements:
 Budget: ``time_ms`` is turned into a fixed amount of work by default (``budget``
 ``work``): ``WORK_PER_MS`` playout turns per millisecond for the Monte Carlo search,
 ``NODES_PER_MS`` positions per millisecond for the solver, constants set on this
-project's reference machine (one thread; the search's so that a default decision
-took about four fifths of its budget there, about 34 ms of 50 since later kernel
-speed-ups: kept, so that the search's games stay the same). A decision is then a pure function of
-the position and the agents' random stream: batches and records replay exactly,
-whatever the machine's speed or load. ``budget`` ``clock`` stops at the true time
-instead (the search reads a monotonic clock between playouts; the solver every 256
-positions); the moves then depend on the machine's speed and load, so games are not
-reproducible.
+project's reference machine (one thread) so that a default decision takes about four
+fifths of its budget there (40 ms of 50 on average). A decision is then a pure
+function of the position and the agents' random stream: batches and records replay
+exactly, whatever the machine's speed or load. ``budget`` ``clock`` stops at the true
+time instead (the search reads a monotonic clock between playouts; the solver every
+256 positions); the moves then depend on the machine's speed and load, so games are
+not reproducible.
 
 The agent draws one number from the agents' stream per searched decision (the seed
 of its playouts), and none in an endgame or for a lone candidate.
@@ -91,13 +90,13 @@ from .state import MAX_TURNS, NTILES, after_placement, hand_mask, opening_len
 
 WORK_PER_MS = 224.0
 """Playout turns per millisecond of budget (the ``work`` budget of the Monte Carlo
-search): set so that the default search (``time_ms`` 50) took about 40 ms per move on
-average on the reference machine (one thread), leaving a fifth of the budget for a
-slower or loaded machine; since later kernel speed-ups it takes about 34 ms, and the
-constant was kept so that the search's games stay the same (docs/agents.md)."""
+search): with NODES_PER_MS, set so that the default search (``time_ms`` 50) takes
+about 40 ms per move on average on the reference machine (one thread), leaving a
+fifth of the budget for a slower or loaded machine (docs/agents.md)."""
 NODES_PER_MS = 800.0
-"""Solver positions per millisecond of one thread on the reference machine (the
-``work`` budget of the endgame solver)."""
+"""Solver positions per millisecond of budget (the ``work`` budget of the endgame
+solver): four fifths of the solver's speed on one thread of the reference machine
+(about 950 positions per millisecond)."""
 WORK, CLOCK = 0, 1  # values of the budget parameter
 TT_BITS = 16  # the solver's table: 2**16 entries (1.5 MB), ample for a move's budget
 SLOTS = NTILES + 1  # undo logs: a playout puts down at most one placement per tile
