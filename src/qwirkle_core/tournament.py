@@ -220,7 +220,6 @@ class _LocalRun:
                 halves: list[tuple[np.ndarray, np.ndarray]] = []
                 self.broken = ([], [])
                 done, chunk = 0, 2 * self.processes if python else 64
-                floor = self.processes  # a round smaller than this leaves threads idle
                 while done < self.deals and not interrupted:
                     n = min(chunk, self.deals - done)
                     t = time.perf_counter()
@@ -232,7 +231,8 @@ class _LocalRun:
                             self.progress(done_games, total)
                     except KeyboardInterrupt:  # outside a kernel call (the progress display), or in a Python agent's round, which is lost
                         interrupted = True
-                    chunk = max(floor, min(1 << 16, int(n * _DEAL_SECONDS / max(time.perf_counter() - t, 1e-6))))
+                    # about _DEAL_SECONDS of games, but a deal per thread at least (fewer leave threads idle)
+                    chunk = max(self.processes, min(1 << 16, int(n * _DEAL_SECONDS / max(time.perf_counter() - t, 1e-6))))
                 matches.append(_match(a.label, b.label, halves))
                 self.failures += self.broken[0] + self.broken[1]
                 if interrupted:

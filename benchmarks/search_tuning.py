@@ -1,0 +1,93 @@
+"""The measurements of the search's fourth tuning round (docs/agents.md).
+
+    python benchmarks/search_tuning.py paired search:finish=24 search --seed 1000 --deals 300
+    python benchmarks/search_tuning.py endgame --seed 8000 --positions 100 --nodes 25000,40000,80000,150000,300000
+
+``paired A B``: both agents play the same deals against ``--opponent`` (greedy), each
+deal from both seats (the tournament's own games: ``tournament.play_deals``); prints
+each agent's win rate and mean margin and the difference of the mean margins paired
+by game, with its standard error. Settings that differ only late in the game play the
+same games until then, so the paired difference is much more precise than the two
+win rates.
+
+``endgame``: positions where the bag has just run out (heuristic self-play, one per
+seed); for each node budget, the mean loss of the solver's first move against best
+play (exact values by an unlimited solve) and how often the budget solved exactly.
+Positions whose exact solve exceeds ``--exact-ms`` are skipped.
+"""
+
+from __future__ import annotations
+
+import argparse
+
+import numpy as np
+
+import qwirkle_core as qc
+from qwirkle_core.endgame import solve_endgame
+from qwirkle_core.tournament import play_deals
+
+
+def margins(agent: str, opponent: str, seed: int, deals: int, threads: int) -> np.ndarray:
+    """float64[deals, 2]: ``agent``'s margin in each deal from seat 0, then seat 1."""
+    ab, ba = play_deals(qc.parse_agent(agent), qc.parse_agent(opponent), seed, 0, deals, threads)
+    return np.stack([ab[:, 0] - ab[:, 1], ba[:, 1] - ba[:, 0]], 1).astype(np.float64)
+
+
+def paired(args: argparse.Namespace) -> None:
+    a, b = (margins(x, args.opponent, args.seed, args.deals, args.threads) for x in (args.a, args.b))
+    for name, m in ((args.a, a), (args.b, b)):
+        win = ((m > 0) + 0.5 * (m == 0)).mean()
+        print(f"{name}: {m.size} games, win rate {100 * win:.1f}%, mean margin {m.mean():+.2f}")
+    d = (a - b).ravel()
+    print(f"paired difference of the mean margins: {d.mean():+.2f} ± {d.std(ddof=1) / np.sqrt(d.size):.2f}")
+
+
+def endgame(args: argparse.Namespace) -> None:
+    budgets = [int(x) for x in args.nodes.split(",")]
+    losses: dict[int, list[int]] = {b: [] for b in budgets}
+    exact: dict[int, int] = dict.fromkeys(budgets, 0)
+    for s in range(args.seed, args.seed + args.positions):
+        g = qc.Game(players=2, seed=s)
+        while not g.is_over and g.bag_size > 0:
+            g.play_agent("heuristic")
+        best = None if g.is_over else solve_endgame(g, time_ms=args.exact_ms)
+        if best is None or not best.exact:
+            continue
+        me, value = g.current_player, {}
+        for b in budgets:
+            r = solve_endgame(g, max_nodes=b)
+            key = str(r.move)
+            if key not in value:  # the exact final margin after the chosen move
+                h = g.copy()
+                h.play(r.move)
+                value[key] = h.scores[me] - h.scores[1 - me] if h.is_over else -solve_endgame(h, time_ms=args.exact_ms).value
+            losses[b].append(best.value - value[key])
+            exact[b] += r.exact
+    for b in budgets:
+        print(f"{b} positions: mean loss {np.mean(losses[b]):.2f} points over {len(losses[b])} endgames, {exact[b]} solved exactly")
+
+
+def main() -> None:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    sub = p.add_subparsers(dest="command", required=True)
+    pp = sub.add_parser("paired", help="two agents on the same deals, paired by game")
+    pp.add_argument("a")
+    pp.add_argument("b")
+    pp.add_argument("--opponent", default="greedy")
+    pp.add_argument("--seed", type=int, default=1000)
+    pp.add_argument("--deals", type=int, default=300)
+    pp.add_argument("--threads", type=int, default=1)
+    pe = sub.add_parser("endgame", help="the solver's first-move loss by node budget")
+    pe.add_argument("--seed", type=int, default=8000)
+    pe.add_argument("--positions", type=int, default=100)
+    pe.add_argument("--nodes", default="25000,40000,80000,150000,300000")
+    pe.add_argument("--exact-ms", type=float, default=15000.0)
+    args = p.parse_args()
+    if args.command == "paired":
+        paired(args)
+    else:
+        endgame(args)
+
+
+if __name__ == "__main__":
+    main()
