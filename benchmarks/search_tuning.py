@@ -1,12 +1,14 @@
-"""The measurements of the search's fourth tuning round (docs/agents.md).
+"""The measurements of the search's fourth and fifth tuning rounds (docs/agents.md).
 
     python benchmarks/search_tuning.py paired search:finish=24 search --seed 1000 --deals 300
+    python benchmarks/search_tuning.py paired search search:win=0 --seed 1000 --first 300 --deals 300
     python benchmarks/search_tuning.py endgame --seed 8000 --positions 100 --nodes 25000,40000,80000,150000,300000
 
 ``paired A B``: both agents play the same deals against ``--opponent`` (greedy), each
-deal from both seats (the tournament's own games: ``tournament.play_deals``); prints
-each agent's win rate and mean margin and the difference of the mean margins paired
-by game, with its standard error. Settings that differ only late in the game play the
+deal from both seats (the tournament's own games: ``tournament.play_deals``, deals
+``--first`` to ``--first`` + ``--deals``); prints each agent's win rate and mean margin,
+and the differences of the win rates and of the mean margins paired by game, with
+their standard errors. Settings that differ only late in the game play the
 same games until then, so the paired difference is much more precise than the two
 win rates.
 
@@ -27,19 +29,19 @@ from qwirkle_core.endgame import solve_endgame
 from qwirkle_core.tournament import play_deals
 
 
-def margins(agent: str, opponent: str, seed: int, deals: int, threads: int) -> np.ndarray:
+def margins(agent: str, opponent: str, seed: int, first: int, deals: int, threads: int) -> np.ndarray:
     """float64[deals, 2]: ``agent``'s margin in each deal from seat 0, then seat 1."""
-    ab, ba = play_deals(qc.parse_agent(agent), qc.parse_agent(opponent), seed, 0, deals, threads)
+    ab, ba = play_deals(qc.parse_agent(agent), qc.parse_agent(opponent), seed, first, first + deals, threads)
     return np.stack([ab[:, 0] - ab[:, 1], ba[:, 1] - ba[:, 0]], 1).astype(np.float64)
 
 
 def paired(args: argparse.Namespace) -> None:
-    a, b = (margins(x, args.opponent, args.seed, args.deals, args.threads) for x in (args.a, args.b))
-    for name, m in ((args.a, a), (args.b, b)):
-        win = ((m > 0) + 0.5 * (m == 0)).mean()
-        print(f"{name}: {m.size} games, win rate {100 * win:.1f}%, mean margin {m.mean():+.2f}")
-    d = (a - b).ravel()
-    print(f"paired difference of the mean margins: {d.mean():+.2f} ± {d.std(ddof=1) / np.sqrt(d.size):.2f}")
+    a, b = (margins(x, args.opponent, args.seed, args.first, args.deals, args.threads) for x in (args.a, args.b))
+    wins = [((m > 0) + 0.5 * (m == 0)).ravel() for m in (a, b)]
+    for name, m, w in ((args.a, a, wins[0]), (args.b, b, wins[1])):
+        print(f"{name}: {m.size} games, win rate {100 * w.mean():.1f}%, mean margin {m.mean():+.2f}")
+    for what, d, unit in (("win rates", 100 * (wins[0] - wins[1]), " points"), ("mean margins", (a - b).ravel(), "")):
+        print(f"paired difference of the {what}: {d.mean():+.2f} ± {d.std(ddof=1) / np.sqrt(d.size):.2f}{unit}")
 
 
 def endgame(args: argparse.Namespace) -> None:
@@ -75,6 +77,7 @@ def main() -> None:
     pp.add_argument("b")
     pp.add_argument("--opponent", default="greedy")
     pp.add_argument("--seed", type=int, default=1000)
+    pp.add_argument("--first", type=int, default=0, help="the first deal")
     pp.add_argument("--deals", type=int, default=300)
     pp.add_argument("--threads", type=int, default=1)
     pe = sub.add_parser("endgame", help="the solver's first-move loss by node budget")

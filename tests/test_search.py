@@ -49,11 +49,11 @@ def test_search_is_an_agent_with_checked_parameters():
     assert "search" in qc.AGENTS
     spec = qc.parse_agent("search:time_ms=20:budget=clock:candidates=8")
     assert spec.value("time_ms") == 20.0 and spec.value("budget") == "clock" and spec.value("depth") == 4
-    assert spec.value("outlook") == 0.5 and qc.parse_agent("search:outlook=0").row()[_lo.P_SEARCH_OUTLOOK] == 0.0
-    assert qc.parse_agent("search").row()[_lo.P_SEARCH_TIME] == 50.0 and spec.value("finish") == 12
+    assert spec.value("outlook") == 1.05 and spec.value("tempo") == 0.24 and qc.parse_agent("search:outlook=0").row()[_lo.P_SEARCH_OUTLOOK] == 0.0
+    assert qc.parse_agent("search").row()[_lo.P_SEARCH_TIME] == 50.0 and spec.value("finish") == 12 and spec.value("win") == 6.0
     for bad, message in (("search:time_ms=0", "time_ms must be"), ("search:budget=fast", "budget must be one of work, clock"),
                          ("search:candidates=65", "candidates must be an int in 1..64"), ("search:solver=2", "solver must be"), ("search:outlook=nan", "outlook must be"),
-                         ("search:finish=109", "finish must be an int in 0..108")):
+                         ("search:finish=109", "finish must be an int in 0..108"), ("search:win=-1", "win must be"), ("search:tempo=inf", "tempo must be")):
         with pytest.raises(qc.AgentError, match=message):
             qc.parse_agent(bad)
 
@@ -122,6 +122,21 @@ def test_with_few_tiles_in_the_bag_playouts_go_to_the_end(seed):
     assert choice(f"finish={b - 1}:depth=2") == choice("finish=0:depth=2")
 
 
+@pytest.mark.parametrize("seed", [4, 25])
+def test_the_win_bonus_changes_choices_only_where_playouts_end(seed):
+    """``win`` counts in playouts that reach the end of the game: with the bag at most
+    ``finish`` it can change the choice (these positions are ones where it does); with
+    the bag above ``finish`` the playouts stop after ``depth`` turns and it cannot."""
+    g = greedy_until(seed, 2, lambda g: 0 < g.bag_size <= 12)
+    b = g.bag_size
+
+    def choice(agent: str) -> qc.Move:
+        return g.copy().play_agent(f"search:time_ms=2:candidates=4:{agent}").move
+
+    assert choice("win=0") != choice("win=40")
+    assert choice(f"finish={b - 1}:win=0") == choice(f"finish={b - 1}:win=40")
+
+
 def test_three_players_with_an_empty_bag_search_to_the_end():
     g = greedy_until(5, 3, lambda g: g.bag_size == 0)
     assert not g.is_over
@@ -172,6 +187,30 @@ def test_search_playouts_are_the_monte_carlo_playouts(g, depth, seed):
 
 
 @examples(0.3)
+@given(reachable_games(min_turns=1, max_turns=60), st.integers(0, 2**63))
+def test_a_playout_that_ends_the_game_counts_the_win_bonus(g, seed):
+    """``win``: a playout to the end counts ``win`` more when the mover won, ``win``
+    less when it lost, nothing for a tie; a playout cut off while the bag still holds
+    tiles (2 turns from a bag of 20 or more cannot end the game) counts its margin."""
+    if g.is_over or not g.legal_moves():
+        return
+    a = g.kernel_arrays()
+    scratch = _ag.new_agent_scratch(True)
+    cands = np.zeros((_lo.MAX_CANDIDATES, _lo.CAND_COLS), np.int64)
+    k = _se.engine_candidates(a, 3, scratch, cands)
+    policy = _lo.DEFAULT_SPECS[_lo.HEURISTIC].copy()
+    depth = 2 if g.bag_size >= 20 else 0
+
+    def values(win: float) -> np.ndarray:
+        out = np.zeros((k, 4))
+        _se.evaluate_candidates(a, cands, k, policy, 4, depth, np.uint64(seed), scratch, out, 0.0, 0.0, win)
+        return out
+
+    margins = values(0.0)
+    assert values(5.0).tolist() == (margins if depth else margins + 5.0 * np.sign(margins)).tolist()
+
+
+@examples(0.3)
 @given(reachable_games(min_turns=1, max_turns=60))
 def test_the_outlook_is_the_best_next_score_of_each_side(g):
     """The playouts' horizon term: the most each side's hand could score on the board
@@ -185,8 +224,35 @@ def test_the_outlook_is_the_best_next_score_of_each_side(g):
     def best(p: int) -> int:
         return max(naive_legal_placements(g.board, g.hand(p)).values(), default=0)
 
-    value, _ = _se.next_score_lead(g.kernel_arrays(), np.zeros((4, _lo.MOVE_COLS), np.int32), me)
-    assert value == best(me) - best(rival)
+    mine, theirs, their_seat, _ = _se.next_scores(g.kernel_arrays(), np.zeros((4, _lo.MOVE_COLS), np.int32), me)
+    assert (mine, theirs, their_seat) == (best(me), best(rival), rival)
+
+
+@examples(0.3)
+@given(reachable_games(min_turns=1, max_turns=40, players=2), st.integers(1, 4), st.integers(0, 2**63))
+def test_the_tempo_counts_the_side_to_move_at_the_horizon(g, depth, seed):
+    """``tempo``: at a cut-off playout's horizon the best next score of the side to
+    move is added for the mover (``depth`` odd: the mover is to move there) or taken
+    off for its rival (even), in proportion to ``tempo``; the playouts and horizons
+    are the same whatever its weight (2 to 5 turns from a bag of 32 or more cannot end
+    the game)."""
+    if g.bag_size < 32 or not g.legal_moves():
+        return
+    a = g.kernel_arrays()
+    scratch = _ag.new_agent_scratch(True)
+    cands = np.zeros((_lo.MAX_CANDIDATES, _lo.CAND_COLS), np.int64)
+    k = _se.engine_candidates(a, 3, scratch, cands)
+    policy = _lo.DEFAULT_SPECS[_lo.HEURISTIC].copy()
+
+    def values(outlook: float, tempo: float) -> np.ndarray:
+        out = np.zeros((k, 3))
+        _se.evaluate_candidates(a, cands, k, policy, 3, depth, np.uint64(seed), scratch, out, outlook, tempo, 0.0)
+        return out
+
+    margins, once, twice = values(0.0, 0.0), values(0.0, 1.0), values(1.0, 2.0)
+    extra = once - margins  # the side to move's best next score, with its sign
+    assert (extra >= 0).all() if depth % 2 else (extra <= 0).all()
+    assert np.allclose(twice - values(1.0, 0.0), 2 * extra)
 
 
 def test_the_search_leaves_the_game_as_the_action_says():

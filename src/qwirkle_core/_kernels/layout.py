@@ -188,8 +188,10 @@ AGENT_PARAMS = (
         Param("depth", 4, INT, 0, 10_000, "turns played after the candidate (0: to the end of the game)"),
         Param("policy", "heuristic", CHOICE, None, None, "the agent that plays every seat in the playouts", _POLICIES),
         Param("solver", 1, INT, 0, 1, "1: the exact endgame solver once the bag is empty (two players); 0: keep searching"),
-        Param("outlook", 0.5, FLOAT, -1000.0, 1000.0, "weight of the best score each side could make next, at a playout's horizon (mover's minus its rival's)"),
+        Param("outlook", 1.05, FLOAT, -1000.0, 1000.0, "weight of the best score each side could make next, at a playout's horizon (mover's minus its rival's)"),
+        Param("tempo", 0.24, FLOAT, -1000.0, 1000.0, "extra weight of the best next score of the side to move at a playout's horizon"),
         Param("finish", 12, INT, 0, 108, "playouts go to the end of the game once the bag holds at most this many tiles"),
+        Param("win", 6.0, FLOAT, 0.0, 1000.0, "points added to a playout's value when it ends the game with the mover ahead (taken off when behind)"),
     ),
 )
 SPEC_ID = 0
@@ -229,6 +231,8 @@ P_SEARCH_POLICY = _column(SEARCH, "policy")
 P_SEARCH_SOLVER = _column(SEARCH, "solver")
 P_SEARCH_OUTLOOK = _column(SEARCH, "outlook")
 P_SEARCH_FINISH = _column(SEARCH, "finish")
+P_SEARCH_WIN = _column(SEARCH, "win")
+P_SEARCH_TEMPO = _column(SEARCH, "tempo")
 MAX_SAMPLES = param(HEURISTIC, "samples").hi  # the reply search clamps its sample count to it
 
 

@@ -14,14 +14,18 @@ heuristic's best placements:
   (0, or once the bag holds at most ``finish`` tiles: to the end of the game) and
   take the mover's margin (its score minus the best other score) plus, when the game
   goes on, ``outlook`` times the most the mover's hand could score on the board then
-  minus its rival's (:func:`next_score_lead`: a value of the tiles each side holds at
-  the horizon). Playout j of every candidate shares its determinization and random
-  streams (common random numbers). Playouts run on a scratch game that is set up once
-  per decision; every placement is put down with an undo log and taken back after the
-  playout, so no playout rebuilds the board.
+  minus its rival's (:func:`next_scores`: a value of the tiles each side holds at
+  the horizon) and ``tempo`` times the best next score of the side to move there (it
+  plays first: counted for the mover, against its rival). A playout that reaches the
+  end of the game counts ``win`` points more when the mover won, ``win`` less when it
+  lost (close games are played to be won, not only for margin). Playout j of every
+  candidate shares its determinization and random streams (common random numbers).
+  Playouts run on a scratch game that is set up once per decision; every placement is
+  put down with an undo log and taken back after the playout, so no playout rebuilds
+  the board.
 - Allocation: sequential halving. The budget is split evenly over ``ceil(log2 k)``
   rounds; in each round every remaining candidate gets the same number of new
-  playouts, then the better half (by mean margin over all its playouts so far; ties
+  playouts, then the better half (by mean value over all its playouts so far; ties
   keep the heuristic's order) goes on. The last one left is played.
 
 Budget: ``time_ms`` is turned into a fixed amount of work by default (``budget``
@@ -75,7 +79,9 @@ from .layout import (
     P_SEARCH_OUTLOOK,
     P_SEARCH_POLICY,
     P_SEARCH_SOLVER,
+    P_SEARCH_TEMPO,
     P_SEARCH_TIME,
+    P_SEARCH_WIN,
     PLACE,
     R_AGENTS,
     R_GAME,
@@ -107,7 +113,7 @@ SearchScratch.__doc__ = """The search agent's scratch, one per thread: ``undo`` 
 logs of a playout's placements (a tuple of four arrays with one row per slot, as
 :func:`.board.new_undo` makes one), ``placed`` int64[SLOTS, 7] each placement's tile
 count and cells, ``stats`` float64[MAX_CANDIDATES, 2] each candidate's playouts and
-margin sum, ``order`` int64[MAX_CANDIDATES] the candidates still in the race, best
+value sum, ``order`` int64[MAX_CANDIDATES] the candidates still in the race, best
 first, and ``endgame`` the solver's workspace (:func:`.endgame.new_workspace`)."""
 
 
@@ -164,10 +170,10 @@ def _best_score(sim, moves, player):
 
 
 @njit
-def next_score_lead(sim, moves, player):
-    """``(value, moves)``: the best score ``player`` could make next on ``sim``'s board
-    minus that of its rival (the other player of the highest score, the first of
-    equals), and the maybe grown move buffer."""
+def next_scores(sim, moves, player):
+    """``(mine, theirs, rival, moves)``: the best score ``player`` could make next on
+    ``sim``'s board, the same for its rival, the rival (the other player of the highest
+    score, the first of equals), and the maybe grown move buffer."""
     gmeta = sim.gmeta
     rival = -1
     for p in range(gmeta[G_PLAYERS]):
@@ -175,20 +181,23 @@ def next_score_lead(sim, moves, player):
             rival = p
     mine, moves = _best_score(sim, moves, player)
     theirs, moves = _best_score(sim, moves, rival)
-    return float(mine - theirs), moves
+    return float(mine), float(theirs), rival, moves
 
 
 @njit
-def playout(sim, moves, values, work, cand, policy, depth, seed, ss, outlook):
+def playout(sim, moves, values, work, cand, policy, depth, seed, ss, outlook, tempo, win):
     """One playout of candidate ``cand`` (an action word) from ``sim`` (a copy of the
     root; its board is left as it was, its hands, bag and counters are not); ``work``:
     the heuristic's scratch (HEURISTIC_WORK values).
 
     Returns ``(value, turns, moves, values)``: the mover's margin after ``depth`` turns
     past the candidate (0: at the end of the game; at the latest MAX_TURNS turns after
-    the root) plus, when the game goes on, ``outlook`` times :func:`next_score_lead`
-    there; the turns played (the candidate's included) and the maybe grown buffers. With
-    ``outlook`` 0 the values are exactly the margins of :func:`.mc.playout` for the
+    the root) plus, when the game goes on, ``outlook`` times the mover's best next
+    score minus its rival's (:func:`next_scores`) and ``tempo`` times the best next
+    score of the side to move (for the mover, against its rival), or when the game is
+    over, ``win`` (the mover ahead) or ``-win`` (behind); the turns played (the
+    candidate's included) and the maybe grown buffers. With ``outlook``, ``tempo`` and
+    ``win`` 0 the values are exactly the margins of :func:`.mc.playout` for the
     same seed (the same determinization and streams; the undo logs leave the board as
     a rebuilt one).
     """
@@ -211,9 +220,16 @@ def playout(sim, moves, values, work, cand, policy, depth, seed, ss, outlook):
         k = _apply(sim, undo, placed, k)
     turns = gmeta[G_TURNS] - start + 1
     m = float(margin(gmeta, player))
-    if outlook != 0.0 and gmeta[G_OVER] == 0:
-        ahead, moves = next_score_lead(sim, moves, player)
-        m += outlook * ahead
+    if gmeta[G_OVER] == 0:
+        if outlook != 0.0 or tempo != 0.0:
+            mine, theirs, rival, moves = next_scores(sim, moves, player)
+            m += outlook * (mine - theirs)
+            if gmeta[G_CURRENT] == player:
+                m += tempo * mine
+            elif gmeta[G_CURRENT] == rival:
+                m -= tempo * theirs
+    elif m != 0.0:
+        m += win if m > 0.0 else -win
     for i in range(k - 1, -1, -1):
         take_back(sim.board, sim.cross, sim.anchors, sim.bmeta, placed[i, 1:], placed[i, 0], (undo[0][i], undo[1][i], undo[2][i], undo[3][i]))
     return m, turns, moves, values
@@ -265,7 +281,7 @@ def _endgame(spec, gs, ss):
 
 @njit
 def _better(stats, a, b):
-    """Whether candidate ``a``'s mean margin is above ``b``'s."""
+    """Whether candidate ``a``'s mean playout value is above ``b``'s."""
     return stats[a, 1] * stats[b, 0] > stats[b, 1] * stats[a, 0]
 
 
@@ -293,7 +309,7 @@ def search_choose(spec, gs, moves, n, values, scratch):
     clock = spec[P_SEARCH_BUDGET] == CLOCK
     budget = spec[P_SEARCH_TIME] * (1e-3 if clock else WORK_PER_MS)
     depth = int(spec[P_SEARCH_DEPTH])
-    outlook = spec[P_SEARCH_OUTLOOK]
+    outlook, tempo, win = spec[P_SEARCH_OUTLOOK], spec[P_SEARCH_TEMPO], spec[P_SEARCH_WIN]
     if gmeta[G_BAG] <= spec[P_SEARCH_FINISH]:
         depth = 0  # the rest of the game is short
     policy = scratch.root.policy
@@ -320,13 +336,13 @@ def search_choose(spec, gs, moves, n, values, scratch):
             for a in range(alive):
                 c = order[a]
                 _restore(sim, gs)
-                m, turns, smoves, svalues = playout(sim, smoves, svalues, scratch.work, cands[c], policy, depth, seed, ss, outlook)
+                m, turns, smoves, svalues = playout(sim, smoves, svalues, scratch.work, cands[c], policy, depth, seed, ss, outlook, tempo, win)
                 stats[c, 0] += 1
                 stats[c, 1] += m
                 used += turns
             if (now() if clock else used) >= target:
                 break
-        for a in range(1, alive):  # insertion sort by mean margin, ties in heuristic order
+        for a in range(1, alive):  # insertion sort by mean value, ties in heuristic order
             b = a
             while b > 0 and _better(stats, order[b], order[b - 1]):
                 order[b], order[b - 1] = order[b - 1], order[b]
@@ -336,10 +352,11 @@ def search_choose(spec, gs, moves, n, values, scratch):
 
 
 @njit
-def evaluate_candidates(gs, cands, k, policy, playouts, depth, seed, scratch, out):
-    """Margins of ``playouts`` playouts of each of the ``k`` candidate action words
+def evaluate_candidates(gs, cands, k, policy, playouts, depth, seed, scratch, out, outlook=0.0, tempo=0.0, win=0.0):
+    """Values of ``playouts`` playouts of each of the ``k`` candidate action words
     ``cands`` from the position ``gs`` (left unchanged) into ``out`` float64[k, >=
-    playouts], ``policy`` playing every seat for ``depth`` turns (0: to the end).
+    playouts], ``policy`` playing every seat for ``depth`` turns (0: to the end): the
+    values of :func:`playout` (with ``outlook``, ``tempo`` and ``win`` 0, the margins).
     Playout j of every candidate shares its determinization and random streams, drawn
     from ``seed`` (uint64). ``scratch``: a :class:`.layout.AgentScratch`."""
     sim, smoves, svalues = scratch.sim, scratch.sim_moves, scratch.sim_values
@@ -348,7 +365,7 @@ def evaluate_candidates(gs, cands, k, policy, playouts, depth, seed, scratch, ou
         s = playout_seed(seed, j)
         for c in range(k):
             _restore(sim, gs)
-            m, _, smoves, svalues = playout(sim, smoves, svalues, scratch.work, cands[c], policy, depth, s, scratch.search, 0.0)
+            m, _, smoves, svalues = playout(sim, smoves, svalues, scratch.work, cands[c], policy, depth, s, scratch.search, outlook, tempo, win)
             out[c, j] = m
 
 
