@@ -2,6 +2,7 @@
 
     python benchmarks/search_tuning.py paired search:finish=24 search --seed 1000 --deals 300
     python benchmarks/search_tuning.py paired search search:win=0 --seed 1000 --first 300 --deals 300
+    python benchmarks/search_tuning.py horizon --seed 5000 --games 3000
     python benchmarks/search_tuning.py endgame --seed 8000 --positions 100 --nodes 25000,40000,80000,150000,300000
 
 ``paired A B``: both agents play the same deals against ``--opponent`` (greedy), each
@@ -16,6 +17,12 @@ win rates.
 seed); for each node budget, the mean loss of the solver's first move against best
 play (exact values by an unlimited solve) and how often the budget solved exactly.
 Positions whose exact solve exceeds ``--exact-ms`` are skipped.
+
+``horizon``: the weights of the search's horizon value (``outlook``, ``tempo``). In
+two-player heuristic self-play, at every position with tiles in the bag, the rest of
+the game's margin of the side to move (its final margin minus its margin now) is
+fitted by least squares to the best score the side to move could make now, the best
+score of the other side, and a constant.
 """
 
 from __future__ import annotations
@@ -25,6 +32,8 @@ import argparse
 import numpy as np
 
 import qwirkle_core as qc
+from qwirkle_core._kernels import layout as _lo
+from qwirkle_core._kernels import search as _se
 from qwirkle_core.endgame import solve_endgame
 from qwirkle_core.tournament import play_deals
 
@@ -69,6 +78,26 @@ def endgame(args: argparse.Namespace) -> None:
         print(f"{b} positions: mean loss {np.mean(losses[b]):.2f} points over {len(losses[b])} endgames, {exact[b]} solved exactly")
 
 
+def horizon(args: argparse.Namespace) -> None:
+    rows: list[tuple[int, int, int]] = []  # (best now of the side to move, of the other, the rest's margin)
+    buf = np.zeros((64, _lo.MOVE_COLS), np.int32)
+    for s in range(args.seed, args.seed + args.games):
+        g = qc.Game(players=2, seed=s)
+        seen: list[tuple[int, int, int, int]] = []  # (mover, its best, the other's best, its margin now)
+        while not g.is_over:
+            if g.bag_size > 0 and g.board:
+                me = g.current_player
+                mine, theirs, _, buf = _se.next_scores(g.kernel_arrays(), buf, me)
+                seen.append((me, int(mine), int(theirs), g.scores[me] - g.scores[1 - me]))
+            g.play_agent("heuristic")
+        rows += [(mine, theirs, g.scores[me] - g.scores[1 - me] - now) for me, mine, theirs, now in seen]
+    data = np.array(rows, np.float64)
+    x = np.column_stack([data[:, 0], data[:, 1], np.ones(len(data))])
+    coef, *_ = np.linalg.lstsq(x, data[:, 2], rcond=None)
+    print(f"{len(data)} positions of {args.games} games: rest of the game's margin = "
+          f"{coef[0]:.2f} x (best now, side to move) {coef[1]:+.2f} x (best now, other side) {coef[2]:+.2f}")
+
+
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     sub = p.add_subparsers(dest="command", required=True)
@@ -85,11 +114,11 @@ def main() -> None:
     pe.add_argument("--positions", type=int, default=100)
     pe.add_argument("--nodes", default="25000,40000,80000,150000,300000")
     pe.add_argument("--exact-ms", type=float, default=15000.0)
+    ph = sub.add_parser("horizon", help="the horizon value's weights, fitted on heuristic self-play")
+    ph.add_argument("--seed", type=int, default=5000)
+    ph.add_argument("--games", type=int, default=3000)
     args = p.parse_args()
-    if args.command == "paired":
-        paired(args)
-    else:
-        endgame(args)
+    {"paired": paired, "endgame": endgame, "horizon": horizon}[args.command](args)
 
 
 if __name__ == "__main__":

@@ -230,9 +230,9 @@ P_SEARCH_DEPTH = _column(SEARCH, "depth")
 P_SEARCH_POLICY = _column(SEARCH, "policy")
 P_SEARCH_SOLVER = _column(SEARCH, "solver")
 P_SEARCH_OUTLOOK = _column(SEARCH, "outlook")
+P_SEARCH_TEMPO = _column(SEARCH, "tempo")
 P_SEARCH_FINISH = _column(SEARCH, "finish")
 P_SEARCH_WIN = _column(SEARCH, "win")
-P_SEARCH_TEMPO = _column(SEARCH, "tempo")
 MAX_SAMPLES = param(HEURISTIC, "samples").hi  # the reply search clamps its sample count to it
 
 
