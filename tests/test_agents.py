@@ -12,6 +12,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import qwirkle_core as qc
+from qwirkle_core._kernels.layout import SPEC_COLS as W  # a spec row's width
 from qwirkle_core.agents import agent_params, spec_row
 
 PARAMS = [(a, p) for a in qc.AGENTS for p in agent_params(a)]
@@ -139,20 +140,20 @@ def test_agent_errors_are_value_errors():
 @pytest.mark.parametrize(
     "row, message",
     [
-        (np.array([3.0]), "spec row: a spec row has 10 values, not 1"),
-        (np.zeros(11), "a spec row has 10 values, not 11"),
-        (np.zeros((1, 10)), "1-d numeric array"),
-        (np.array(["a"] * 10), "1-d numeric array"),
-        (np.full(10, np.nan), "unknown agent id nan"),
-        (np.r_[5.0, np.zeros(9)], "unknown agent id 5"),
-        (np.r_[1.5, np.zeros(9)], "unknown agent id 1.5"),
-        (np.r_[1.0, 1.0, np.zeros(8)], "spec columns past its 0 parameter(s) must be 0"),
-        (np.r_[3.0, 0.0, 8, 4, 2, np.zeros(5)], "playouts must be an int in 1..1000000"),
-        (np.r_[3.0, 24, 65, 4, 2, np.zeros(5)], "candidates must be an int in 1..64"),
-        (np.r_[3.0, 24, 8, 4, 7, np.zeros(5)], "policy must be one of random, greedy, heuristic"),
-        (np.r_[2.0, 0, 0.5, 6, 6, 0.5, 4, -5, 1, 0.3], "horizon must be an int in 0..108"),
-        (np.r_[2.0, 0, 0.5, 6, 6, 0.5, 4, 0, 1e12, 0.3], "samples must be an int in 1..64"),
-        (np.r_[2.0, np.inf, 0.5, 6, 6, 0.5, 4, 0, 1, 0.3], "group must be a finite number in -1000..1000"),
+        (np.array([3.0]), f"spec row: a spec row has {W} values, not 1"),
+        (np.zeros(W + 1), f"a spec row has {W} values, not {W + 1}"),
+        (np.zeros((1, W)), "1-d numeric array"),
+        (np.array(["a"] * W), "1-d numeric array"),
+        (np.full(W, np.nan), "unknown agent id nan"),
+        (np.r_[5.0, np.zeros(W - 1)], "unknown agent id 5"),
+        (np.r_[1.5, np.zeros(W - 1)], "unknown agent id 1.5"),
+        (np.r_[1.0, 1.0, np.zeros(W - 2)], "spec columns past its 0 parameter(s) must be 0"),
+        (np.r_[3.0, 0.0, 8, 4, 2, np.zeros(W - 5)], "playouts must be an int in 1..1000000"),
+        (np.r_[3.0, 24, 65, 4, 2, np.zeros(W - 5)], "candidates must be an int in 1..64"),
+        (np.r_[3.0, 24, 8, 4, 7, np.zeros(W - 5)], "policy must be one of random, greedy, heuristic"),
+        (np.r_[2.0, 0, 0.5, 6, 6, 0.5, 4, -5, 1, 0.3, np.zeros(W - 10)], "horizon must be an int in 0..108"),
+        (np.r_[2.0, 0, 0.5, 6, 6, 0.5, 4, 0, 1e12, 0.3, np.zeros(W - 10)], "samples must be an int in 1..64"),
+        (np.r_[2.0, np.inf, 0.5, 6, 6, 0.5, 4, 0, 1, 0.3, np.zeros(W - 10)], "group must be a finite number in -1000..1000"),
     ],
 )
 def test_bad_spec_rows_are_refused(row, message):
@@ -165,7 +166,7 @@ def test_parse_agents():
     assert qc.parse_agents(["random", qc.AgentSpec("greedy")]) == (qc.AgentSpec("random"), qc.AgentSpec("greedy"))
     with pytest.raises(qc.AgentError, match="no agents given"):
         qc.parse_agents([])
-    for bad in (None, 3, qc.AgentSpec("greedy"), np.zeros(10)):
+    for bad in (None, 3, qc.AgentSpec("greedy"), np.zeros(W)):
         with pytest.raises(qc.AgentError, match="agents must be a list of agents"):
             qc.parse_agents(bad)
     with pytest.raises(qc.AgentError, match="unknown agent 'nobody'"):

@@ -31,6 +31,7 @@ from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
 import qwirkle_core as qc
+from qwirkle_core._kernels.layout import SPEC_COLS
 from qwirkle_core.agents import agent_params
 from qwirkle_core.rows import read_rows
 from qwirkle_core.tiles import check_tile
@@ -191,7 +192,7 @@ def test_agents_parse_or_are_refused_with_an_agent_error(agent):
         assert str(e)
         return
     row = spec.row()
-    assert row.dtype == np.float64 and row.shape == (10,)
+    assert row.dtype == np.float64 and row.shape == (SPEC_COLS,)
     assert qc.parse_agent(row).row().tolist() == row.tolist()
     assert qc.parse_agent(spec.label).row().tolist() == row.tolist()  # the label is the agent, exactly
 

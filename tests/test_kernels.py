@@ -39,6 +39,8 @@ def greedy_game(seed, turns, players=2):
 
 # -- the parameter table and spec rows ---------------------------------------------------
 
+W = _lo.SPEC_COLS  # a spec row's width
+
 
 def test_spec_columns_follow_the_parameter_table():
     assert _lo.SPEC_ID == 0 and _lo.SPEC_COLS == 1 + max(len(p) for p in _lo.AGENT_PARAMS)
@@ -53,8 +55,8 @@ def test_spec_columns_follow_the_parameter_table():
         assert getattr(_lo, f"P_MC_{name.upper()}") == 1 + mc.index(name)
     assert _lo.param(_lo.MONTE_CARLO, "candidates").hi == _lo.MAX_CANDIDATES == 64
     # The defaults as the agents have always played them (docs/agents.md).
-    np.testing.assert_array_equal(_lo.DEFAULT_SPECS[_lo.HEURISTIC], [2, 0.0, 0.5, 6.0, 6.0, 0.5, 4, 0, 1, 0.3])
-    np.testing.assert_array_equal(_lo.DEFAULT_SPECS[_lo.MONTE_CARLO], [3, 24, 8, 4, _lo.HEURISTIC, 0, 0, 0, 0, 0])
+    np.testing.assert_array_equal(_lo.DEFAULT_SPECS[_lo.HEURISTIC], np.r_[2, 0.0, 0.5, 6.0, 6.0, 0.5, 4, 0, 1, 0.3, np.zeros(W - 10)])
+    np.testing.assert_array_equal(_lo.DEFAULT_SPECS[_lo.MONTE_CARLO], np.r_[3, 24, 8, 4, _lo.HEURISTIC, np.zeros(W - 5)])
     for agent in range(len(_lo.AGENT_NAMES)):
         np.testing.assert_array_equal(_lo.make_spec(agent), _lo.DEFAULT_SPECS[agent])
 
@@ -100,20 +102,20 @@ def test_check_spec_refuses_rows_no_kernel_was_made_for():
     good = _lo.make_spec(_lo.MONTE_CARLO, playouts=3)
     np.testing.assert_array_equal(_lo.check_spec(good.astype(np.float32)), good)
     for row, message in [
-        (np.array([3.0]), "has 10 values, not 1"),
-        (np.zeros(12), "has 10 values, not 12"),
-        (np.r_[7.0, np.zeros(9)], "unknown agent id"),
-        (np.r_[_lo.GREEDY, 1.0, np.zeros(8)], "columns past its 0 parameter"),
-        (np.r_[3.0, 24, 65, 4, 2, np.zeros(5)], "candidates must be an int in 1..64"),
-        (np.r_[3.0, 24, 8, 4, 7, np.zeros(5)], "policy must be one of random, greedy, heuristic"),
-        (np.r_[2.0, np.nan, np.zeros(8)], "group must be a finite number"),
+        (np.array([3.0]), f"has {W} values, not 1"),
+        (np.zeros(W + 2), f"has {W} values, not {W + 2}"),
+        (np.r_[7.0, np.zeros(W - 1)], "unknown agent id"),
+        (np.r_[_lo.GREEDY, 1.0, np.zeros(W - 2)], "columns past its 0 parameter"),
+        (np.r_[3.0, 24, 65, 4, 2, np.zeros(W - 5)], "candidates must be an int in 1..64"),
+        (np.r_[3.0, 24, 8, 4, 7, np.zeros(W - 5)], "policy must be one of random, greedy, heuristic"),
+        (np.r_[2.0, np.nan, np.zeros(W - 2)], "group must be a finite number"),
     ]:
         with pytest.raises(ValueError, match=message):
             _lo.check_spec(row)
     with pytest.raises(TypeError):
-        _lo.check_spec(np.array(["greedy"] * 10))
+        _lo.check_spec(np.array(["greedy"] * W))
     with pytest.raises(TypeError):
-        _lo.check_spec(np.zeros((2, 10)))
+        _lo.check_spec(np.zeros((2, W)))
 
 
 # -- unseen tiles and move coordinates ---------------------------------------------------
