@@ -42,6 +42,18 @@ def greedy_until(seed: int, players: int, stop) -> qc.Game:
     return g
 
 
+def playout_values(g: qc.Game, limit: int, playouts: int, depth: int, seed: int, outlook: float = 0.0, tempo: float = 0.0, win: float = 0.0) -> np.ndarray:
+    """float64[k, playouts]: the search's playout values of the ``limit`` best
+    candidates of ``g`` (the heuristic playing every seat)."""
+    a = g.kernel_arrays()
+    scratch = _ag.new_agent_scratch(True)
+    cands = np.zeros((_lo.MAX_CANDIDATES, _lo.CAND_COLS), np.int64)
+    k = _se.engine_candidates(a, limit, scratch, cands)
+    out = np.zeros((k, playouts))
+    _se.evaluate_candidates(a, cands, k, _lo.DEFAULT_SPECS[_lo.HEURISTIC].copy(), playouts, depth, np.uint64(seed), scratch, out, outlook, tempo, win)
+    return out
+
+
 # -- the parameters -----------------------------------------------------------------------
 
 
@@ -194,20 +206,9 @@ def test_a_playout_that_ends_the_game_counts_the_win_bonus(g, seed):
     tiles (2 turns from a bag of 20 or more cannot end the game) counts its margin."""
     if g.is_over or not g.legal_moves():
         return
-    a = g.kernel_arrays()
-    scratch = _ag.new_agent_scratch(True)
-    cands = np.zeros((_lo.MAX_CANDIDATES, _lo.CAND_COLS), np.int64)
-    k = _se.engine_candidates(a, 3, scratch, cands)
-    policy = _lo.DEFAULT_SPECS[_lo.HEURISTIC].copy()
     depth = 2 if g.bag_size >= 20 else 0
-
-    def values(win: float) -> np.ndarray:
-        out = np.zeros((k, 4))
-        _se.evaluate_candidates(a, cands, k, policy, 4, depth, np.uint64(seed), scratch, out, 0.0, 0.0, win)
-        return out
-
-    margins = values(0.0)
-    assert values(5.0).tolist() == (margins if depth else margins + 5.0 * np.sign(margins)).tolist()
+    margins = playout_values(g, 3, 4, depth, seed)
+    assert playout_values(g, 3, 4, depth, seed, win=5.0).tolist() == (margins if depth else margins + 5.0 * np.sign(margins)).tolist()
 
 
 @examples(0.3)
@@ -238,16 +239,9 @@ def test_the_tempo_counts_the_side_to_move_at_the_horizon(g, depth, seed):
     the game)."""
     if g.bag_size < 32 or not g.legal_moves():
         return
-    a = g.kernel_arrays()
-    scratch = _ag.new_agent_scratch(True)
-    cands = np.zeros((_lo.MAX_CANDIDATES, _lo.CAND_COLS), np.int64)
-    k = _se.engine_candidates(a, 3, scratch, cands)
-    policy = _lo.DEFAULT_SPECS[_lo.HEURISTIC].copy()
 
     def values(outlook: float, tempo: float) -> np.ndarray:
-        out = np.zeros((k, 3))
-        _se.evaluate_candidates(a, cands, k, policy, 3, depth, np.uint64(seed), scratch, out, outlook, tempo, 0.0)
-        return out
+        return playout_values(g, 3, 3, depth, seed, outlook, tempo)
 
     margins, once, twice = values(0.0, 0.0), values(0.0, 1.0), values(1.0, 2.0)
     extra = once - margins  # the side to move's best next score, with its sign
