@@ -4,6 +4,7 @@
     python benchmarks/search_tuning.py paired search search:win=0 --seed 1000 --first 300 --deals 300
     python benchmarks/search_tuning.py horizon --seed 5000 --games 3000
     python benchmarks/search_tuning.py endgame --seed 8000 --positions 100 --nodes 25000,40000,80000,150000,300000
+    python benchmarks/search_tuning.py infer heuristic mc search:time_ms=10 --seed 7000 --games 10
 
 ``paired A B``: both agents play the same deals against ``--opponent`` (greedy), each
 deal from both seats (the tournament's own games: ``tournament.play_deals``, deals
@@ -23,6 +24,13 @@ two-player heuristic self-play, at every position with tiles in the bag, the res
 the game's margin of the side to move (its final margin minus its margin now) is
 fitted by least squares to the best score the side to move could make now, the best
 score of the other side, and a constant.
+
+``infer``: how far each agent's placements fall below the best score (the model of
+the search's ``infer``). In two-player self-play (greedy plays the openings and
+the empty-bag endgames), at every position with tiles in the bag, the gap of the
+placement played (best score minus its score); prints how often it is 0, its mean,
+and the mean log-likelihood of the gaps for a range of beta under the model
+P(placement) proportional to exp(-beta x gap) over the legal placements.
 """
 
 from __future__ import annotations
@@ -98,6 +106,28 @@ def horizon(args: argparse.Namespace) -> None:
           f"{coef[0]:.2f} x (best now, side to move) {coef[1]:+.2f} x (best now, other side) {coef[2]:+.2f}")
 
 
+def infer(args: argparse.Namespace) -> None:
+    betas = (0.25, 0.5, 1.0, 1.5, 2.0, 3.0, 4.0, 8.0)
+    for agent in args.agents:
+        played, options = [], []
+        for s in range(args.seed, args.seed + args.games):
+            g = qc.Game(players=2, seed=s)
+            while not g.is_over:
+                moves = g.legal_moves()
+                if not moves or not g.board or g.bag_size == 0:
+                    g.play_agent("greedy")
+                    continue
+                scores = np.array([g.copy().play(m) for m in moves])
+                gap = int(scores.max()) - g.play_agent(agent).points
+                played.append(gap)
+                options.append(scores.max() - scores)
+        gaps = np.array(played)
+        ll = [np.mean([-b * g0 - np.log(np.exp(-b * gs).sum()) for g0, gs in zip(gaps, options)]) for b in betas]
+        fits = ", ".join(f"{b:g}: {x:.3f}" for b, x in zip(betas, ll))
+        print(f"{agent}: {len(gaps)} placements, gap 0 in {100 * np.mean(gaps == 0):.1f} %, mean gap {gaps.mean():.2f}; "
+              f"log-likelihood per placement by beta: {fits}; best beta {betas[int(np.argmax(ll))]:g}")
+
+
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     sub = p.add_subparsers(dest="command", required=True)
@@ -117,8 +147,12 @@ def main() -> None:
     ph = sub.add_parser("horizon", help="the horizon value's weights, fitted on heuristic self-play")
     ph.add_argument("--seed", type=int, default=5000)
     ph.add_argument("--games", type=int, default=3000)
+    pi = sub.add_parser("infer", help="how far agents' placements fall below the best score")
+    pi.add_argument("agents", nargs="+")
+    pi.add_argument("--seed", type=int, default=7000)
+    pi.add_argument("--games", type=int, default=10)
     args = p.parse_args()
-    {"paired": paired, "endgame": endgame, "horizon": horizon}[args.command](args)
+    {"paired": paired, "endgame": endgame, "horizon": horizon, "infer": infer}[args.command](args)
 
 
 if __name__ == "__main__":
