@@ -69,17 +69,7 @@ G_REROLLED = 13  # Cubes: 1 once the current player has re-rolled in this turn
 G_SCORE = 16  # G_SCORE + p: seat p's score (8 slots)
 G_HAND = 24  # G_HAND + p: seat p's hand size
 G_QWIRKLES = 32  # G_QWIRKLES + p: seat p's Qwirkles
-# the last placement (public; read by the search's inference of the mover's hand):
-# G_LAST_TURN the turn count right after it (it was the last action while this equals
-# G_TURNS), G_LAST_SEAT who played it, G_LAST_N its tile count, G_LAST_POINTS its points,
-# G_LAST_CELL + i and G_LAST_TILE + i its wrapped cells and tiles.
-G_LAST_TURN = 40
-G_LAST_SEAT = 41
-G_LAST_N = 42
-G_LAST_POINTS = 43
-G_LAST_CELL = 44
-G_LAST_TILE = 50
-GMETA = 56
+GMETA = 40
 
 # -- variants: the tile game and Qwirkle Cubes (gmeta[G_VARIANT]) -------------------------
 CLASSIC, CUBES = 0, 1
@@ -202,7 +192,6 @@ AGENT_PARAMS = (
         Param("tempo", 0.24, FLOAT, -1000.0, 1000.0, "extra weight of the best next score of the side to move at a playout's horizon"),
         Param("finish", 12, INT, 0, 108, "playouts go to the end of the game once the bag holds at most this many tiles"),
         Param("win", 6.0, FLOAT, 0.0, 1000.0, "points added to a playout's value when it ends the game with the mover ahead (taken off when behind)"),
-        Param("infer", 1.0, FLOAT, 0.0, 1000.0, "inference of the last mover's kept tiles: a dealt hand with which its placement scored g points below its best is kept with probability exp(-infer*g) (0: uniform deals)"),
     ),
 )
 SPEC_ID = 0
@@ -244,7 +233,6 @@ P_SEARCH_OUTLOOK = _column(SEARCH, "outlook")
 P_SEARCH_TEMPO = _column(SEARCH, "tempo")
 P_SEARCH_FINISH = _column(SEARCH, "finish")
 P_SEARCH_WIN = _column(SEARCH, "win")
-P_SEARCH_INFER = _column(SEARCH, "infer")
 MAX_SAMPLES = param(HEURISTIC, "samples").hi  # the reply search clamps its sample count to it
 
 

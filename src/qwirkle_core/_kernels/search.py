@@ -51,7 +51,7 @@ from numba import objmode
 
 from ._jit import njit
 from .actions import apply_act, legal_moves, set_fallback, set_place
-from .board import BMETA, MAX_ANCHORS, cell_of, place_cells_undoable, take_back
+from .board import BMETA, MAX_ANCHORS, place_cells_undoable, take_back
 from .endgame import MOVE_CAP, W_BEST_ROW, new_workspace, solve
 from .layout import (
     A_CELL,
@@ -60,17 +60,9 @@ from .layout import (
     A_POINTS,
     A_QWIRKLES,
     A_TILE,
-    B_TILES,
     DEFAULT_SPECS,
     G_BAG,
     G_CURRENT,
-    G_HAND,
-    G_LAST_CELL,
-    G_LAST_N,
-    G_LAST_POINTS,
-    G_LAST_SEAT,
-    G_LAST_TILE,
-    G_LAST_TURN,
     G_OVER,
     G_PLAYERS,
     G_SCORE,
@@ -84,7 +76,6 @@ from .layout import (
     P_SEARCH_CANDIDATES,
     P_SEARCH_DEPTH,
     P_SEARCH_FINISH,
-    P_SEARCH_INFER,
     P_SEARCH_OUTLOOK,
     P_SEARCH_POLICY,
     P_SEARCH_SOLVER,
@@ -96,12 +87,12 @@ from .layout import (
     R_GAME,
     SPEC_ID,
 )
-from .mc import board_tiles, candidates_from_values, determinize_keeping, margin, playout_seed, reset_sim
+from .mc import board_tiles, candidates_from_values, determinize, margin, playout_seed, reset_sim
 from .movegen import generate_all
 from .policies import choose, heuristic_values
-from .rng import below, mix64, next_u64
+from .rng import mix64, next_u64
 from .scoring import qwirkles_made
-from .state import HAND, MAX_TURNS, NTILES, after_placement, hand_mask, hidden_tiles, opening_len
+from .state import MAX_TURNS, NTILES, after_placement, hand_mask, opening_len
 
 WORK_PER_MS = 224.0
 """Playout turns per millisecond of budget (the ``work`` budget of the Monte Carlo
@@ -116,20 +107,14 @@ WORK, CLOCK = 0, 1  # values of the budget parameter
 TT_BITS = 16  # the solver's table: 2**16 entries (1.5 MB), ample for a move's budget
 SLOTS = NTILES + 1  # undo logs: a playout puts down at most one placement per tile
 _SALT = np.uint64(0x632BE59BD9B4E019)
-_INFER_SALT = np.uint64(0x9E6C63D0676A9A99)
-KEPT_ROWS = 128  # inferred sets of the last mover's kept tiles per decision (playout j uses row j % KEPT_ROWS)
-KEPT_TRIES = 16  # deals tried per set at most; then the likeliest one tried is taken
-TRY_WORK = 0.3  # a try's cost in playout turns (the work budget): about 1.4 us against 4.5
 
-SearchScratch = namedtuple("SearchScratch", "undo placed stats order endgame kept pool")
+SearchScratch = namedtuple("SearchScratch", "undo placed stats order endgame")
 SearchScratch.__doc__ = """The search agent's scratch, one per thread: ``undo`` the undo
 logs of a playout's placements (a tuple of four arrays with one row per slot, as
 :func:`.board.new_undo` makes one), ``placed`` int64[SLOTS, 7] each placement's tile
 count and cells, ``stats`` float64[MAX_CANDIDATES, 2] each candidate's playouts and
 value sum, ``order`` int64[MAX_CANDIDATES] the candidates still in the race, best
-first, ``endgame`` the solver's workspace (:func:`.endgame.new_workspace`), ``kept``
-int8[KEPT_ROWS, HAND] the inferred sets of the last mover's kept tiles and ``pool``
-int8[NTILES] the hidden tiles they are drawn from."""
+first, and ``endgame`` the solver's workspace (:func:`.endgame.new_workspace`)."""
 
 
 @njit
@@ -144,8 +129,7 @@ def new_search_scratch(full):
         np.zeros((slots, 1), np.int64),
     )
     ws = new_workspace(TT_BITS, MOVE_CAP) if full else new_workspace(1, 1)
-    rows = KEPT_ROWS if full else 1
-    return SearchScratch(undo, np.zeros((slots, 7), np.int64), np.zeros((MAX_CANDIDATES, 2), np.float64), np.zeros(MAX_CANDIDATES, np.int64), ws, np.zeros((rows, HAND), np.int8), np.zeros(NTILES, np.int8))
+    return SearchScratch(undo, np.zeros((slots, 7), np.int64), np.zeros((MAX_CANDIDATES, 2), np.float64), np.zeros(MAX_CANDIDATES, np.int64), ws)
 
 
 @njit(nogil=False)  # object mode takes the GIL anyway
@@ -201,11 +185,10 @@ def next_scores(sim, moves, player):
 
 
 @njit
-def playout(sim, moves, values, work, cand, policy, depth, seed, ss, outlook, tempo, win, seat, kept, k):
+def playout(sim, moves, values, work, cand, policy, depth, seed, ss, outlook, tempo, win):
     """One playout of candidate ``cand`` (an action word) from ``sim`` (a copy of the
     root; its board is left as it was, its hands, bag and counters are not); ``work``:
-    the heuristic's scratch (HEURISTIC_WORK values). The deal keeps seat ``seat``'s
-    ``k`` tiles ``kept[:k]`` (:func:`.mc.determinize_keeping`; ``k`` 0: none).
+    the heuristic's scratch (HEURISTIC_WORK values).
 
     Returns ``(value, turns, moves, values)``: the mover's margin after ``depth`` turns
     past the candidate (0: at the end of the game; at the latest MAX_TURNS turns after
@@ -222,7 +205,7 @@ def playout(sim, moves, values, work, cand, policy, depth, seed, ss, outlook, te
     player = gmeta[G_CURRENT]
     rng[R_GAME] = mix64(np.uint64(seed))
     rng[R_AGENTS] = mix64(np.uint64(seed) ^ _SALT)
-    determinize_keeping(sim.hands, sim.bag, gmeta, player, rng, R_AGENTS, seat, kept, k)
+    determinize(sim.hands, sim.bag, gmeta, player, rng, R_AGENTS)
     undo, placed = ss.undo, ss.placed
     root_turn = gmeta[G_TURNS]
     sim.act[:] = cand
@@ -303,75 +286,6 @@ def _better(stats, a, b):
 
 
 @njit
-def inferable(gs):
-    """``(seat, k)``: the player whose kept tiles the mover can infer, and how many it
-    kept; ``(-1, 0)`` when there is nothing to infer. That is the author of the last
-    action when it was a placement (``G_LAST_*``) on a board that already held tiles
-    (not the opening), the bag still holds tiles (so it drew as many as it played)
-    and it kept some."""
-    gmeta = gs.gmeta
-    n = gmeta[G_LAST_N]
-    if n == 0 or gmeta[G_LAST_TURN] != gmeta[G_TURNS] or gmeta[G_BAG] == 0 or gs.bmeta[B_TILES] <= n:
-        return -1, 0
-    seat = gmeta[G_LAST_SEAT]
-    k = gmeta[G_HAND + seat] - n
-    if seat == gmeta[G_CURRENT] or k <= 0:
-        return -1, 0
-    return seat, k
-
-
-@njit
-def infer_kept(gs, scratch, moves, seat, k, infer, seed):
-    """Sample KEPT_ROWS sets of the ``k`` tiles ``seat`` kept at its last placement into
-    ``scratch.search.kept``: each set is drawn uniformly from the tiles the mover
-    cannot see, and accepted with probability exp(-``infer`` x g), where g is how many
-    points the placement scored below the best placement of that hand (the set plus
-    the placed tiles) on the board before it; after KEPT_TRIES tries the set of the
-    smallest g is taken. ``seed`` (uint64) seeds the draws. Leaves ``scratch.sim``
-    holding the board before the placement. Returns ``(tries, moves)``: the sets
-    tried and the maybe grown move buffer."""
-    gmeta, ss, sim, root = gs.gmeta, scratch.search, scratch.sim, scratch.root
-    n = gmeta[G_LAST_N]
-    ntiles = board_tiles(gs.board, gs.bmeta, root.rows, root.cols, root.tiles)
-    m = 0
-    for i in range(ntiles):  # the board without the placement
-        cell = cell_of(root.rows[i], root.cols[i])
-        last = False
-        for q in range(n):
-            last |= gmeta[G_LAST_CELL + q] == cell
-        if not last:
-            root.rows[m], root.cols[m], root.tiles[m] = root.rows[i], root.cols[i], root.tiles[i]
-            m += 1
-    reset_sim(sim, root.rows, root.cols, root.tiles, m, gs.hands, gs.bag, gmeta, root.cells)
-    played = 0
-    for q in range(n):
-        played |= 1 << gmeta[G_LAST_TILE + q]
-    pool = ss.pool
-    npool = hidden_tiles(gs.hands, gs.bag, gmeta, gmeta[G_CURRENT], pool)
-    rng = sim.rng
-    rng[R_AGENTS] = mix64(np.uint64(seed) ^ _INFER_SALT)
-    tries = 0
-    for row in range(KEPT_ROWS):
-        least = 1 << 30
-        for _ in range(KEPT_TRIES):
-            tries += 1
-            hand = played
-            for q in range(k):  # a uniform k-subset of the pool: pool[:k]
-                j = q + below(rng, R_AGENTS, npool - q)
-                pool[q], pool[j] = pool[j], pool[q]
-                hand |= 1 << pool[q]
-            moves, nm = generate_all(sim.board, sim.cross, sim.anchors, sim.bmeta, hand, 0, moves, sim.gen_scratch, True)
-            gap = (moves[0, M_SCORE] if nm else 0) - gmeta[G_LAST_POINTS]
-            accept = gap <= 0 or float(next_u64(rng, R_AGENTS) >> np.uint64(11)) * 2.0**-53 < np.exp(-infer * gap)
-            if accept or gap < least:
-                least = gap
-                ss.kept[row, :k] = pool[:k]
-            if accept:
-                break
-    return tries, moves
-
-
-@njit
 def search_choose(spec, gs, moves, n, values, scratch):
     """The search agent's action for the current player of ``gs`` into ``gs.act``.
 
@@ -401,13 +315,6 @@ def search_choose(spec, gs, moves, n, values, scratch):
     policy = scratch.root.policy
     _policy(spec, policy)
     sim, smoves, svalues = scratch.sim, scratch.sim_moves, scratch.sim_values
-    base = next_u64(gs.rng, R_AGENTS)
-    start = now() if clock else 0.0
-    used = 0.0
-    seat, kept = inferable(gs) if spec[P_SEARCH_INFER] > 0 else (-1, 0)
-    if kept:
-        tries, smoves = infer_kept(gs, scratch, smoves, seat, kept, spec[P_SEARCH_INFER], base)
-        used = tries * TRY_WORK
     _set_root(gs, scratch)
     stats, order = ss.stats, ss.order
     stats[:k] = 0
@@ -417,17 +324,19 @@ def search_choose(spec, gs, moves, n, values, scratch):
     rounds = 0
     while (1 << rounds) < k:
         rounds += 1
+    base = next_u64(gs.rng, R_AGENTS)
+    start = now() if clock else 0.0
+    used = 0.0
     j = 0
     for r in range(rounds):
         target = start + budget * (r + 1) / rounds if clock else used + (budget - used) / (rounds - r)
         while True:
             seed = playout_seed(base, j)
-            row = ss.kept[j % KEPT_ROWS]
             j += 1
             for a in range(alive):
                 c = order[a]
                 _restore(sim, gs)
-                m, turns, smoves, svalues = playout(sim, smoves, svalues, scratch.work, cands[c], policy, depth, seed, ss, outlook, tempo, win, seat, row, kept)
+                m, turns, smoves, svalues = playout(sim, smoves, svalues, scratch.work, cands[c], policy, depth, seed, ss, outlook, tempo, win)
                 stats[c, 0] += 1
                 stats[c, 1] += m
                 used += turns
@@ -456,7 +365,7 @@ def evaluate_candidates(gs, cands, k, policy, playouts, depth, seed, scratch, ou
         s = playout_seed(seed, j)
         for c in range(k):
             _restore(sim, gs)
-            m, _, smoves, svalues = playout(sim, smoves, svalues, scratch.work, cands[c], policy, depth, s, scratch.search, outlook, tempo, win, -1, scratch.search.pool, 0)
+            m, _, smoves, svalues = playout(sim, smoves, svalues, scratch.work, cands[c], policy, depth, s, scratch.search, outlook, tempo, win)
             out[c, j] = m
 
 

@@ -18,12 +18,6 @@ from .layout import (
     G_BAG,
     G_CURRENT,
     G_HAND,
-    G_LAST_CELL,
-    G_LAST_N,
-    G_LAST_POINTS,
-    G_LAST_SEAT,
-    G_LAST_TILE,
-    G_LAST_TURN,
     G_OPEN_LEN,
     G_OPENING,
     G_OVER,
@@ -241,20 +235,6 @@ def after_placement(hands, bag, gmeta, tiles, n, score, qwirkles):
         gmeta[G_CURRENT] = _next_seat(gmeta, p)
     keep(hands, bag, gmeta, tiles)
     return score
-
-
-@njit(inline="always")  # into apply_placement
-def note_placement(gmeta, seat, cells, tiles, n, points):
-    """Remember the placement just booked (:func:`after_placement`) by ``seat`` in the
-    ``G_LAST_*`` counters: its cells, tiles and points, and the turn count after it."""
-    gmeta[G_LAST_TURN] = gmeta[G_TURNS]
-    gmeta[G_LAST_SEAT] = seat
-    gmeta[G_LAST_N] = n
-    gmeta[G_LAST_POINTS] = points
-    for i in range(n):
-        gmeta[G_LAST_CELL + i] = cells[i]
-        gmeta[G_LAST_TILE + i] = tiles[i]
-    keep(gmeta, cells, tiles)
 
 
 @njit
