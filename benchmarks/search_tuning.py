@@ -1,4 +1,4 @@
-"""The measurements of the search's fourth to sixth tuning rounds (docs/agents.md).
+"""The measurements of the search's fourth to seventh tuning rounds (docs/agents.md).
 
     python benchmarks/search_tuning.py paired search:finish=24 search --seed 1000 --deals 300
     python benchmarks/search_tuning.py paired search search:win=0 --seed 1000 --first 300 --deals 300
@@ -26,11 +26,11 @@ fitted by least squares to the best score the side to move could make now, the b
 score of the other side, and a constant.
 
 ``infer``: how far each agent's placements fall below the best score (the model of
-the search's ``infer``). In two-player self-play (greedy plays the openings and
-the empty-bag endgames), at every position with tiles in the bag, the gap of the
-placement played (best score minus its score); prints how often it is 0, its mean,
-and the mean log-likelihood of the gaps for a range of beta under the model
-P(placement) proportional to exp(-beta x gap) over the legal placements.
+the seventh round's inference of kept tiles, a trial). In two-player self-play
+(greedy plays the openings and the empty-bag endgames), at every position with tiles
+in the bag, the gap of the placement played (best score minus its score); prints how
+often it is 0, its mean, and the mean log-likelihood of the gaps for a range of beta
+under the model P(placement) proportional to exp(-beta x gap) over the legal placements.
 """
 
 from __future__ import annotations
