@@ -113,11 +113,10 @@ def infer(args: argparse.Namespace) -> None:
         for s in range(args.seed, args.seed + args.games):
             g = qc.Game(players=2, seed=s)
             while not g.is_over:
-                moves = g.legal_moves()
-                if not moves or not g.board or g.bag_size == 0:
+                scores = g.legal_move_arrays().scores
+                if not scores.size or not g.board or g.bag_size == 0:
                     g.play_agent("greedy")
                     continue
-                scores = np.array([g.copy().play(m) for m in moves])
                 gap = int(scores.max()) - g.play_agent(agent).points
                 played.append(gap)
                 options.append(scores.max() - scores)
