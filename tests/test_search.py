@@ -1,7 +1,6 @@
 """The search agent (``search``): legal moves only, the solver's move in the endgame,
-the heuristic's move with one candidate, reproducible batches, its playouts checked
-against the Monte Carlo module's (rebuilt boards) to the last margin, and the stacks
-of the bag its playouts draw from."""
+the heuristic's move with one candidate, reproducible batches, and its playouts checked
+against the Monte Carlo module's (rebuilt boards) to the last margin."""
 
 from __future__ import annotations
 
@@ -118,7 +117,7 @@ def test_with_the_solver_off_it_still_searches_the_endgame():
     assert legal_now(before, g.play_agent("search:time_ms=1:solver=0").move)
 
 
-@pytest.mark.parametrize("seed", [0, 2])
+@pytest.mark.parametrize("seed", [45, 55])
 def test_with_few_tiles_in_the_bag_playouts_go_to_the_end(seed):
     """``finish``: once the bag holds at most that many tiles, ``depth`` no longer
     counts (the same choice as ``depth`` 0); with one tile more it counts again.
@@ -135,7 +134,7 @@ def test_with_few_tiles_in_the_bag_playouts_go_to_the_end(seed):
     assert choice(f"finish={b - 1}:depth=2") == choice("finish=0:depth=2")
 
 
-@pytest.mark.parametrize("seed", [9, 20])
+@pytest.mark.parametrize("seed", [4, 25])
 def test_the_win_bonus_changes_choices_only_where_playouts_end(seed):
     """``win`` counts in playouts that reach the end of the game: with the bag at most
     ``finish`` it can change the choice (these positions are ones where it does); with
@@ -191,44 +190,12 @@ def test_search_playouts_are_the_monte_carlo_playouts(g, depth, seed):
     k = _se.engine_candidates(a, 5, scratch, cands)
     policy = _lo.DEFAULT_SPECS[_lo.HEURISTIC].copy()
     ours = np.zeros((k, 6))
-    _se.evaluate_candidates(a, cands, k, policy, 6, depth, np.uint64(seed), scratch, ours, 0.0, 0.0, 0.0, False)
+    _se.evaluate_candidates(a, cands, k, policy, 6, depth, np.uint64(seed), scratch, ours)
     n = int(a.bmeta[_lo.B_TILES])
     rows, cols, tiles = np.zeros(max(n, 1), np.int64), np.zeros(max(n, 1), np.int64), np.zeros(max(n, 1), np.int8)
     _mc.board_tiles(a.board, a.bmeta, rows, cols, tiles)
     theirs = _mc.evaluate(rows, cols, tiles, n, a.hands.copy(), a.bag.copy(), a.gmeta.copy(), cands, k, policy, 6, depth, np.uint64(seed), 1)
     assert ours.tolist() == theirs.tolist()
-
-
-@given(st.integers(2, 6), st.integers(0, 100), st.lists(st.tuples(st.integers(0, 5), st.integers(0, 6)), max_size=40))
-def test_each_seat_draws_from_its_own_stack_of_the_bag(players, size, draws):
-    """The playouts' stacks: the bag is split into even stacks, one per seat, and a
-    seat's draws are the top tiles of its own stack, whatever the others drew before;
-    once its stack is empty it draws the top tiles of other stacks; no tile is lost or
-    drawn twice. Checked against plain lists, with a bag of distinct labels."""
-    a = qc.Game(players=players, seed=0).kernel_arrays()
-    bag, gmeta = a.bag, a.gmeta
-    bag[:size] = np.arange(size)
-    gmeta[_lo.G_BAG] = size
-    stacks, spare = np.zeros((2, 6), np.int64), np.zeros(108, np.int8)
-    _se.split_bag(gmeta, stacks)
-    shares = [size // players + (p < size % players) for p in range(players)]
-    starts = np.cumsum([0] + shares)
-    mine = [list(range(starts[p], starts[p + 1])) for p in range(players)]  # bottom to top
-    for seat, count in draws:
-        seat %= players
-        before = int(gmeta[_lo.G_BAG])
-        _se.stack_on_top(bag, gmeta, stacks, spare, seat)
-        gmeta[_lo.G_BAG] = before - min(count, before)
-        drawn = bag[gmeta[_lo.G_BAG] : before][::-1].tolist()  # drawn from the end
-        _se.took_from_top(gmeta, stacks, before)
-        for i, tile in enumerate(drawn):
-            if mine[seat]:
-                assert tile == mine[seat].pop()
-            else:
-                assert any(s and s[-1] == tile for s in mine), (i, tile, mine)
-                next(s for s in mine if s and s[-1] == tile).pop()
-        assert [stacks[1, p] for p in range(players)] == [len(s) for s in mine]
-        assert sorted(bag[: gmeta[_lo.G_BAG]].tolist()) == sorted(sum(mine, []))
 
 
 @examples(0.3)

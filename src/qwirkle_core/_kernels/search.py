@@ -19,10 +19,7 @@ heuristic's best placements:
   plays first: counted for the mover, against its rival). A playout that reaches the
   end of the game counts ``win`` points more when the mover won, ``win`` less when it
   lost (close games are played to be won, not only for margin). Playout j of every
-  candidate shares its determinization and random streams (common random numbers),
-  and the bag is split into one stack per seat, each seat drawing from its own
-  (:func:`stack_on_top`), so a seat's draws do not shift with the number of tiles
-  the candidate played: the candidates are compared on closer futures.
+  candidate shares its determinization and random streams (common random numbers).
   Playouts run on a scratch game that is set up once per decision; every placement is
   put down with an undo log and taken back after the playout, so no playout rebuilds
   the board.
@@ -95,7 +92,7 @@ from .movegen import generate_all
 from .policies import choose, heuristic_values
 from .rng import mix64, next_u64
 from .scoring import qwirkles_made
-from .state import MAX_PLAYERS, MAX_TURNS, NTILES, after_placement, hand_mask, opening_len
+from .state import MAX_TURNS, NTILES, after_placement, hand_mask, opening_len
 
 WORK_PER_MS = 224.0
 """Playout turns per millisecond of budget (the ``work`` budget of the Monte Carlo
@@ -111,15 +108,13 @@ TT_BITS = 16  # the solver's table: 2**16 entries (1.5 MB), ample for a move's b
 SLOTS = NTILES + 1  # undo logs: a playout puts down at most one placement per tile
 _SALT = np.uint64(0x632BE59BD9B4E019)
 
-SearchScratch = namedtuple("SearchScratch", "undo placed stats order endgame stacks spare")
+SearchScratch = namedtuple("SearchScratch", "undo placed stats order endgame")
 SearchScratch.__doc__ = """The search agent's scratch, one per thread: ``undo`` the undo
 logs of a playout's placements (a tuple of four arrays with one row per slot, as
 :func:`.board.new_undo` makes one), ``placed`` int64[SLOTS, 7] each placement's tile
 count and cells, ``stats`` float64[MAX_CANDIDATES, 2] each candidate's playouts and
 value sum, ``order`` int64[MAX_CANDIDATES] the candidates still in the race, best
-first, ``endgame`` the solver's workspace (:func:`.endgame.new_workspace`),
-``stacks`` int64[2, MAX_PLAYERS] a playout's stacks of the bag (:func:`split_bag`) and
-``spare`` int8[NTILES] room to move one."""
+first, and ``endgame`` the solver's workspace (:func:`.endgame.new_workspace`)."""
 
 
 @njit
@@ -134,7 +129,7 @@ def new_search_scratch(full):
         np.zeros((slots, 1), np.int64),
     )
     ws = new_workspace(TT_BITS, MOVE_CAP) if full else new_workspace(1, 1)
-    return SearchScratch(undo, np.zeros((slots, 7), np.int64), np.zeros((MAX_CANDIDATES, 2), np.float64), np.zeros(MAX_CANDIDATES, np.int64), ws, np.zeros((2, MAX_PLAYERS), np.int64), np.zeros(NTILES, np.int8))
+    return SearchScratch(undo, np.zeros((slots, 7), np.int64), np.zeros((MAX_CANDIDATES, 2), np.float64), np.zeros(MAX_CANDIDATES, np.int64), ws)
 
 
 @njit(nogil=False)  # object mode takes the GIL anyway
@@ -146,80 +141,22 @@ def now():
 
 
 @njit
-def split_bag(gmeta, stacks):
-    """Split the bag (``bag[:gmeta[G_BAG]]``, drawn from the end) into one stack per
-    seat, in even shares: ``stacks[0, i]`` is the seat of the i-th stack from the
-    bottom of the bag, ``stacks[1, p]`` the number of tiles of seat p's stack."""
-    players, size = gmeta[G_PLAYERS], gmeta[G_BAG]
-    for p in range(players):
-        stacks[0, p] = p
-        stacks[1, p] = size // players + (1 if p < size % players else 0)
-
-
-@njit
-def stack_on_top(bag, gmeta, stacks, spare, player):
-    """Move ``player``'s stack to the top of the bag (``spare``: int8 room for it), so
-    that its draws come from it (then, once it is empty, from the stack below).
-
-    After a determinization the bag is uniformly shuffled, and the stacks are a rule
-    on positions that never looks at the tiles, so every draw is still uniform over
-    the tiles left (and so is the bag after an exchange puts tiles back at random
-    places): the playouts' deals keep their distribution. But a seat's draws no
-    longer depend on how many tiles the other seats drew before it."""
-    players = gmeta[G_PLAYERS]
-    lo = 0
-    at = 0
-    while stacks[0, at] != player:
-        lo += stacks[1, stacks[0, at]]
-        at += 1
-    n = stacks[1, player]
-    hi = gmeta[G_BAG]
-    spare[:n] = bag[lo : lo + n]
-    bag[lo : hi - n] = bag[lo + n : hi]
-    bag[hi - n : hi] = spare[:n]
-    for i in range(at, players - 1):
-        stacks[0, i] = stacks[0, i + 1]
-    stacks[0, players - 1] = player
-
-
-@njit
-def took_from_top(gmeta, stacks, before):
-    """Take the tiles drawn from the top of the bag since it held ``before`` tiles off
-    the stacks' counts (an exchange draws as many as it puts back: no change)."""
-    taken = before - gmeta[G_BAG]
-    i = gmeta[G_PLAYERS] - 1
-    while taken > 0:
-        p = stacks[0, i]
-        t = min(taken, stacks[1, p])
-        stacks[1, p] -= t
-        taken -= t
-        i -= 1
-
-
-@njit
-def _apply(sim, undo, placed, k, ss, seat_stacks):
-    """Apply ``sim.act``; a placement is logged in undo slot ``k``; with
-    ``seat_stacks`` the mover draws from its own stack of ``ss.stacks``
-    (:func:`stack_on_top`). Returns the number of placements on the board after it."""
-    act, gmeta = sim.act, sim.gmeta
-    before = gmeta[G_BAG]
-    if seat_stacks and before > 0:
-        stack_on_top(sim.bag, gmeta, ss.stacks, ss.spare, gmeta[G_CURRENT])
+def _apply(sim, undo, placed, k):
+    """Apply ``sim.act``; a placement is logged in undo slot ``k``. Returns the number
+    of placements on the board after it."""
+    act = sim.act
     if act[A_KIND] != PLACE:
         apply_act(sim)
-    else:
-        n = act[A_N]
-        cells = act[A_CELL : A_CELL + n]
-        tiles = act[A_TILE : A_TILE + n]
-        place_cells_undoable(sim.board, sim.cross, sim.anchors, sim.bmeta, cells, tiles, n, (undo[0][k], undo[1][k], undo[2][k], undo[3][k]))
-        placed[k, 0] = n
-        placed[k, 1 : 1 + n] = cells
-        act[A_QWIRKLES] = qwirkles_made(sim.board, cells, n)
-        after_placement(sim.hands, sim.bag, gmeta, tiles, n, act[A_POINTS], act[A_QWIRKLES])
-        k += 1
-    if seat_stacks and before > 0:
-        took_from_top(gmeta, ss.stacks, before)
-    return k
+        return k
+    n = act[A_N]
+    cells = act[A_CELL : A_CELL + n]
+    tiles = act[A_TILE : A_TILE + n]
+    place_cells_undoable(sim.board, sim.cross, sim.anchors, sim.bmeta, cells, tiles, n, (undo[0][k], undo[1][k], undo[2][k], undo[3][k]))
+    placed[k, 0] = n
+    placed[k, 1 : 1 + n] = cells
+    act[A_QWIRKLES] = qwirkles_made(sim.board, cells, n)
+    after_placement(sim.hands, sim.bag, sim.gmeta, tiles, n, act[A_POINTS], act[A_QWIRKLES])
+    return k + 1
 
 
 @njit
@@ -248,7 +185,7 @@ def next_scores(sim, moves, player):
 
 
 @njit
-def playout(sim, moves, values, work, cand, policy, depth, seed, ss, outlook, tempo, win, seat_stacks):
+def playout(sim, moves, values, work, cand, policy, depth, seed, ss, outlook, tempo, win):
     """One playout of candidate ``cand`` (an action word) from ``sim`` (a copy of the
     root; its board is left as it was, its hands, bag and counters are not); ``work``:
     the heuristic's scratch (HEURISTIC_WORK values).
@@ -260,10 +197,9 @@ def playout(sim, moves, values, work, cand, policy, depth, seed, ss, outlook, te
     score of the side to move (for the mover, against its rival), or when the game is
     over, ``win`` (the mover ahead) or ``-win`` (behind); the turns played (the
     candidate's included) and the maybe grown buffers. With ``outlook``, ``tempo`` and
-    ``win`` 0 and ``seat_stacks`` False the values are exactly the margins of
-    :func:`.mc.playout` for the same seed (the same determinization and streams; the
-    undo logs leave the board as a rebuilt one); with ``seat_stacks`` every seat draws
-    from its own stack of the bag (:func:`stack_on_top`), as the search does.
+    ``win`` 0 the values are exactly the margins of :func:`.mc.playout` for the
+    same seed (the same determinization and streams; the undo logs leave the board as
+    a rebuilt one).
     """
     gmeta, rng = sim.gmeta, sim.rng
     player = gmeta[G_CURRENT]
@@ -271,10 +207,9 @@ def playout(sim, moves, values, work, cand, policy, depth, seed, ss, outlook, te
     rng[R_AGENTS] = mix64(np.uint64(seed) ^ _SALT)
     determinize(sim.hands, sim.bag, gmeta, player, rng, R_AGENTS)
     undo, placed = ss.undo, ss.placed
-    split_bag(gmeta, ss.stacks)
     root_turn = gmeta[G_TURNS]
     sim.act[:] = cand
-    k = _apply(sim, undo, placed, 0, ss, seat_stacks)
+    k = _apply(sim, undo, placed, 0)
     start = gmeta[G_TURNS]
     greedy = int(policy[SPEC_ID]) == GREEDY
     while gmeta[G_OVER] == 0 and (depth == 0 or gmeta[G_TURNS] - start < depth) and gmeta[G_TURNS] - root_turn < MAX_TURNS:
@@ -282,7 +217,7 @@ def playout(sim, moves, values, work, cand, policy, depth, seed, ss, outlook, te
         if values.shape[0] < n:
             values = np.zeros(2 * n, np.float64)
         choose(policy, sim, moves, n, values, work)
-        k = _apply(sim, undo, placed, k, ss, seat_stacks)
+        k = _apply(sim, undo, placed, k)
     turns = gmeta[G_TURNS] - start + 1
     m = float(margin(gmeta, player))
     if gmeta[G_OVER] == 0:
@@ -401,7 +336,7 @@ def search_choose(spec, gs, moves, n, values, scratch):
             for a in range(alive):
                 c = order[a]
                 _restore(sim, gs)
-                m, turns, smoves, svalues = playout(sim, smoves, svalues, scratch.work, cands[c], policy, depth, seed, ss, outlook, tempo, win, True)
+                m, turns, smoves, svalues = playout(sim, smoves, svalues, scratch.work, cands[c], policy, depth, seed, ss, outlook, tempo, win)
                 stats[c, 0] += 1
                 stats[c, 1] += m
                 used += turns
@@ -417,21 +352,20 @@ def search_choose(spec, gs, moves, n, values, scratch):
 
 
 @njit
-def evaluate_candidates(gs, cands, k, policy, playouts, depth, seed, scratch, out, outlook=0.0, tempo=0.0, win=0.0, seat_stacks=True):
+def evaluate_candidates(gs, cands, k, policy, playouts, depth, seed, scratch, out, outlook=0.0, tempo=0.0, win=0.0):
     """Values of ``playouts`` playouts of each of the ``k`` candidate action words
     ``cands`` from the position ``gs`` (left unchanged) into ``out`` float64[k, >=
     playouts], ``policy`` playing every seat for ``depth`` turns (0: to the end): the
     values of :func:`playout` (with ``outlook``, ``tempo`` and ``win`` 0, the margins).
     Playout j of every candidate shares its determinization and random streams, drawn
-    from ``seed`` (uint64); ``seat_stacks``: each seat draws from its own stack of the
-    bag (as the search's playouts do). ``scratch``: a :class:`.layout.AgentScratch`."""
+    from ``seed`` (uint64). ``scratch``: a :class:`.layout.AgentScratch`."""
     sim, smoves, svalues = scratch.sim, scratch.sim_moves, scratch.sim_values
     _set_root(gs, scratch)
     for j in range(playouts):
         s = playout_seed(seed, j)
         for c in range(k):
             _restore(sim, gs)
-            m, _, smoves, svalues = playout(sim, smoves, svalues, scratch.work, cands[c], policy, depth, s, scratch.search, outlook, tempo, win, seat_stacks)
+            m, _, smoves, svalues = playout(sim, smoves, svalues, scratch.work, cands[c], policy, depth, s, scratch.search, outlook, tempo, win)
             out[c, j] = m
 
 
