@@ -121,13 +121,17 @@ def test_a_qwirkle_not_taken_is_a_loss():
     """Delaying a 12-point Qwirkle for a 2-point placement is a loss (not a large one:
     the mover keeps the tile, and the opponent seldom holds the other red star). The
     playouts of both analyses share their seeds (the same action index), so the
-    values of the two actions are paired."""
+    values of the two actions are paired. The Qwirkle is worth about 4.5 points more,
+    and the mean difference of 400 playouts has a standard deviation of about 1.2
+    (ten runs of 400 playouts; seed 5), so the check below fails for about one seed in
+    700 (with 40 playouts, as before, a difference above 3 came out in only 69 of 100
+    runs)."""
     g, qwirkle, small = qwirkle_position()
-    (a,) = qc.analyse(qc.GameRecord.from_game(_played(g, small)), playouts=40, seed=1).actions
-    (b,) = qc.analyse(qc.GameRecord.from_game(_played(g, qwirkle)), playouts=40, seed=1).actions
+    (a,) = qc.analyse(qc.GameRecord.from_game(_played(g, small)), playouts=400, seed=1).actions
+    (b,) = qc.analyse(qc.GameRecord.from_game(_played(g, qwirkle)), playouts=400, seed=1).actions
     assert a.method == b.method == "monte_carlo" and a.played.move == small and b.played.move == qwirkle
     assert a.best.move != small and a.loss > 0
-    assert b.played.margin > a.played.margin + 3
+    assert b.played.margin > a.played.margin + 1
     assert a.candidates == b.candidates == 12  # both are among the candidates
     check_consistent(a)
     check_consistent(b)
