@@ -1,10 +1,11 @@
-"""The measurements of the search's fourth to seventh tuning rounds (docs/agents.md).
+"""The measurements of the search's fourth to eighth tuning rounds (docs/agents.md).
 
     python benchmarks/search_tuning.py paired search:finish=24 search --seed 1000 --deals 300
     python benchmarks/search_tuning.py paired search search:win=0 --seed 1000 --first 300 --deals 300
     python benchmarks/search_tuning.py horizon --seed 5000 --games 3000
     python benchmarks/search_tuning.py endgame --seed 8000 --positions 100 --nodes 25000,40000,80000,150000,300000
     python benchmarks/search_tuning.py infer heuristic mc search:time_ms=10 --seed 7000 --games 10
+    python benchmarks/search_tuning.py regret search search:time_ms=10 heuristic --seed 9100 --games 40
 
 ``paired A B``: both agents play the same deals against ``--opponent`` (greedy), each
 deal from both seats (the tournament's own games: ``tournament.play_deals``, deals
@@ -31,6 +32,13 @@ the seventh round's inference of kept tiles, a trial). In two-player self-play
 in the bag, the gap of the placement played (best score minus its score); prints how
 often it is 0, its mean, and the mean log-likelihood of the gaps for a range of beta
 under the model P(placement) proportional to exp(-beta x gap) over the legal placements.
+
+``regret``: how far each agent's choices fall below the best of the search's
+candidates by the search's own playout values (its default ``depth``, ``finish``,
+``outlook``, ``tempo`` and ``win``), each candidate valued by ``--playouts`` playouts.
+Positions: every ``--every``-th turn of two-player heuristic self-play with tiles in
+the bag and at least two placements. A small regret means the search finds the best
+move by its own values: more playouts cannot help it, better values can.
 """
 
 from __future__ import annotations
@@ -42,6 +50,8 @@ import numpy as np
 import qwirkle_core as qc
 from qwirkle_core._kernels import layout as _lo
 from qwirkle_core._kernels import search as _se
+from qwirkle_core._kernels import agents as _ag
+from qwirkle_core.analysis import _move
 from qwirkle_core.endgame import solve_endgame
 from qwirkle_core.tournament import play_deals
 
@@ -127,6 +137,39 @@ def infer(args: argparse.Namespace) -> None:
               f"log-likelihood per placement by beta: {fits}; best beta {betas[int(np.argmax(ll))]:g}")
 
 
+def regret(args: argparse.Namespace) -> None:
+    spec = qc.parse_agent("search")
+    scratch = _ag.new_agent_scratch(True)
+    cands = np.zeros((_lo.MAX_CANDIDATES, _lo.CAND_COLS), np.int64)
+    policy = _lo.DEFAULT_SPECS[_lo.HEURISTIC].copy()
+    losses: dict[str, list[float]] = {a: [] for a in args.agents}
+    outside = dict.fromkeys(args.agents, 0)
+    for s in range(args.seed, args.seed + args.games):
+        g = qc.Game(players=2, seed=s)
+        turn = 0
+        while not g.is_over and g.bag_size > 0:
+            if turn % args.every == args.every // 2 and len(g.legal_moves()) > 1:
+                a = g.kernel_arrays()
+                k = _se.engine_candidates(a, int(spec.value("candidates")), scratch, cands)
+                depth = 0 if g.bag_size <= int(spec.value("finish")) else int(spec.value("depth"))
+                values = np.zeros((k, args.playouts))
+                _se.evaluate_candidates(a, cands, k, policy, args.playouts, depth, np.uint64(s * 1000 + turn), scratch, values,
+                                        float(spec.value("outlook")), float(spec.value("tempo")), float(spec.value("win")))
+                value = {_move(cands[c], a.bmeta): values[c].mean() for c in range(k)}
+                for agent in args.agents:
+                    move = g.copy().play_agent(agent).move
+                    if move in value:
+                        losses[agent].append(max(value.values()) - value[move])
+                    else:
+                        outside[agent] += 1
+            g.play_agent("heuristic")
+            turn += 1
+    for agent in args.agents:
+        x = np.array(losses[agent])
+        print(f"{agent}: {x.size} positions, mean regret {x.mean():.3f} ± {x.std(ddof=1) / np.sqrt(x.size):.3f} points, "
+              f"the best candidate in {100 * np.mean(x == 0):.1f} %, {outside[agent]} choices outside the candidates")
+
+
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     sub = p.add_subparsers(dest="command", required=True)
@@ -150,8 +193,14 @@ def main() -> None:
     pi.add_argument("agents", nargs="+")
     pi.add_argument("--seed", type=int, default=7000)
     pi.add_argument("--games", type=int, default=10)
+    pr = sub.add_parser("regret", help="how far agents' choices fall below the search's best candidate by its own values")
+    pr.add_argument("agents", nargs="+")
+    pr.add_argument("--seed", type=int, default=9100)
+    pr.add_argument("--games", type=int, default=40)
+    pr.add_argument("--every", type=int, default=7)
+    pr.add_argument("--playouts", type=int, default=3000)
     args = p.parse_args()
-    {"paired": paired, "endgame": endgame, "horizon": horizon, "infer": infer}[args.command](args)
+    {"paired": paired, "endgame": endgame, "horizon": horizon, "infer": infer, "regret": regret}[args.command](args)
 
 
 if __name__ == "__main__":
