@@ -78,7 +78,6 @@ from .layout import (
     P_SEARCH_FINISH,
     P_SEARCH_OUTLOOK,
     P_SEARCH_POLICY,
-    P_SEARCH_PRIOR,
     P_SEARCH_SOLVER,
     P_SEARCH_TEMPO,
     P_SEARCH_TIME,
@@ -113,10 +112,9 @@ SearchScratch = namedtuple("SearchScratch", "undo placed stats order endgame")
 SearchScratch.__doc__ = """The search agent's scratch, one per thread: ``undo`` the undo
 logs of a playout's placements (a tuple of four arrays with one row per slot, as
 :func:`.board.new_undo` makes one), ``placed`` int64[SLOTS, 7] each placement's tile
-count and cells, ``stats`` float64[MAX_CANDIDATES, 3] each candidate's playouts,
-value sum and weighted heuristic value (``prior``), ``order``
-int64[MAX_CANDIDATES] the candidates still in the race, best first, and ``endgame``
-the solver's workspace (:func:`.endgame.new_workspace`)."""
+count and cells, ``stats`` float64[MAX_CANDIDATES, 2] each candidate's playouts and
+value sum, ``order`` int64[MAX_CANDIDATES] the candidates still in the race, best
+first, and ``endgame`` the solver's workspace (:func:`.endgame.new_workspace`)."""
 
 
 @njit
@@ -131,7 +129,7 @@ def new_search_scratch(full):
         np.zeros((slots, 1), np.int64),
     )
     ws = new_workspace(TT_BITS, MOVE_CAP) if full else new_workspace(1, 1)
-    return SearchScratch(undo, np.zeros((slots, 7), np.int64), np.zeros((MAX_CANDIDATES, 3), np.float64), np.zeros(MAX_CANDIDATES, np.int64), ws)
+    return SearchScratch(undo, np.zeros((slots, 7), np.int64), np.zeros((MAX_CANDIDATES, 2), np.float64), np.zeros(MAX_CANDIDATES, np.int64), ws)
 
 
 @njit(nogil=False)  # object mode takes the GIL anyway
@@ -282,11 +280,8 @@ def _endgame(spec, gs, ss):
 
 
 @njit
-def _better(stats, a, b, prior):
-    """Whether candidate ``a`` ranks above ``b``: its mean playout value is higher,
-    with ``prior`` its mean plus its weighted heuristic value (``stats[:, 2]``)."""
-    if prior:
-        return stats[a, 1] / stats[a, 0] + stats[a, 2] > stats[b, 1] / stats[b, 0] + stats[b, 2]
+def _better(stats, a, b):
+    """Whether candidate ``a``'s mean playout value is above ``b``'s."""
     return stats[a, 1] * stats[b, 0] > stats[b, 1] * stats[a, 0]
 
 
@@ -311,11 +306,6 @@ def search_choose(spec, gs, moves, n, values, scratch):
     if k == 1:
         gs.act[:] = cands[0]
         return
-    stats, order = ss.stats, ss.order
-    stats[:k] = 0
-    prior = spec[P_SEARCH_PRIOR] != 0.0
-    if prior:  # the candidates' heuristic values, best first
-        stats[:k, 2] = -np.sort(-values[:n])[:k] * spec[P_SEARCH_PRIOR]
     clock = spec[P_SEARCH_BUDGET] == CLOCK
     budget = spec[P_SEARCH_TIME] * (1e-3 if clock else WORK_PER_MS)
     depth = int(spec[P_SEARCH_DEPTH])
@@ -326,6 +316,8 @@ def search_choose(spec, gs, moves, n, values, scratch):
     _policy(spec, policy)
     sim, smoves, svalues = scratch.sim, scratch.sim_moves, scratch.sim_values
     _set_root(gs, scratch)
+    stats, order = ss.stats, ss.order
+    stats[:k] = 0
     for c in range(k):
         order[c] = c
     alive = k
@@ -352,7 +344,7 @@ def search_choose(spec, gs, moves, n, values, scratch):
                 break
         for a in range(1, alive):  # insertion sort by mean value, ties in heuristic order
             b = a
-            while b > 0 and _better(stats, order[b], order[b - 1], prior):
+            while b > 0 and _better(stats, order[b], order[b - 1]):
                 order[b], order[b - 1] = order[b - 1], order[b]
                 b -= 1
         alive = (alive + 1) // 2
