@@ -48,9 +48,9 @@ import argparse
 import numpy as np
 
 import qwirkle_core as qc
+from qwirkle_core._kernels import agents as _ag
 from qwirkle_core._kernels import layout as _lo
 from qwirkle_core._kernels import search as _se
-from qwirkle_core._kernels import agents as _ag
 from qwirkle_core.analysis import _move
 from qwirkle_core.endgame import solve_endgame
 from qwirkle_core.tournament import play_deals
