@@ -156,10 +156,11 @@ def regret(args: argparse.Namespace) -> None:
                 _se.evaluate_candidates(a, cands, k, policy, args.playouts, depth, np.uint64(s * 1000 + turn), scratch, values,
                                         float(spec.value("outlook")), float(spec.value("tempo")), float(spec.value("win")))
                 value = {_move(cands[c], a.bmeta): values[c].mean() for c in range(k)}
+                best = max(value.values())
                 for agent in args.agents:
                     move = g.copy().play_agent(agent).move
                     if move in value:
-                        losses[agent].append(max(value.values()) - value[move])
+                        losses[agent].append(best - value[move])
                     else:
                         outside[agent] += 1
             g.play_agent("heuristic")
