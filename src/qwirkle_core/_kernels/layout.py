@@ -192,8 +192,6 @@ AGENT_PARAMS = (
         Param("tempo", 0.24, FLOAT, -1000.0, 1000.0, "extra weight of the best next score of the side to move at a playout's horizon"),
         Param("finish", 12, INT, 0, 108, "playouts go to the end of the game once the bag holds at most this many tiles"),
         Param("win", 6.0, FLOAT, 0.0, 1000.0, "points added to a playout's value when it ends the game with the mover ahead (taken off when behind)"),
-        Param("hand", 0.0, FLOAT, -1000.0, 1000.0, "weight of the lead in hand shape at a playout's horizon (largest group minus extra copies)"),
-        Param("temper", 0.0, FLOAT, 0.0, 1000.0, "temperature of the heuristic playout policy in points (0: its best placement; above: a softmax over its values)"),
     ),
 )
 SPEC_ID = 0
@@ -235,8 +233,6 @@ P_SEARCH_OUTLOOK = _column(SEARCH, "outlook")
 P_SEARCH_TEMPO = _column(SEARCH, "tempo")
 P_SEARCH_FINISH = _column(SEARCH, "finish")
 P_SEARCH_WIN = _column(SEARCH, "win")
-P_SEARCH_HAND = _column(SEARCH, "hand")
-P_SEARCH_TEMPER = _column(SEARCH, "temper")
 MAX_SAMPLES = param(HEURISTIC, "samples").hi  # the reply search clamps its sample count to it
 
 

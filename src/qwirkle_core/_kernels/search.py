@@ -63,7 +63,6 @@ from .layout import (
     DEFAULT_SPECS,
     G_BAG,
     G_CURRENT,
-    G_HAND,
     G_OVER,
     G_PLAYERS,
     G_SCORE,
@@ -83,8 +82,6 @@ from .layout import (
     P_SEARCH_TEMPO,
     P_SEARCH_TIME,
     P_SEARCH_WIN,
-    P_SEARCH_HAND,
-    P_SEARCH_TEMPER,
     PLACE,
     R_AGENTS,
     R_GAME,
@@ -92,10 +89,10 @@ from .layout import (
 )
 from .mc import board_tiles, candidates_from_values, determinize, margin, playout_seed, reset_sim
 from .movegen import generate_all
-from .policies import choose, heuristic_fill, heuristic_values
+from .policies import choose, heuristic_values
 from .rng import mix64, next_u64
 from .scoring import qwirkles_made
-from .state import MAX_TURNS, NTILES, after_placement, hand_mask, largest_group, opening_len
+from .state import MAX_TURNS, NTILES, after_placement, hand_mask, opening_len
 
 WORK_PER_MS = 224.0
 """Playout turns per millisecond of budget (the ``work`` budget of the Monte Carlo
@@ -188,36 +185,7 @@ def next_scores(sim, moves, player):
 
 
 @njit
-def _softmax_index(values, n, temper, rng):
-    """An index of ``values[:n]`` drawn with probability proportional to
-    exp(value / ``temper``), with one draw from the agents' stream."""
-    top = values[0]
-    for i in range(1, n):
-        top = max(top, values[i])
-    total = 0.0
-    for i in range(n):
-        values[i] = np.exp((values[i] - top) / temper)
-        total += values[i]
-    u = float(next_u64(rng, R_AGENTS) >> np.uint64(11)) * (1.0 / 9007199254740992.0) * total
-    for i in range(n - 1):
-        u -= values[i]
-        if u < 0.0:
-            return i
-    return n - 1
-
-
-@njit
-def _shape(hands, gmeta, p):
-    """Seat ``p``'s hand shape: its largest group (distinct tiles sharing a colour or
-    a shape) minus its extra copies of a tile."""
-    extra = 0
-    for i in range(1, gmeta[G_HAND + p]):
-        extra += hands[p, i] == hands[p, i - 1]
-    return float(largest_group(hand_mask(hands, gmeta, p)) - extra)
-
-
-@njit
-def playout(sim, moves, values, work, cand, policy, depth, seed, ss, outlook, tempo, win, hand=0.0, temper=0.0):
+def playout(sim, moves, values, work, cand, policy, depth, seed, ss, outlook, tempo, win):
     """One playout of candidate ``cand`` (an action word) from ``sim`` (a copy of the
     root; its board is left as it was, its hands, bag and counters are not); ``work``:
     the heuristic's scratch (HEURISTIC_WORK values).
@@ -248,24 +216,18 @@ def playout(sim, moves, values, work, cand, policy, depth, seed, ss, outlook, te
         moves, n = legal_moves(sim, moves, greedy)
         if values.shape[0] < n:
             values = np.zeros(2 * n, np.float64)
-        if temper > 0.0 and n > 1 and int(policy[SPEC_ID]) == HEURISTIC:
-            heuristic_fill(sim.board, sim.cross, sim.anchors, sim.bmeta, sim.hands, sim.bag, gmeta, moves, n, policy, values, work)
-            set_place(sim.act, moves, _softmax_index(values, n, temper, rng))
-        else:
-            choose(policy, sim, moves, n, values, work)
+        choose(policy, sim, moves, n, values, work)
         k = _apply(sim, undo, placed, k)
     turns = gmeta[G_TURNS] - start + 1
     m = float(margin(gmeta, player))
     if gmeta[G_OVER] == 0:
-        if outlook != 0.0 or tempo != 0.0 or hand != 0.0:
+        if outlook != 0.0 or tempo != 0.0:
             mine, theirs, rival, moves = next_scores(sim, moves, player)
             m += outlook * (mine - theirs)
             if gmeta[G_CURRENT] == player:
                 m += tempo * mine
             elif gmeta[G_CURRENT] == rival:
                 m -= tempo * theirs
-            if hand != 0.0:
-                m += hand * (_shape(sim.hands, gmeta, player) - _shape(sim.hands, gmeta, rival))
     elif m != 0.0:
         m += win if m > 0.0 else -win
     for i in range(k - 1, -1, -1):
@@ -347,8 +309,7 @@ def search_choose(spec, gs, moves, n, values, scratch):
     clock = spec[P_SEARCH_BUDGET] == CLOCK
     budget = spec[P_SEARCH_TIME] * (1e-3 if clock else WORK_PER_MS)
     depth = int(spec[P_SEARCH_DEPTH])
-    outlook, tempo, win, hand = spec[P_SEARCH_OUTLOOK], spec[P_SEARCH_TEMPO], spec[P_SEARCH_WIN], spec[P_SEARCH_HAND]
-    temper = spec[P_SEARCH_TEMPER]
+    outlook, tempo, win = spec[P_SEARCH_OUTLOOK], spec[P_SEARCH_TEMPO], spec[P_SEARCH_WIN]
     if gmeta[G_BAG] <= spec[P_SEARCH_FINISH]:
         depth = 0  # the rest of the game is short
     policy = scratch.root.policy
@@ -375,7 +336,7 @@ def search_choose(spec, gs, moves, n, values, scratch):
             for a in range(alive):
                 c = order[a]
                 _restore(sim, gs)
-                m, turns, smoves, svalues = playout(sim, smoves, svalues, scratch.work, cands[c], policy, depth, seed, ss, outlook, tempo, win, hand, temper)
+                m, turns, smoves, svalues = playout(sim, smoves, svalues, scratch.work, cands[c], policy, depth, seed, ss, outlook, tempo, win)
                 stats[c, 0] += 1
                 stats[c, 1] += m
                 used += turns
