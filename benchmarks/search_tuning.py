@@ -1,4 +1,4 @@
-"""The measurements of the search's fourth to eighth tuning rounds (docs/agents.md).
+"""The measurements of the search's fourth to ninth tuning rounds (docs/agents.md).
 
     python benchmarks/search_tuning.py paired search:finish=24 search --seed 1000 --deals 300
     python benchmarks/search_tuning.py paired search search:win=0 --seed 1000 --first 300 --deals 300
@@ -24,7 +24,9 @@ Positions whose exact solve exceeds ``--exact-ms`` are skipped.
 two-player heuristic self-play, at every position with tiles in the bag, the rest of
 the game's margin of the side to move (its final margin minus its margin now) is
 fitted by least squares to the best score the side to move could make now, the best
-score of the other side, and a constant.
+score of the other side, and a constant; then also to the hand shape of each side
+(its largest group of distinct tiles sharing a colour or a shape, minus its extra
+copies of a tile: the ninth round's trial term), with standard errors.
 
 ``infer``: how far each agent's placements fall below the best score (the model of
 the seventh round's inference of kept tiles, a trial). In two-player self-play
@@ -51,6 +53,7 @@ import qwirkle_core as qc
 from qwirkle_core._kernels import agents as _ag
 from qwirkle_core._kernels import layout as _lo
 from qwirkle_core._kernels import search as _se
+from qwirkle_core._kernels import state as _st
 from qwirkle_core.analysis import _move
 from qwirkle_core.endgame import solve_endgame
 from qwirkle_core.tournament import play_deals
@@ -96,24 +99,35 @@ def endgame(args: argparse.Namespace) -> None:
         print(f"{b} positions: mean loss {np.mean(losses[b]):.2f} points over {len(losses[b])} endgames, {exact[b]} solved exactly")
 
 
+def _shape(hand: tuple[int, ...]) -> int:
+    """A hand's shape: its largest group (distinct tiles sharing a colour or a shape)
+    minus its extra copies of a tile."""
+    mask = sum(1 << t for t in set(hand))
+    return int(_st.largest_group(mask)) - (len(hand) - len(set(hand)))
+
+
 def horizon(args: argparse.Namespace) -> None:
-    rows: list[tuple[int, int, int]] = []  # (best now of the side to move, of the other, the rest's margin)
+    rows: list[tuple[int, ...]] = []  # best now and shape of the side to move, of the other, the rest's margin
     buf = np.zeros((64, _lo.MOVE_COLS), np.int32)
     for s in range(args.seed, args.seed + args.games):
         g = qc.Game(players=2, seed=s)
-        seen: list[tuple[int, int, int, int]] = []  # (mover, its best, the other's best, its margin now)
+        seen: list[tuple[int, ...]] = []  # (mover, its best, the other's best, its shape, the other's, its margin now)
         while not g.is_over:
             if g.bag_size > 0 and g.board:
                 me = g.current_player
                 mine, theirs, _, buf = _se.next_scores(g.kernel_arrays(), buf, me)
-                seen.append((me, int(mine), int(theirs), g.scores[me] - g.scores[1 - me]))
+                seen.append((me, int(mine), int(theirs), _shape(g.hand(me)), _shape(g.hand(1 - me)), g.scores[me] - g.scores[1 - me]))
             g.play_agent("heuristic")
-        rows += [(mine, theirs, g.scores[me] - g.scores[1 - me] - now) for me, mine, theirs, now in seen]
+        rows += [(mine, theirs, sm, so, g.scores[me] - g.scores[1 - me] - now) for me, mine, theirs, sm, so, now in seen]
     data = np.array(rows, np.float64)
-    x = np.column_stack([data[:, 0], data[:, 1], np.ones(len(data))])
-    coef, *_ = np.linalg.lstsq(x, data[:, 2], rcond=None)
-    print(f"{len(data)} positions of {args.games} games: rest of the game's margin = "
-          f"{coef[0]:.2f} x (best now, side to move) {coef[1]:+.2f} x (best now, other side) {coef[2]:+.2f}")
+    y = data[:, 4]
+    for cols, names in (((0, 1), ("best now, side to move", "best now, other side")),
+                        ((0, 1, 2, 3), ("best now, side to move", "best now, other side", "hand shape, side to move", "hand shape, other side"))):
+        x = np.column_stack([data[:, list(cols)], np.ones(len(data))])
+        coef, *_ = np.linalg.lstsq(x, y, rcond=None)
+        se = np.sqrt(np.diag(np.var(y - x @ coef) * np.linalg.inv(x.T @ x)))
+        terms = " ".join(f"{c:+.2f} (± {e:.2f}) x ({n})" for c, e, n in zip(coef, se, names))
+        print(f"{len(data)} positions of {args.games} games: rest of the game's margin = {terms} {coef[-1]:+.2f}")
 
 
 def infer(args: argparse.Namespace) -> None:
