@@ -102,8 +102,8 @@ def endgame(args: argparse.Namespace) -> None:
 def _shape(hand: tuple[int, ...]) -> int:
     """A hand's shape: its largest group (distinct tiles sharing a colour or a shape)
     minus its extra copies of a tile."""
-    mask = sum(1 << t for t in set(hand))
-    return int(_st.largest_group(mask)) - (len(hand) - len(set(hand)))
+    distinct = set(hand)
+    return int(_st.largest_group(sum(1 << t for t in distinct))) - (len(hand) - len(distinct))
 
 
 def horizon(args: argparse.Namespace) -> None:
@@ -121,12 +121,12 @@ def horizon(args: argparse.Namespace) -> None:
         rows += [(mine, theirs, sm, so, g.scores[me] - g.scores[1 - me] - now) for me, mine, theirs, sm, so, now in seen]
     data = np.array(rows, np.float64)
     y = data[:, 4]
-    for cols, names in (((0, 1), ("best now, side to move", "best now, other side")),
-                        ((0, 1, 2, 3), ("best now, side to move", "best now, other side", "hand shape, side to move", "hand shape, other side"))):
-        x = np.column_stack([data[:, list(cols)], np.ones(len(data))])
+    names = ("best now, side to move", "best now, other side", "hand shape, side to move", "hand shape, other side")
+    for k in (2, 4):  # the fifth round's fit, then with the hand shapes
+        x = np.column_stack([data[:, :k], np.ones(len(data))])
         coef, *_ = np.linalg.lstsq(x, y, rcond=None)
         se = np.sqrt(np.diag(np.var(y - x @ coef) * np.linalg.inv(x.T @ x)))
-        terms = " ".join(f"{c:+.2f} (± {e:.2f}) x ({n})" for c, e, n in zip(coef, se, names))
+        terms = " ".join(f"{c:+.2f} (± {e:.2f}) x ({n})" for c, e, n in zip(coef, se, names[:k]))
         print(f"{len(data)} positions of {args.games} games: rest of the game's margin = {terms} {coef[-1]:+.2f}")
 
 
