@@ -259,50 +259,6 @@ def test_a_lower_bound_is_guaranteed_by_its_move(g, max_nodes):
         assert r.kind == "estimate"
 
 
-def close_game(g: qc.Game, margin: int) -> qc.Game:
-    """``g``'s board and hands (no pass behind it), scored so that best play ends with
-    the player to move ``margin`` points ahead."""
-    p = g.current_player
-    hands = [g.hand(0), g.hand(1)]
-    level = qc.Game.from_position(board=g.board, hands=hands, scores=[200, 200], current_player=p)
-    scores = [200, 200]
-    scores[p] += margin - solve_endgame(level).value
-    return qc.Game.from_position(board=g.board, hands=hands, scores=scores, current_player=p)
-
-
-@examples(0.5)
-@given(endgames(most=4), st.integers(-2, 2), st.integers(1, 20_000))
-def test_win_first_plays_a_win_whenever_it_proves_anything(g, margin, max_nodes):
-    """In close games: with ``win_first``, an answer that is not an estimate wins
-    whenever best play wins, and keeps what it says (a cut-short search for the best
-    margin may keep a proven bound below the win)."""
-    g = close_game(g, margin)
-    r = solve_endgame(g, max_nodes=max_nodes, win_first=True)
-    assert_legal(g, r.move)
-    if r.kind == "exact":
-        assert r.value == margin
-    if r.kind != "estimate":
-        got = value_of(g, r.move)
-        assert r.value <= got <= margin
-        assert got > 0 or margin <= 0
-
-
-@pytest.mark.parametrize("block", range(2))
-def test_win_first_value_matches_minimax(block):
-    """The exact value does not depend on ``win_first`` (chosen hands, scores far
-    apart or close)."""
-    solved = 0
-    for i in range(20):
-        g = chosen_endgame(3000 * (block + 1) + i, SMALL_SIZES[i % len(SMALL_SIZES)], midgame=i % 3 == 2)
-        if g is None:
-            continue
-        for h in (g, close_game(g, i % 3 - 1)):
-            r = solve_endgame(h, win_first=True)
-            assert r.exact and r.value == reference_value(h) and value_of(h, r.move) == r.value
-        solved += 1
-    assert solved >= 15
-
-
 def test_no_completed_iteration_falls_back_to_the_best_scoring_move():
     g = real_endgame(7, most=6)
     r = solve_endgame(g, max_nodes=1)
@@ -455,6 +411,3 @@ def test_refuses_what_it_cannot_solve():
     for bad in (0, -1.5, float("nan")):
         with pytest.raises(ValueError, match="time_ms"):
             solve_endgame(g, time_ms=bad)
-    for bad in (1, "yes", None):
-        with pytest.raises(TypeError, match="win_first"):
-            solve_endgame(g, win_first=bad)

@@ -88,9 +88,7 @@ def _move(row: np.ndarray) -> Move:
     return Move(cells, score=int(row[_eg.O_POINTS]))
 
 
-def solve_endgame(
-    game: Game, max_nodes: int | None = None, time_ms: float | None = None, *, win_first: bool = False
-) -> EndgameResult:
+def solve_endgame(game: Game, max_nodes: int | None = None, time_ms: float | None = None) -> EndgameResult:
     """The best action and the final score margin under best play, once the bag is empty.
 
     With an empty bag each player knows both hands, so the rest of a two-player game
@@ -98,23 +96,17 @@ def solve_endgame(
     table). ``max_nodes`` (positions) and ``time_ms`` (milliseconds of search) bound
     the work; when a bound stops the search, the result says what it knows (a lower
     bound or an estimate, see :class:`EndgameResult`) and ``move`` is still a legal
-    action. With ``win_first`` (what the ``search`` agent does) the search first
-    settles whether the player to move can win: a ``"lower_bound"`` or ``"exact"``
-    answer then wins whenever a win exists, even where a search cut short for the
-    best margin would have kept a move of a higher bound that does not win. The exact
-    value is the same either way. The game is not changed.
+    action. The game is not changed.
 
-    Raises TypeError if ``game`` is not a :class:`Game`, ``max_nodes`` not an int,
-    ``time_ms`` not a number or ``win_first`` not a bool; ValueError if a limit is not
-    positive, the game is over, the bag is not empty, the game has more than two
-    players (the solver is for two players only) or is one of Qwirkle Cubes.
+    Raises TypeError if ``game`` is not a :class:`Game`, ``max_nodes`` not an int or
+    ``time_ms`` not a number; ValueError if a limit is not positive, the game is over,
+    the bag is not empty, the game has more than two players (the solver is for two
+    players only) or is one of Qwirkle Cubes.
     """
     if not isinstance(game, Game):
         raise TypeError(f"game must be a qwirkle_core.Game, not {type(game).__name__}")
     max_nodes = min(int(_limit(max_nodes, "max_nodes", (int, np.integer), "an int")), 2**62)
     time_ms = float(_limit(time_ms, "time_ms", (int, float, np.integer, np.floating), "a number"))
-    if not isinstance(win_first, bool):
-        raise TypeError(f"win_first must be a bool, not {win_first!r}")
     if game.players != 2:
         raise ValueError(
             f"the endgame solver handles two-player games only, not {game.players} players "
@@ -131,7 +123,7 @@ def solve_endgame(
     ws = _workspace()
     # Copies: the search changes the board arrays while it runs (and restores them).
     value, kind, depth, nodes, pv_len = _eg.solve(
-        ws, board.copy(), cross.copy(), anchors.copy(), bmeta.copy(), hands, gmeta, max_nodes, time_ms, win_first
+        ws, board.copy(), cross.copy(), anchors.copy(), bmeta.copy(), hands, gmeta, max_nodes, time_ms
     )
     player = game.current_player
     scores = game.scores

@@ -60,7 +60,7 @@ from numba import objmode
 from ._jit import njit
 from .board import B_MAXC, B_MAXR, B_MINC, B_MINR, B_TILES, GMASK, GRID_BITS, new_undo, place_cells_undoable, take_back
 from .movegen import M_CELL, M_N, M_SCORE, M_TILE, MOVE_COLS, generate, new_scratch_array
-from .state import G_CURRENT, G_HAND, G_OPEN_LEN, G_OPENING, G_PASSES, G_SCORE
+from .state import G_CURRENT, G_HAND, G_OPEN_LEN, G_OPENING, G_PASSES
 
 MAX_PLY = 32  # plies of one line: at most 12 placements, a pass before each, and one more
 FULL_DEPTH = MAX_PLY  # a search this deep never reaches its horizon
@@ -585,15 +585,11 @@ def _accept(ws, bmeta):
 
 
 @njit
-def solve(ws, board, cross, anchors, bmeta, hands, gmeta, max_nodes, time_ms, win_first=False):
+def solve(ws, board, cross, anchors, bmeta, hands, gmeta, max_nodes, time_ms):
     """Solve the two-player endgame of the position (the board arrays, ``hands``
     int8[6, 6] and ``gmeta`` of :mod:`.state`; the bag must be empty, the game running).
 
-    ``max_nodes`` (0: none) and ``time_ms`` (0: none) limit the search. With
-    ``win_first`` the first null-window search of MTD(f) is at the win threshold (the
-    smallest value that makes the side to move's final score the higher, by the
-    scores in ``gmeta``): when a limit stops the search later, a move proven to win
-    is kept. The exact value is the same either way. The board
+    ``max_nodes`` (0: none) and ``time_ms`` (0: none) limit the search. The board
     arrays are changed during the search and restored (anchors past the
     ``bmeta[B_ANCHORS]`` in use may differ, as after ``board.take_back``).
 
@@ -652,8 +648,6 @@ def solve(ws, board, cross, anchors, bmeta, hands, gmeta, max_nodes, time_ms, wi
         # upper bound meets the highest lower bound. A search that fails high proves
         # its root move worth at least its value.
         lo, hi, guess = -INF, INF, value
-        if win_first:
-            guess = np.int64(gmeta[G_SCORE + 1 - p]) - gmeta[G_SCORE + p] + 1
         while lo < hi:
             b = max(guess, lo + 1)
             v, _ = _search(ws, board, cross, anchors, bmeta, p, passes, h, FULL_DEPTH, olen, b - 1, b)

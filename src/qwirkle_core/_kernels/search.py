@@ -272,9 +272,9 @@ def _endgame(spec, gs, ss):
     """The solver's move within the budget, into ``gs.act`` (two players, empty bag)."""
     time_ms = spec[P_SEARCH_TIME]
     if spec[P_SEARCH_BUDGET] == CLOCK:
-        solve(ss.endgame, gs.board, gs.cross, gs.anchors, gs.bmeta, gs.hands, gs.gmeta, 0, time_ms, True)
+        solve(ss.endgame, gs.board, gs.cross, gs.anchors, gs.bmeta, gs.hands, gs.gmeta, 0, time_ms)
     else:
-        solve(ss.endgame, gs.board, gs.cross, gs.anchors, gs.bmeta, gs.hands, gs.gmeta, max(int(time_ms * NODES_PER_MS), 1), 0.0, True)
+        solve(ss.endgame, gs.board, gs.cross, gs.anchors, gs.bmeta, gs.hands, gs.gmeta, max(int(time_ms * NODES_PER_MS), 1), 0.0)
     row = ss.endgame[W_BEST_ROW]
     set_place(gs.act, row.reshape((1, MOVE_COLS)), 0)
 
