@@ -1,4 +1,4 @@
-"""The measurements of the search's fourth to ninth tuning rounds (docs/agents.md).
+"""The measurements of the search's fourth to tenth tuning rounds (docs/agents.md).
 
     python benchmarks/search_tuning.py paired search:finish=24 search --seed 1000 --deals 300
     python benchmarks/search_tuning.py paired search search:win=0 --seed 1000 --first 300 --deals 300
@@ -6,6 +6,7 @@
     python benchmarks/search_tuning.py endgame --seed 8000 --positions 100 --nodes 25000,40000,80000,150000,300000
     python benchmarks/search_tuning.py infer heuristic mc search:time_ms=10 --seed 7000 --games 10
     python benchmarks/search_tuning.py regret search search:time_ms=10 heuristic --seed 9100 --games 40
+    python benchmarks/search_tuning.py ceiling --seed 50000 --games 300 --jobs 2
 
 ``paired A B``: both agents play the same deals against ``--opponent`` (greedy), each
 deal from both seats (the tournament's own games: ``tournament.play_deals``, deals
@@ -41,11 +42,20 @@ candidates by the search's own playout values (its default ``depth``, ``finish``
 Positions: every ``--every``-th turn of two-player heuristic self-play with tiles in
 the bag and at least two placements. A small regret means the search finds the best
 move by its own values: more playouts cannot help it, better values can.
+
+``ceiling``: what better play once the bag is empty could still gain. Two-player games
+of ``search`` against greedy (game i: ``Game(players=2, seed=seed + i)``, search in seat
+i mod 2); at each of search's decisions with an empty bag, the exact final margin under
+best play before and after its move (unlimited solves): the difference is what the move
+gave away against best play. Prints search's win rate, those points per game, and the
+games where a move turned a forced win into a position without one (and how many of
+those search then did not win).
 """
 
 from __future__ import annotations
 
 import argparse
+from concurrent.futures import ProcessPoolExecutor
 
 import numpy as np
 
@@ -185,6 +195,37 @@ def regret(args: argparse.Namespace) -> None:
               f"the best candidate in {100 * np.mean(x == 0):.1f} %, {outside[agent]} choices outside the candidates")
 
 
+def _ceiling_game(seed: int, me: int) -> tuple[int, int, bool]:
+    """Search's final margin, the points its moves with an empty bag gave away by exact
+    values, and whether one of them gave away a forced win."""
+    g = qc.Game(players=2, seed=seed)
+    given, thrown = 0, False
+    while not g.is_over:
+        if g.current_player != me:
+            g.play_agent("greedy")
+            continue
+        before = solve_endgame(g).value if g.bag_size == 0 else None
+        g.play_agent("search")
+        if before is not None:
+            after = g.scores[me] - g.scores[1 - me] if g.is_over else -solve_endgame(g).value
+            given += before - after
+            thrown = thrown or before > 0 >= after
+    return g.scores[me] - g.scores[1 - me], given, thrown
+
+
+def ceiling(args: argparse.Namespace) -> None:
+    seeds = range(args.seed, args.seed + args.games)
+    with ProcessPoolExecutor(args.jobs) as pool:
+        rows = np.array(list(pool.map(_ceiling_game, seeds, [i % 2 for i in range(args.games)])))
+    margin, given, thrown = rows[:, 0], rows[:, 1], rows[:, 2] != 0
+    wins = (margin > 0) + 0.5 * (margin == 0)
+    print(f"{args.games} games, search's win rate {100 * wins.mean():.1f} %, mean margin {margin.mean():+.2f}")
+    print(f"points its moves with an empty bag gave away: {given.mean():.2f} a game (in {(given > 0).sum()} games)")
+    thrown_lost = thrown & (margin <= 0)
+    print(f"a forced win given away in {thrown.sum()} games, of which {thrown_lost.sum()} not won "
+          f"({(margin[thrown_lost] == 0).sum()} ties): {100 * (1 - wins[thrown_lost]).sum() / args.games:.2f} points of win rate")
+
+
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     sub = p.add_subparsers(dest="command", required=True)
@@ -214,8 +255,13 @@ def main() -> None:
     pr.add_argument("--games", type=int, default=40)
     pr.add_argument("--every", type=int, default=7)
     pr.add_argument("--playouts", type=int, default=3000)
+    pc = sub.add_parser("ceiling", help="what better play once the bag is empty could still gain")
+    pc.add_argument("--seed", type=int, default=50000)
+    pc.add_argument("--games", type=int, default=300)
+    pc.add_argument("--jobs", type=int, default=2, help="games played at once (processes)")
     args = p.parse_args()
-    {"paired": paired, "endgame": endgame, "horizon": horizon, "infer": infer, "regret": regret}[args.command](args)
+    commands = {"paired": paired, "endgame": endgame, "horizon": horizon, "infer": infer, "regret": regret, "ceiling": ceiling}
+    commands[args.command](args)
 
 
 if __name__ == "__main__":
