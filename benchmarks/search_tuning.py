@@ -84,6 +84,15 @@ def paired(args: argparse.Namespace) -> None:
         print(f"paired difference of the {what}: {d.mean():+.2f} ± {d.std(ddof=1) / np.sqrt(d.size):.2f}{unit}")
 
 
+def _exact_margin(g: qc.Game, me: int, time_ms: float | None = None) -> int:
+    """Seat ``me``'s final margin under best play from ``g`` (its bag empty; the game's
+    own margin when it is over)."""
+    if g.is_over:
+        return g.scores[me] - g.scores[1 - me]
+    value = solve_endgame(g, time_ms=time_ms).value
+    return value if g.current_player == me else -value
+
+
 def endgame(args: argparse.Namespace) -> None:
     budgets = [int(x) for x in args.nodes.split(",")]
     losses: dict[int, list[int]] = {b: [] for b in budgets}
@@ -102,7 +111,7 @@ def endgame(args: argparse.Namespace) -> None:
             if key not in value:  # the exact final margin after the chosen move
                 h = g.copy()
                 h.play(r.move)
-                value[key] = h.scores[me] - h.scores[1 - me] if h.is_over else -solve_endgame(h, time_ms=args.exact_ms).value
+                value[key] = _exact_margin(h, me, args.exact_ms)
             losses[b].append(best.value - value[key])
             exact[b] += r.exact
     for b in budgets:
@@ -204,13 +213,13 @@ def _ceiling_game(seed: int, me: int) -> tuple[int, int, bool]:
         if g.current_player != me:
             g.play_agent("greedy")
             continue
-        before = solve_endgame(g).value if g.bag_size == 0 else None
+        before = _exact_margin(g, me) if g.bag_size == 0 else None
         g.play_agent("search")
         if before is not None:
-            after = g.scores[me] - g.scores[1 - me] if g.is_over else -solve_endgame(g).value
+            after = _exact_margin(g, me)
             given += before - after
             thrown = thrown or before > 0 >= after
-    return g.scores[me] - g.scores[1 - me], given, thrown
+    return _exact_margin(g, me), given, thrown
 
 
 def ceiling(args: argparse.Namespace) -> None:
