@@ -2,6 +2,8 @@
 
     python benchmarks/search_tuning.py paired search:finish=24 search --seed 1000 --deals 300
     python benchmarks/search_tuning.py paired search search:win=0 --seed 1000 --first 300 --deals 300
+    python benchmarks/search_tuning.py margins search --seed 1000 --first 0,300 --deals 100 --out base.npz
+    python benchmarks/search_tuning.py paired search:win=0 base.npz --seed 1000 --first 0,300 --deals 100
     python benchmarks/search_tuning.py horizon --seed 5000 --games 3000
     python benchmarks/search_tuning.py endgame --seed 8000 --positions 100 --nodes 25000,40000,80000,150000,300000
     python benchmarks/search_tuning.py infer heuristic mc search:time_ms=10 --seed 7000 --games 10
@@ -10,11 +12,17 @@
 
 ``paired A B``: both agents play the same deals against ``--opponent`` (greedy), each
 deal from both seats (the tournament's own games: ``tournament.play_deals``, deals
-``--first`` to ``--first`` + ``--deals``); prints each agent's win rate and mean margin,
-and the differences of the win rates and of the mean margins paired by game, with
-their standard errors. Settings that differ only late in the game play the
-same games until then, so the paired difference is much more precise than the two
-win rates.
+``--first`` to ``--first`` + ``--deals``, for each of the comma-separated ``--first``);
+prints each agent's win rate and mean margin, how many games went differently, and the
+differences of the win rates and of the mean margins paired by game, with their
+standard errors. Settings that differ only late in the game play the same games until
+then, so the paired difference is much more precise than the two win rates.
+
+``margins A --out FILE.npz``: plays ``paired``'s games of one agent and saves its
+margins with the deals and the git commit. ``paired`` takes such a file in place of an
+agent (it must hold the same deals), so two builds compare in one run: save the margins
+on a trial's commit (with this script, copied there if it lacks ``margins``), then run
+``paired`` on the other commit.
 
 ``endgame``: positions where the bag has just run out (heuristic self-play, one per
 seed); for each node budget, the mean loss of the solver's first move against best
@@ -55,6 +63,8 @@ those search then did not win).
 from __future__ import annotations
 
 import argparse
+import json
+import subprocess
 from concurrent.futures import ProcessPoolExecutor
 
 import numpy as np
@@ -69,17 +79,63 @@ from qwirkle_core.endgame import solve_endgame
 from qwirkle_core.tournament import play_deals
 
 
-def margins(agent: str, opponent: str, seed: int, first: int, deals: int, threads: int) -> np.ndarray:
-    """float64[deals, 2]: ``agent``'s margin in each deal from seat 0, then seat 1."""
-    ab, ba = play_deals(qc.parse_agent(agent), qc.parse_agent(opponent), seed, first, first + deals, threads)
-    return np.stack([ab[:, 0] - ab[:, 1], ba[:, 1] - ba[:, 0]], 1).astype(np.float64)
+def _firsts(text: str) -> list[int]:
+    try:
+        return [int(x) for x in text.split(",")]
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"--first must be deal numbers separated by commas, not {text!r}") from None
+
+
+def margins(agent: str, opponent: str, seed: int, firsts: list[int], deals: int, threads: int) -> np.ndarray:
+    """float64[len(firsts) * deals, 2]: ``agent``'s margin in each deal (deals ``f`` to
+    ``f + deals`` for each ``f`` of ``firsts``, in order) from seat 0, then seat 1."""
+    rows = []
+    for first in firsts:
+        ab, ba = play_deals(qc.parse_agent(agent), qc.parse_agent(opponent), seed, first, first + deals, threads)
+        rows.append(np.stack([ab[:, 0] - ab[:, 1], ba[:, 1] - ba[:, 0]], 1).astype(np.float64))
+    return np.concatenate(rows)
+
+
+def _deals_of(args: argparse.Namespace) -> dict[str, object]:
+    """The deals a run plays, as stored beside saved margins and checked on loading."""
+    return {"opponent": args.opponent, "seed": args.seed, "first": args.first, "deals": args.deals}
+
+
+def _commit() -> str:
+    """The checkout's commit (``-dirty`` when it has changes), or ``unknown``."""
+    try:
+        out = subprocess.run(["git", "describe", "--always", "--dirty", "--abbrev=40"], capture_output=True, text=True, check=True)
+    except (OSError, subprocess.CalledProcessError):
+        return "unknown"
+    return out.stdout.strip()
+
+
+def save_margins(args: argparse.Namespace) -> None:
+    m = margins(args.agent, args.opponent, args.seed, args.first, args.deals, args.threads)
+    meta = {"agent": args.agent, "commit": _commit(), **_deals_of(args)}
+    np.savez(args.out, margins=m, meta=json.dumps(meta))
+    print(f"{args.agent}: {m.size} games, mean margin {m.mean():+.2f}; saved to {args.out} (commit {meta['commit'][:10]})")
+
+
+def _margins_or_file(name: str, args: argparse.Namespace) -> tuple[str, np.ndarray]:
+    """``(label, margins)`` of ``name``: an agent spec played now, or a file written by
+    ``margins`` for the same deals."""
+    if not name.endswith(".npz"):
+        return name, margins(name, args.opponent, args.seed, args.first, args.deals, args.threads)
+    with np.load(name) as f:
+        meta, m = json.loads(str(f["meta"])), f["margins"]
+    want = _deals_of(args)
+    if {k: meta[k] for k in want} != want:
+        raise SystemExit(f"{name} holds other deals: {({k: meta[k] for k in want})}, this run plays {want}")
+    return f"{meta['agent']} at {meta['commit'][:10]} ({name})", m
 
 
 def paired(args: argparse.Namespace) -> None:
-    a, b = (margins(x, args.opponent, args.seed, args.first, args.deals, args.threads) for x in (args.a, args.b))
+    (na, a), (nb, b) = (_margins_or_file(x, args) for x in (args.a, args.b))
     wins = [((m > 0) + 0.5 * (m == 0)).ravel() for m in (a, b)]
-    for name, m, w in ((args.a, a, wins[0]), (args.b, b, wins[1])):
+    for name, m, w in ((na, a, wins[0]), (nb, b, wins[1])):
         print(f"{name}: {m.size} games, win rate {100 * w.mean():.1f}%, mean margin {m.mean():+.2f}")
+    print(f"games with different margins: {(a != b).sum()}, with different results: {(wins[0] != wins[1]).sum()}")
     for what, d, unit in (("win rates", 100 * (wins[0] - wins[1]), " points"), ("mean margins", (a - b).ravel(), "")):
         print(f"paired difference of the {what}: {d.mean():+.2f} ± {d.std(ddof=1) / np.sqrt(d.size):.2f}{unit}")
 
@@ -238,14 +294,18 @@ def ceiling(args: argparse.Namespace) -> None:
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     sub = p.add_subparsers(dest="command", required=True)
-    pp = sub.add_parser("paired", help="two agents on the same deals, paired by game")
-    pp.add_argument("a")
-    pp.add_argument("b")
-    pp.add_argument("--opponent", default="greedy")
-    pp.add_argument("--seed", type=int, default=1000)
-    pp.add_argument("--first", type=int, default=0, help="the first deal")
-    pp.add_argument("--deals", type=int, default=300)
-    pp.add_argument("--threads", type=int, default=1)
+    pp = sub.add_parser("paired", help="two agents (or saved margins) on the same deals, paired by game")
+    pp.add_argument("a", help="an agent spec, or a .npz file written by margins")
+    pp.add_argument("b", help="an agent spec, or a .npz file written by margins")
+    pm = sub.add_parser("margins", help="play an agent's deals and save its margins, for paired on another build")
+    pm.add_argument("agent")
+    pm.add_argument("--out", required=True, help="the .npz file to write")
+    for q in (pp, pm):
+        q.add_argument("--opponent", default="greedy")
+        q.add_argument("--seed", type=int, default=1000)
+        q.add_argument("--first", type=_firsts, default=[0], help="the first deal; several, comma-separated, for several ranges")
+        q.add_argument("--deals", type=int, default=300, help="deals in each range")
+        q.add_argument("--threads", type=int, default=1)
     pe = sub.add_parser("endgame", help="the solver's first-move loss by node budget")
     pe.add_argument("--seed", type=int, default=8000)
     pe.add_argument("--positions", type=int, default=100)
@@ -269,7 +329,7 @@ def main() -> None:
     pc.add_argument("--games", type=int, default=300)
     pc.add_argument("--jobs", type=int, default=2, help="games played at once (processes)")
     args = p.parse_args()
-    commands = {"paired": paired, "endgame": endgame, "horizon": horizon, "infer": infer, "regret": regret, "ceiling": ceiling}
+    commands = {"paired": paired, "margins": save_margins, "endgame": endgame, "horizon": horizon, "infer": infer, "regret": regret, "ceiling": ceiling}
     commands[args.command](args)
 
 
