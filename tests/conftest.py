@@ -7,6 +7,7 @@ HYPOTHESIS_PROFILE.
 from __future__ import annotations
 
 import os
+import signal
 
 import pytest
 from hypothesis import HealthCheck, settings
@@ -18,6 +19,13 @@ settings.register_profile("ci", deadline=None, max_examples=40, print_blob=True,
 settings.register_profile("dev", deadline=None, max_examples=10, suppress_health_check=_QUIET)
 settings.register_profile("thorough", deadline=None, max_examples=300, suppress_health_check=_QUIET)
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
+
+# A shell starts a background job (`pytest &`, nohup) with SIGINT ignored, and Python
+# leaves it so. The Ctrl-C tests need what a run at a terminal has: Python's handler
+# here, and SIGINT at its default in the processes they start (which then install
+# Python's handler themselves).
+if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+    signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
 @pytest.fixture(scope="session", autouse=True)
