@@ -80,6 +80,7 @@ from qwirkle_core.tournament import play_deals
 
 
 def _firsts(text: str) -> list[int]:
+    """``--first``: one deal number, or several separated by commas."""
     try:
         return [int(x) for x in text.split(",")]
     except ValueError:
@@ -122,11 +123,14 @@ def _margins_or_file(name: str, args: argparse.Namespace) -> tuple[str, np.ndarr
     ``margins`` for the same deals."""
     if not name.endswith(".npz"):
         return name, margins(name, args.opponent, args.seed, args.first, args.deals, args.threads)
-    with np.load(name) as f:
-        meta, m = json.loads(str(f["meta"])), f["margins"]
-    want = _deals_of(args)
-    if {k: meta[k] for k in want} != want:
-        raise SystemExit(f"{name} holds other deals: {({k: meta[k] for k in want})}, this run plays {want}")
+    try:
+        with np.load(name) as f:
+            meta, m = json.loads(str(f["meta"])), f["margins"]
+        held = {k: meta[k] for k in ("opponent", "seed", "first", "deals")}
+    except (OSError, KeyError, ValueError) as e:
+        raise SystemExit(f"{name}: not a file written by margins ({e})") from None
+    if held != _deals_of(args):
+        raise SystemExit(f"{name} holds other deals: {held}, this run plays {_deals_of(args)}")
     return f"{meta['agent']} at {meta['commit'][:10]} ({name})", m
 
 
