@@ -112,8 +112,8 @@ def _commit() -> str:
 
 
 def save_margins(args: argparse.Namespace) -> None:
+    meta = {"agent": args.agent, "commit": _commit(), **_deals_of(args)}  # the code that plays
     m = margins(args.agent, args.opponent, args.seed, args.first, args.deals, args.threads)
-    meta = {"agent": args.agent, "commit": _commit(), **_deals_of(args)}
     np.savez(args.out, margins=m, meta=json.dumps(meta))
     print(f"{args.agent}: {m.size} games, mean margin {m.mean():+.2f}; saved to {args.out} (commit {meta['commit'][:10]})")
 
