@@ -105,7 +105,7 @@ def _deals_of(args: argparse.Namespace) -> dict[str, object]:
 def _commit() -> str:
     """The checkout's commit (``-dirty`` when it has changes), or ``unknown``."""
     try:
-        out = subprocess.run(["git", "describe", "--always", "--dirty", "--abbrev=40"], capture_output=True, text=True, check=True)
+        out = subprocess.run(["git", "describe", "--always", "--dirty", "--abbrev=10"], capture_output=True, text=True, check=True)
     except (OSError, subprocess.CalledProcessError):
         return "unknown"
     return out.stdout.strip()
@@ -115,7 +115,9 @@ def save_margins(args: argparse.Namespace) -> None:
     meta = {"agent": args.agent, "commit": _commit(), **_deals_of(args)}  # the code that plays
     m = margins(args.agent, args.opponent, args.seed, args.first, args.deals, args.threads)
     np.savez(args.out, margins=m, meta=json.dumps(meta))
-    print(f"{args.agent}: {m.size} games, mean margin {m.mean():+.2f}; saved to {args.out} (commit {meta['commit'][:10]})")
+    w = (m > 0) + 0.5 * (m == 0)
+    print(f"{args.agent}: {m.size} games, win rate {100 * w.mean():.1f}% ± {100 * w.std(ddof=1) / np.sqrt(w.size):.1f}, "
+          f"mean margin {m.mean():+.2f}; saved to {args.out} (commit {meta['commit']})")
 
 
 def _margins_or_file(name: str, args: argparse.Namespace) -> tuple[str, np.ndarray]:
@@ -131,7 +133,7 @@ def _margins_or_file(name: str, args: argparse.Namespace) -> tuple[str, np.ndarr
         raise SystemExit(f"{name}: not a file written by margins ({e})") from None
     if held != _deals_of(args):
         raise SystemExit(f"{name} holds other deals: {held}, this run plays {_deals_of(args)}")
-    return f"{meta['agent']} at {meta['commit'][:10]} ({name})", m
+    return f"{meta['agent']} at {meta['commit']} ({name})", m
 
 
 def paired(args: argparse.Namespace) -> None:
