@@ -97,6 +97,11 @@ def margins(agent: str, opponent: str, seed: int, firsts: list[int], deals: int,
     return np.concatenate(rows)
 
 
+def _wins(m: np.ndarray) -> np.ndarray:
+    """1 for a won game, 0.5 for a tie, 0 for a lost one, from the margins ``m``."""
+    return (m > 0) + 0.5 * (m == 0)
+
+
 def _deals_of(args: argparse.Namespace) -> dict[str, object]:
     """The deals a run plays, as stored beside saved margins and checked on loading."""
     return {"opponent": args.opponent, "seed": args.seed, "first": args.first, "deals": args.deals}
@@ -115,7 +120,7 @@ def save_margins(args: argparse.Namespace) -> None:
     meta = {"agent": args.agent, "commit": _commit(), **_deals_of(args)}  # the code that plays
     m = margins(args.agent, args.opponent, args.seed, args.first, args.deals, args.threads)
     np.savez(args.out, margins=m, meta=json.dumps(meta))
-    w = (m > 0) + 0.5 * (m == 0)
+    w = _wins(m)
     print(f"{args.agent}: {m.size} games, win rate {100 * w.mean():.1f}% ± {100 * w.std(ddof=1) / np.sqrt(w.size):.1f}, "
           f"mean margin {m.mean():+.2f}; saved to {args.out} (commit {meta['commit']})")
 
@@ -128,17 +133,18 @@ def _margins_or_file(name: str, args: argparse.Namespace) -> tuple[str, np.ndarr
     try:
         with np.load(name) as f:
             meta, m = json.loads(str(f["meta"])), f["margins"]
-        held = {k: meta[k] for k in ("opponent", "seed", "first", "deals")}
+        want = _deals_of(args)
+        held = {k: meta[k] for k in want}
     except (OSError, KeyError, ValueError) as e:
         raise SystemExit(f"{name}: not a file written by margins ({e})") from None
-    if held != _deals_of(args):
-        raise SystemExit(f"{name} holds other deals: {held}, this run plays {_deals_of(args)}")
+    if held != want:
+        raise SystemExit(f"{name} holds other deals: {held}, this run plays {want}")
     return f"{meta['agent']} at {meta['commit']} ({name})", m
 
 
 def paired(args: argparse.Namespace) -> None:
     (na, a), (nb, b) = (_margins_or_file(x, args) for x in (args.a, args.b))
-    wins = [((m > 0) + 0.5 * (m == 0)).ravel() for m in (a, b)]
+    wins = [_wins(m).ravel() for m in (a, b)]
     for name, m, w in ((na, a, wins[0]), (nb, b, wins[1])):
         print(f"{name}: {m.size} games, win rate {100 * w.mean():.1f}%, mean margin {m.mean():+.2f}")
     print(f"games with different margins: {(a != b).sum()}, with different results: {(wins[0] != wins[1]).sum()}")
@@ -289,7 +295,7 @@ def ceiling(args: argparse.Namespace) -> None:
     with ProcessPoolExecutor(args.jobs) as pool:
         rows = np.array(list(pool.map(_ceiling_game, seeds, [i % 2 for i in range(args.games)])))
     margin, given, thrown = rows[:, 0], rows[:, 1], rows[:, 2] != 0
-    wins = (margin > 0) + 0.5 * (margin == 0)
+    wins = _wins(margin)
     print(f"{args.games} games, search's win rate {100 * wins.mean():.1f} %, mean margin {margin.mean():+.2f}")
     print(f"points its moves with an empty bag gave away: {given.mean():.2f} a game (in {(given > 0).sum()} games)")
     thrown_lost = thrown & (margin <= 0)
