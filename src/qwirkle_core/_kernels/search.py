@@ -61,9 +61,6 @@ from .layout import (
     A_QWIRKLES,
     A_TILE,
     DEFAULT_SPECS,
-    EXCHANGE,
-    G_HAND,
-    G_OPENING,
     G_BAG,
     G_CURRENT,
     G_OVER,
@@ -82,7 +79,6 @@ from .layout import (
     P_SEARCH_OUTLOOK,
     P_SEARCH_POLICY,
     P_SEARCH_SOLVER,
-    P_SEARCH_SWAP,
     P_SEARCH_TEMPO,
     P_SEARCH_TIME,
     P_SEARCH_WIN,
@@ -266,45 +262,6 @@ def rank_candidates(gs, moves, n, values, limit, out):
 
 
 @njit
-def _swap_candidate(gs, out):
-    """Write into ``out`` the exchange of the current player's tiles outside its largest
-    group (distinct tiles of one colour or one shape; one copy of each kept); returns
-    whether there is one the bag allows."""
-    gmeta = gs.gmeta
-    p = gmeta[G_CURRENT]
-    size = gmeta[G_HAND + p]
-    best, key = 0, -1
-    for q in range(12):  # 0-5 a colour, 6-11 a shape
-        seen = 0
-        for i in range(size):
-            t = int(gs.hands[p, i])
-            if (t // 6 if q < 6 else t % 6) == q % 6:
-                seen |= 1 << t
-        g = 0
-        while seen:
-            seen &= seen - 1
-            g += 1
-        if g > best:
-            best, key = g, q
-    n = size - best
-    if n == 0 or n > gmeta[G_BAG]:
-        return False
-    out[:] = 0
-    out[A_KIND] = EXCHANGE
-    out[A_N] = n
-    kept = 0
-    j = 0
-    for i in range(size):
-        t = gs.hands[p, i]
-        if (t // 6 if key < 6 else t % 6) == key % 6 and not kept & (1 << t):
-            kept |= 1 << t
-        else:
-            out[A_TILE + j] = t
-            j += 1
-    return True
-
-
-@njit
 def _policy(spec, out):
     """The playout policy's spec row (its default parameters) into ``out``."""
     out[:] = DEFAULT_SPECS[int(spec[P_SEARCH_POLICY])]
@@ -346,8 +303,6 @@ def search_choose(spec, gs, moves, n, values, scratch):
         return
     cands = scratch.root.cands
     k = rank_candidates(gs, moves, n, values, int(spec[P_SEARCH_CANDIDATES]), cands)
-    if spec[P_SEARCH_SWAP] != 0 and gmeta[G_OPENING] == 0 and k < cands.shape[0] and _swap_candidate(gs, cands[k]):
-        k += 1
     if k == 1:
         gs.act[:] = cands[0]
         return
