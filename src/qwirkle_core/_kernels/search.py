@@ -76,7 +76,6 @@ from .layout import (
     P_SEARCH_CANDIDATES,
     P_SEARCH_DEPTH,
     P_SEARCH_FINISH,
-    P_SEARCH_OPPONENT,
     P_SEARCH_OUTLOOK,
     P_SEARCH_POLICY,
     P_SEARCH_SOLVER,
@@ -186,7 +185,7 @@ def next_scores(sim, moves, player):
 
 
 @njit
-def playout(sim, moves, values, work, cand, policy, depth, seed, ss, outlook, tempo, win, opp):
+def playout(sim, moves, values, work, cand, policy, depth, seed, ss, outlook, tempo, win):
     """One playout of candidate ``cand`` (an action word) from ``sim`` (a copy of the
     root; its board is left as it was, its hands, bag and counters are not); ``work``:
     the heuristic's scratch (HEURISTIC_WORK values).
@@ -212,12 +211,12 @@ def playout(sim, moves, values, work, cand, policy, depth, seed, ss, outlook, te
     sim.act[:] = cand
     k = _apply(sim, undo, placed, 0)
     start = gmeta[G_TURNS]
+    greedy = int(policy[SPEC_ID]) == GREEDY
     while gmeta[G_OVER] == 0 and (depth == 0 or gmeta[G_TURNS] - start < depth) and gmeta[G_TURNS] - root_turn < MAX_TURNS:
-        pol = policy if gmeta[G_CURRENT] == player else opp
-        moves, n = legal_moves(sim, moves, int(pol[SPEC_ID]) == GREEDY)
+        moves, n = legal_moves(sim, moves, greedy)
         if values.shape[0] < n:
             values = np.zeros(2 * n, np.float64)
-        choose(pol, sim, moves, n, values, work)
+        choose(policy, sim, moves, n, values, work)
         k = _apply(sim, undo, placed, k)
     turns = gmeta[G_TURNS] - start + 1
     m = float(margin(gmeta, player))
@@ -315,9 +314,6 @@ def search_choose(spec, gs, moves, n, values, scratch):
         depth = 0  # the rest of the game is short
     policy = scratch.root.policy
     _policy(spec, policy)
-    opp = policy
-    if spec[P_SEARCH_OPPONENT] >= 0:
-        opp = DEFAULT_SPECS[int(spec[P_SEARCH_OPPONENT])].copy()
     sim, smoves, svalues = scratch.sim, scratch.sim_moves, scratch.sim_values
     _set_root(gs, scratch)
     stats, order = ss.stats, ss.order
@@ -340,7 +336,7 @@ def search_choose(spec, gs, moves, n, values, scratch):
             for a in range(alive):
                 c = order[a]
                 _restore(sim, gs)
-                m, turns, smoves, svalues = playout(sim, smoves, svalues, scratch.work, cands[c], policy, depth, seed, ss, outlook, tempo, win, opp)
+                m, turns, smoves, svalues = playout(sim, smoves, svalues, scratch.work, cands[c], policy, depth, seed, ss, outlook, tempo, win)
                 stats[c, 0] += 1
                 stats[c, 1] += m
                 used += turns
@@ -369,7 +365,7 @@ def evaluate_candidates(gs, cands, k, policy, playouts, depth, seed, scratch, ou
         s = playout_seed(seed, j)
         for c in range(k):
             _restore(sim, gs)
-            m, _, smoves, svalues = playout(sim, smoves, svalues, scratch.work, cands[c], policy, depth, s, scratch.search, outlook, tempo, win, policy)
+            m, _, smoves, svalues = playout(sim, smoves, svalues, scratch.work, cands[c], policy, depth, s, scratch.search, outlook, tempo, win)
             out[c, j] = m
 
 
