@@ -40,6 +40,13 @@ def test_margins_are_the_agents_margins_from_each_seat(st):
         np.testing.assert_array_equal(block[:, 1], ba[:, 1] - ba[:, 0])
 
 
+def test_a_deal_plays_the_same_in_any_range(st):
+    # so margins saved in pieces (--first 0 --deals 600, then --first 600 ...) join
+    # into exactly the margins of one run over all the deals
+    whole = st.margins("heuristic", "greedy", 1000, [0], 4, 1)
+    np.testing.assert_array_equal(whole, st.margins("heuristic", "greedy", 1000, [2, 0], 2, 1)[[2, 3, 0, 1]])
+
+
 def test_a_deal_played_by_the_same_agent_from_both_seats_mirrors(st):
     m = st.margins("greedy", "greedy", 1000, [0], 4, 1)
     np.testing.assert_array_equal(m[:, 0], -m[:, 1])
