@@ -4,6 +4,7 @@ Cheap agents on a few deals: the numbers the script prints must be those of the 
 it plays, saved margins must pair with the same games played again, and a file of
 other deals must be refused."""
 
+import argparse
 import importlib.util
 import json
 import subprocess
@@ -56,7 +57,7 @@ def test_a_deal_played_by_the_same_agent_from_both_seats_mirrors(st):
 def test_wins_and_firsts(st):
     np.testing.assert_array_equal(st._wins(np.array([[3, 0], [-1, 12]])), [[1, 0.5], [0, 1]])
     assert st._firsts("0,300") == [0, 300]
-    with pytest.raises(Exception, match="deal numbers separated by commas"):
+    with pytest.raises(argparse.ArgumentTypeError, match="deal numbers separated by commas"):
         st._firsts("0;300")
 
 
