@@ -61,24 +61,28 @@ def test_wins_and_firsts(st):
         st._firsts("0;300")
 
 
-def test_saved_margins_pair_with_the_same_games_played_again(tmp_path):
-    out = tmp_path / "h.npz"
-    saved = run("margins", "heuristic", "--seed", "1000", "--first", "0,5", "--deals", "2", "--out", str(out))
-    assert saved.returncode == 0, saved.stderr
-    with np.load(out) as f:
+@pytest.fixture(scope="module")
+def saved(tmp_path_factory):
+    """Heuristic's margins on deals 0-1 and 5-6 of seed 1000, saved by ``margins``."""
+    out = tmp_path_factory.mktemp("margins") / "h.npz"
+    done = run("margins", "heuristic", "--seed", "1000", "--first", "0,5", "--deals", "2", "--out", str(out))
+    assert done.returncode == 0, done.stderr
+    return out
+
+
+def test_saved_margins_pair_with_the_same_games_played_again(saved):
+    with np.load(saved) as f:
         meta = json.loads(str(f["meta"]))
         assert f["margins"].shape == (4, 2)
     assert meta["agent"] == "heuristic" and meta["first"] == [0, 5] and meta["deals"] == 2 and meta["seed"] == 1000
-    paired = run("paired", str(out), "heuristic", "--seed", "1000", "--first", "0,5", "--deals", "2")
+    paired = run("paired", str(saved), "heuristic", "--seed", "1000", "--first", "0,5", "--deals", "2")
     assert paired.returncode == 0, paired.stderr
     assert "games with different margins: 0, with different results: 0" in paired.stdout
     assert "paired difference of the mean margins: +0.00" in paired.stdout
 
 
-def test_a_file_of_other_deals_or_no_margins_is_refused(tmp_path):
-    out = tmp_path / "h.npz"
-    assert run("margins", "heuristic", "--seed", "1000", "--deals", "2", "--out", str(out)).returncode == 0
-    other = run("paired", str(out), "heuristic", "--seed", "1000", "--first", "1", "--deals", "2")
+def test_a_file_of_other_deals_or_no_margins_is_refused(saved, tmp_path):
+    other = run("paired", str(saved), "heuristic", "--seed", "1000", "--first", "0", "--deals", "2")
     assert other.returncode != 0 and "holds other deals" in other.stderr and "Traceback" not in other.stderr
     bogus = tmp_path / "bogus.npz"
     bogus.write_text("not numpy")
