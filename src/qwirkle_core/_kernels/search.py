@@ -63,7 +63,6 @@ from .layout import (
     DEFAULT_SPECS,
     G_BAG,
     G_CURRENT,
-    G_HAND,
     G_OVER,
     G_PLAYERS,
     G_SCORE,
@@ -83,7 +82,6 @@ from .layout import (
     P_SEARCH_TEMPO,
     P_SEARCH_TIME,
     P_SEARCH_WIN,
-    P_SEARCH_PEEK,
     PLACE,
     R_AGENTS,
     R_GAME,
@@ -92,9 +90,9 @@ from .layout import (
 from .mc import board_tiles, candidates_from_values, determinize, margin, playout_seed, reset_sim
 from .movegen import generate_all
 from .policies import choose, heuristic_values
-from .rng import below, mix64, next_u64
+from .rng import mix64, next_u64
 from .scoring import qwirkles_made
-from .state import MAX_TURNS, NTILES, after_placement, hand_mask, hidden_tiles, insert_sorted, opening_len
+from .state import MAX_TURNS, NTILES, after_placement, hand_mask, opening_len
 
 WORK_PER_MS = 224.0
 """Playout turns per millisecond of budget (the ``work`` budget of the Monte Carlo
@@ -110,7 +108,7 @@ TT_BITS = 16  # the solver's table: 2**16 entries (1.5 MB), ample for a move's b
 SLOTS = NTILES + 1  # undo logs: a playout puts down at most one placement per tile
 _SALT = np.uint64(0x632BE59BD9B4E019)
 
-SearchScratch = namedtuple("SearchScratch", "undo placed stats order endgame memo")
+SearchScratch = namedtuple("SearchScratch", "undo placed stats order endgame")
 SearchScratch.__doc__ = """The search agent's scratch, one per thread: ``undo`` the undo
 logs of a playout's placements (a tuple of four arrays with one row per slot, as
 :func:`.board.new_undo` makes one), ``placed`` int64[SLOTS, 7] each placement's tile
@@ -131,7 +129,7 @@ def new_search_scratch(full):
         np.zeros((slots, 1), np.int64),
     )
     ws = new_workspace(TT_BITS, MOVE_CAP) if full else new_workspace(1, 1)
-    return SearchScratch(undo, np.zeros((slots, 7), np.int64), np.zeros((MAX_CANDIDATES, 2), np.float64), np.zeros(MAX_CANDIDATES, np.int64), ws, np.full(16, -100, np.int64))
+    return SearchScratch(undo, np.zeros((slots, 7), np.int64), np.zeros((MAX_CANDIDATES, 2), np.float64), np.zeros(MAX_CANDIDATES, np.int64), ws)
 
 
 @njit(nogil=False)  # object mode takes the GIL anyway
@@ -187,61 +185,7 @@ def next_scores(sim, moves, player):
 
 
 @njit
-def _remember(gs, memo):
-    """Trial (peek 2): the tiles the rival (two players) kept of the hand it held at
-    the mover's last decision, when that was two turns ago, into memo[8] (count) and
-    memo[9:15]; then the rival's hand now into memo[0:8] (turn, size, tiles)."""
-    gmeta = gs.gmeta
-    if gmeta[G_PLAYERS] != 2:
-        return
-    rival = 1 - gmeta[G_CURRENT]
-    size = gmeta[G_HAND + rival]
-    nk = 0
-    if memo[0] == gmeta[G_TURNS] - 2:
-        used = np.zeros(6, np.bool_)
-        for i in range(memo[1]):
-            for j in range(size):
-                if not used[j] and gs.hands[rival, j] == memo[2 + i]:
-                    used[j] = True
-                    memo[9 + nk] = memo[2 + i]
-                    nk += 1
-                    break
-    memo[8] = nk
-    memo[0] = gmeta[G_TURNS]
-    memo[1] = size
-    for i in range(size):
-        memo[2 + i] = gs.hands[rival, i]
-
-
-@njit
-def _deal_kept(sim, player, memo, rng):
-    """Trial (peek 2): deal the hidden tiles afresh, but the rival's kept tiles
-    (memo[9:9 + memo[8]]) stay in its hand."""
-    hands, bag, gmeta = sim.hands, sim.bag, sim.gmeta
-    rival = 1 - player
-    pool = np.empty(bag.shape[0], np.int8)
-    n = hidden_tiles(hands, bag, gmeta, player, pool)
-    front = 0
-    for i in range(memo[8]):
-        for j in range(front, n):
-            if pool[j] == memo[9 + i]:
-                pool[front], pool[j] = pool[j], pool[front]
-                front += 1
-                break
-    for i in range(n - 1, front, -1):
-        j = front + below(rng, R_AGENTS, i - front + 1)
-        pool[i], pool[j] = pool[j], pool[i]
-    k = 0
-    for i in range(gmeta[G_HAND + rival]):
-        insert_sorted(hands[rival], i, pool[k])
-        k += 1
-    for i in range(gmeta[G_BAG]):
-        bag[i] = pool[k]
-        k += 1
-
-
-@njit
-def playout(sim, moves, values, work, cand, policy, depth, seed, ss, outlook, tempo, win, peek=0):
+def playout(sim, moves, values, work, cand, policy, depth, seed, ss, outlook, tempo, win):
     """One playout of candidate ``cand`` (an action word) from ``sim`` (a copy of the
     root; its board is left as it was, its hands, bag and counters are not); ``work``:
     the heuristic's scratch (HEURISTIC_WORK values).
@@ -261,15 +205,7 @@ def playout(sim, moves, values, work, cand, policy, depth, seed, ss, outlook, te
     player = gmeta[G_CURRENT]
     rng[R_GAME] = mix64(np.uint64(seed))
     rng[R_AGENTS] = mix64(np.uint64(seed) ^ _SALT)
-    if peek == 1:  # trial: the other hands as they are; the bag alone shuffled
-        bag = sim.bag
-        for i in range(gmeta[G_BAG] - 1, 0, -1):
-            j = below(rng, R_AGENTS, i + 1)
-            bag[i], bag[j] = bag[j], bag[i]
-    elif peek == 2:
-        _deal_kept(sim, player, ss.memo, rng)
-    else:
-        determinize(sim.hands, sim.bag, gmeta, player, rng, R_AGENTS)
+    determinize(sim.hands, sim.bag, gmeta, player, rng, R_AGENTS)
     undo, placed = ss.undo, ss.placed
     root_turn = gmeta[G_TURNS]
     sim.act[:] = cand
@@ -359,8 +295,6 @@ def search_choose(spec, gs, moves, n, values, scratch):
     """
     ss = scratch.search
     gmeta = gs.gmeta
-    if spec[P_SEARCH_PEEK] == 2:
-        _remember(gs, ss.memo)
     if n == 0:
         set_fallback(gs, True)
         return
@@ -376,7 +310,6 @@ def search_choose(spec, gs, moves, n, values, scratch):
     budget = spec[P_SEARCH_TIME] * (1e-3 if clock else WORK_PER_MS)
     depth = int(spec[P_SEARCH_DEPTH])
     outlook, tempo, win = spec[P_SEARCH_OUTLOOK], spec[P_SEARCH_TEMPO], spec[P_SEARCH_WIN]
-    peek = int(spec[P_SEARCH_PEEK])
     if gmeta[G_BAG] <= spec[P_SEARCH_FINISH]:
         depth = 0  # the rest of the game is short
     policy = scratch.root.policy
@@ -403,7 +336,7 @@ def search_choose(spec, gs, moves, n, values, scratch):
             for a in range(alive):
                 c = order[a]
                 _restore(sim, gs)
-                m, turns, smoves, svalues = playout(sim, smoves, svalues, scratch.work, cands[c], policy, depth, seed, ss, outlook, tempo, win, peek)
+                m, turns, smoves, svalues = playout(sim, smoves, svalues, scratch.work, cands[c], policy, depth, seed, ss, outlook, tempo, win)
                 stats[c, 0] += 1
                 stats[c, 1] += m
                 used += turns
