@@ -1,4 +1,4 @@
-"""The measurements of the search's fourth to eleventh tuning rounds (docs/agents.md).
+"""The measurements of the search's fourth to twelfth tuning rounds (docs/agents.md).
 
     python benchmarks/search_tuning.py paired search:finish=24 search --seed 1000 --deals 300
     python benchmarks/search_tuning.py paired search search:win=0 --seed 1000 --first 300 --deals 300
