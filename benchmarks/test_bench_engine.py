@@ -11,7 +11,7 @@ import pytest
 from numba import njit
 
 from qwirkle_core._kernels import movegen as mg
-from qwirkle_core._kernels.board import new_undo, place_cells_undoable, take_back
+from qwirkle_core._kernels.board import new_undo_stack, place_in_slot, take_back_slot
 
 
 @njit
@@ -34,8 +34,8 @@ def apply_all(board, cross, anchors, bmeta, hand, moves, st, undo):
         for j in range(n):
             k = moves[j, mg.M_N]
             cells = moves[j, mg.M_CELL : mg.M_CELL + k]
-            place_cells_undoable(board[i], cross[i], anchors[i], bmeta[i], cells, moves[j, mg.M_TILE : mg.M_TILE + k], k, undo)
-            take_back(board[i], cross[i], anchors[i], bmeta[i], cells, k, undo)
+            place_in_slot(board[i], cross[i], anchors[i], bmeta[i], cells, moves[j, mg.M_TILE : mg.M_TILE + k], k, undo[0], undo[1], undo[2], undo[3], 0)
+            take_back_slot(board[i], cross[i], anchors[i], bmeta[i], cells, k, undo[0], undo[1], undo[2], undo[3], 0)
         applied += n
     return applied
 
@@ -63,7 +63,7 @@ def test_apply_moves(benchmark, positions):
     p = positions
     moves = mg.new_move_buffer(100_000)
     st = mg.new_scratch_array()
-    args = (p["board"], p["cross"], p["anchors"], p["bmeta"], p["hand"], moves, st, new_undo())
+    args = (p["board"], p["cross"], p["anchors"], p["bmeta"], p["hand"], moves, st, new_undo_stack(1))
     applied = apply_all(*args)
     benchmark.pedantic(apply_all, args=args, rounds=20, iterations=2, warmup_rounds=1)
     benchmark.extra_info["moves_applied_and_undone_per_second"] = applied / benchmark.stats.stats.median

@@ -122,18 +122,52 @@ def test_undoable_placement_is_taken_back_exactly(seed):
         return [a.board.copy(), a.cross.copy(), a.anchors[: a.bmeta[layout.B_ANCHORS]].copy(), a.bmeta.copy()]
 
     before = state()
-    undo = bd.new_undo()
+    undo = bd.new_undo_stack(1)
     moves = g.legal_moves()
     assert moves
     for m in moves[:25]:
         cells = np.array([bd.cell_of(r, c) for r, c, _ in m.placements], np.int64)
         tiles = np.array(m.tiles, np.int64)
-        bd.place_cells_undoable(a.board, a.cross, a.anchors, a.bmeta, cells, tiles, len(tiles), undo)
+        bd.place_in_slot(a.board, a.cross, a.anchors, a.bmeta, cells, tiles, len(tiles), *undo, 0)
         assert all(a.board[c] == t for c, t in zip(cells, tiles))
-        bd.take_back(a.board, a.cross, a.anchors, a.bmeta, cells, len(tiles), undo)
+        bd.take_back_slot(a.board, a.cross, a.anchors, a.bmeta, cells, len(tiles), *undo, 0)
         for x, y in zip(before, state()):
             np.testing.assert_array_equal(x, y)
     assert set(g.legal_moves()) == set(moves)
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_stacked_placements_match_plain_ones_and_are_taken_back_exactly(seed):
+    """place_in_slot over several turns leaves the board as place_cells does; taking the
+    slots back in reverse restores every array of the start."""
+    g = mid_game(seed=seed, turns=6 + 5 * seed)
+    a, plain = g.kernel_arrays(), g.copy().kernel_arrays()
+
+    def state(x):  # anchor slots past the count are scratch
+        return [x.board.copy(), x.cross.copy(), x.anchors[: x.bmeta[layout.B_ANCHORS]].copy(), x.bmeta.copy()]
+
+    before = state(a)
+    stack = bd.new_undo_stack(8)
+    h = g.copy()
+    played = []
+    while len(played) < 8 and not h.is_over:
+        moves = h.legal_moves()
+        if not moves:
+            break
+        m = max(moves, key=lambda mv: (mv.score or 0, str(mv)))
+        cells = np.array([bd.cell_of(r, c) for r, c, _ in m.placements], np.int64)
+        tiles = np.array(m.tiles, np.int64)
+        bd.place_in_slot(a.board, a.cross, a.anchors, a.bmeta, cells, tiles, len(tiles), *stack, len(played))
+        bd.place_cells(plain.board, plain.cross, plain.anchors, plain.bmeta, cells, tiles, len(tiles))
+        for x, y in zip(state(plain), state(a)):
+            np.testing.assert_array_equal(x, y)
+        played.append(cells)
+        h.play(m)
+    assert len(played) >= 3
+    for slot in range(len(played) - 1, -1, -1):
+        bd.take_back_slot(a.board, a.cross, a.anchors, a.bmeta, played[slot], len(played[slot]), *stack, slot)
+    for x, y in zip(before, state(a)):
+        np.testing.assert_array_equal(x, y)
 
 
 def reference_heuristic(g, move, w):

@@ -17,7 +17,7 @@ import numpy as np
 
 from ._jit import njit
 from .actions import apply_act, legal_moves, new_state
-from .board import new_undo
+from .board import new_undo_stack
 from .layout import (  # ids, kinds and spec rows are also read from here by the Python layer
     ACT_SIZE,
     AGENT_IDS,
@@ -73,7 +73,7 @@ def new_agent_scratch(search):
         np.zeros(NTILES, np.int64),
         np.zeros((MAX_CANDIDATES, CAND_COLS), np.int64),
         np.zeros(SPEC_COLS, np.float64),
-        new_undo(),
+        new_undo_stack(1),
     )
     return AgentScratch(np.zeros(1024, np.float64), np.zeros(HEURISTIC_WORK, np.float64), sim, smoves, np.zeros(1024, np.float64), root, new_search_scratch(search))
 

@@ -263,33 +263,40 @@ def place_at(board, cross, anchors, bmeta, rows, cols, tiles, n, cells_scratch):
 
 
 @njit
-def new_undo():
-    """Scratch to take back one placement: (changed cross words int64[24, 3], anchors
-    copy, bmeta copy, count int64[1])."""
-    return np.zeros((24, 3), np.int64), np.zeros(MAX_ANCHORS, np.int32), np.zeros(BMETA, np.int64), np.zeros(1, np.int64)
+def new_undo_stack(slots):
+    """Scratch to take back up to ``slots`` placements made one after the other (a
+    playout's, a search line's), a slot each: the changed cross words
+    int64[slots, 24, 3], a copy of the anchors int32[slots, MAX_ANCHORS] and of bmeta
+    int64[slots, BMETA], and the count of cross words int64[slots, 1]."""
+    return np.zeros((slots, 24, 3), np.int64), np.zeros((slots, MAX_ANCHORS), np.int32), np.zeros((slots, BMETA), np.int64), np.zeros((slots, 1), np.int64)
 
 
-@njit
-def place_cells_undoable(board, cross, anchors, bmeta, cells, tiles, n, undo):
-    """:func:`place_cells`, remembering in ``undo`` (:func:`new_undo`) what it changed."""
-    log, anchors_copy, bmeta_copy, count = undo
-    anchors_copy[: bmeta[B_ANCHORS]] = anchors[: bmeta[B_ANCHORS]]
-    bmeta_copy[:] = bmeta
+@njit(_nrt=False)  # no reference counts: see :mod:`._kernels`
+def place_in_slot(board, cross, anchors, bmeta, cells, tiles, n, logs, anchors_copies, bmeta_copies, counts, slot):
+    """:func:`place_cells`, remembering in slot ``slot`` of a :func:`new_undo_stack`
+    (its four arrays passed one by one) what it changed. Copies are made element by
+    element: a slice copy needs numba's runtime."""
+    for i in range(bmeta[B_ANCHORS]):
+        anchors_copies[slot, i] = anchors[i]
+    for i in range(BMETA):
+        bmeta_copies[slot, i] = bmeta[i]
     _grow_bbox_cells(bmeta, cells, n)
-    count[0] = _put(board, cross, anchors, bmeta, cells, tiles, n, True, log)
+    counts[slot, 0] = _put(board, cross, anchors, bmeta, cells, tiles, n, True, logs[slot])
 
 
-@njit
-def take_back(board, cross, anchors, bmeta, cells, n, undo):
-    """Undo the last :func:`place_cells_undoable` of ``cells[:n]``."""
-    log, anchors_copy, bmeta_copy, count = undo
-    for i in range(count[0] - 1, -1, -1):
-        cross[log[i, 0], 0] = log[i, 1]
-        cross[log[i, 0], 1] = log[i, 2]
+@njit(_nrt=False)
+def take_back_slot(board, cross, anchors, bmeta, cells, n, logs, anchors_copies, bmeta_copies, counts, slot):
+    """Undo the :func:`place_in_slot` of ``cells[:n]`` in slot ``slot``, the last
+    placement not yet taken back."""
+    for i in range(counts[slot, 0] - 1, -1, -1):
+        cross[logs[slot, i, 0], 0] = logs[slot, i, 1]
+        cross[logs[slot, i, 0], 1] = logs[slot, i, 2]
     for i in range(n):
         board[cells[i]] = EMPTY
-    bmeta[:] = bmeta_copy
-    anchors[: bmeta[B_ANCHORS]] = anchors_copy[: bmeta[B_ANCHORS]]
+    for i in range(BMETA):
+        bmeta[i] = bmeta_copies[slot, i]
+    for i in range(bmeta[B_ANCHORS]):
+        anchors[i] = anchors_copies[slot, i]
 
 
 def true_coords(bmeta, cells):

@@ -58,7 +58,7 @@ import numpy as np
 from numba import objmode
 
 from ._jit import njit
-from .board import B_MAXC, B_MAXR, B_MINC, B_MINR, B_TILES, GMASK, GRID_BITS, new_undo, place_cells_undoable, take_back
+from .board import B_MAXC, B_MAXR, B_MINC, B_MINR, B_TILES, GMASK, GRID_BITS, new_undo_stack, place_in_slot, take_back_slot
 from .movegen import M_CELL, M_N, M_SCORE, M_TILE, MOVE_COLS, generate, new_scratch_array
 from .state import G_CURRENT, G_HAND, G_OPEN_LEN, G_OPENING, G_PASSES
 
@@ -132,13 +132,7 @@ def new_workspace(tt_bits=20, move_cap=MOVE_CAP):
     """Everything :func:`solve` needs, preallocated: a table of ``2**tt_bits`` entries
     (24 bytes each), a move stack of ``move_cap`` rows, one undo log per ply and the
     result arrays."""
-    u = new_undo()
-    undo = (
-        np.zeros((MAX_PLY,) + u[0].shape, u[0].dtype),
-        np.zeros((MAX_PLY,) + u[1].shape, u[1].dtype),
-        np.zeros((MAX_PLY,) + u[2].shape, u[2].dtype),
-        np.zeros((MAX_PLY,) + u[3].shape, u[3].dtype),
-    )
+    undo = new_undo_stack(MAX_PLY)
     return (
         np.zeros((1 << tt_bits, 3), np.int64),  # W_TT
         np.zeros((move_cap, MOVE_COLS), np.int32),  # W_MOVES: the move stack
@@ -295,10 +289,7 @@ def _play(board, cross, anchors, bmeta, undo, ply, stack, row, hands, p, h):
     new hash."""
     n = stack[row, M_N]
     h = _after(hands, p, stack, row, h)
-    place_cells_undoable(
-        board, cross, anchors, bmeta, stack[row, M_CELL : M_CELL + n], stack[row, M_TILE : M_TILE + n], n,
-        (undo[0][ply], undo[1][ply], undo[2][ply], undo[3][ply]),
-    )
+    place_in_slot(board, cross, anchors, bmeta, stack[row, M_CELL : M_CELL + n], stack[row, M_TILE : M_TILE + n], n, undo[0], undo[1], undo[2], undo[3], ply)
     for j in range(n):
         t = stack[row, M_TILE + j]
         hands[p, t] -= 1
@@ -312,7 +303,7 @@ def _play(board, cross, anchors, bmeta, undo, ply, stack, row, hands, p, h):
 def _take_back(board, cross, anchors, bmeta, undo, ply, stack, row, hands, p):
     """Undo :func:`_play` of the same move at the same ply."""
     n = stack[row, M_N]
-    take_back(board, cross, anchors, bmeta, stack[row, M_CELL : M_CELL + n], n, (undo[0][ply], undo[1][ply], undo[2][ply], undo[3][ply]))
+    take_back_slot(board, cross, anchors, bmeta, stack[row, M_CELL : M_CELL + n], n, undo[0], undo[1], undo[2], undo[3], ply)
     for j in range(n):
         t = stack[row, M_TILE + j]
         hands[p, t] += 1
@@ -591,7 +582,7 @@ def solve(ws, board, cross, anchors, bmeta, hands, gmeta, max_nodes, time_ms):
 
     ``max_nodes`` (0: none) and ``time_ms`` (0: none) limit the search. The board
     arrays are changed during the search and restored (anchors past the
-    ``bmeta[B_ANCHORS]`` in use may differ, as after ``board.take_back``).
+    ``bmeta[B_ANCHORS]`` in use may differ, as after ``board.take_back_slot``).
 
     Returns ``(value, kind, depth, nodes, pv_len)``: the margin the side to move gains
     from here on (its future points minus the opponent's, +6 for going out included;

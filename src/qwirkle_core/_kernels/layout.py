@@ -103,7 +103,7 @@ RootScratch.__doc__ = """The Monte Carlo agent's root position and candidates: t
 as a tile list in true coordinates (``rows, cols`` int64[108], ``tiles`` int8[108]),
 ``cells`` int64[108] the scratch to put it down, ``cands`` int64[MAX_CANDIDATES,
 CAND_COLS] the candidate action words, ``policy`` float64[SPEC_COLS] the playout
-policy's spec, and ``undo`` (:func:`.board.new_undo`) for the heuristic's reply search."""
+policy's spec, and ``undo`` (:func:`.board.new_undo_stack` of one slot) for the heuristic's reply search."""
 
 # -- agents ------------------------------------------------------------------------------
 RANDOM, GREEDY, HEURISTIC, MONTE_CARLO, SEARCH = 0, 1, 2, 3, 4

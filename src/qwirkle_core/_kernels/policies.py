@@ -13,7 +13,7 @@ import numpy as np
 
 from ._jit import keep, njit
 from .actions import apply_action, apply_placement, fallback, set_fallback, set_place
-from .board import EMPTY, LX, NSHIFT, line_direction, line_points, lowest_bit_index, place_cells_undoable, popcount, scan_run, take_back
+from .board import EMPTY, LX, NSHIFT, line_direction, line_points, lowest_bit_index, place_in_slot, popcount, scan_run, take_back_slot
 from .layout import (
     B_ANCHORS,
     G_BAG,
@@ -133,7 +133,7 @@ def _open_lines(board, cross, moves, m, leave, p_other):
 HEURISTIC_WORK = 2 * NUM_TILE_TYPES + 4  # float64 scratch of heuristic_fill
 
 
-@njit
+@njit(_nrt=False)  # no reference counts: see :mod:`._kernels` (it returns nothing, allocates nothing)
 def heuristic_fill(board, cross, anchors, bmeta, hands, bag, gmeta, moves, n, spec, values, work):
     """Heuristic value of each of the ``n`` placements, into ``values[:n]``.
 
@@ -162,8 +162,6 @@ def heuristic_fill(board, cross, anchors, bmeta, hands, bag, gmeta, moves, n, sp
     for t in range(NUM_TILE_TYPES):
         p_other[t] = p_copies[int(p_other[t])]
     heuristic_fill_given(board, cross, anchors, bmeta, hands, bag, gmeta, moves, n, spec, values, work)
-    keep(board, cross, anchors, bmeta, hands, bag, gmeta, moves, spec, values, work, p_other, p_copies)
-    return values
 
 
 @njit(inline="always")  # into heuristic_fill (the tile game's code as before the split) and cubes.heuristic_fill
@@ -239,7 +237,8 @@ def heuristic_fill_given(board, cross, anchors, bmeta, hands, bag, gmeta, moves,
 def heuristic_values(gs, moves, n, spec, values):
     """:func:`heuristic_fill` for a game state (its scratch made here)."""
     work = np.empty(HEURISTIC_WORK, np.float64)
-    return heuristic_fill(gs.board, gs.cross, gs.anchors, gs.bmeta, gs.hands, gs.bag, gs.gmeta, moves, n, spec, values, work)
+    heuristic_fill(gs.board, gs.cross, gs.anchors, gs.bmeta, gs.hands, gs.bag, gs.gmeta, moves, n, spec, values, work)
+    return values
 
 
 @njit
@@ -299,24 +298,25 @@ def play_turns(specs, board, cross, anchors, bmeta, hands, bag, gmeta, rng, st, 
     return moves, values
 
 
-@njit
-def choose(spec, gs, moves, n, values, work):
+@njit(_nrt=False)  # no reference counts: see :mod:`._kernels`
+def choose(spec, board, cross, anchors, bmeta, hands, bag, gmeta, rng, act, moves, n, values, work):
     """The action of the simple policy ``spec`` (random, greedy, heuristic) for the
-    current player of ``gs`` into ``gs.act``: the choice :func:`play_turns` makes (its
-    loop has it inline), for callers that play one turn at a time (the search agent's
-    playouts). ``moves[:n]``: the legal placements, for greedy only the best-scoring
-    ones (``legal_moves(..., best_only=True)``); ``values``: float64[>= n]; ``work``:
-    HEURISTIC_WORK values."""
+    current player of a game's arrays into its action word ``act``: the choice
+    :func:`play_turns` makes (its loop has it inline), for callers that play one turn
+    at a time (the search agent's playouts). ``moves[:n]``: the legal placements, for
+    greedy only the best-scoring ones (``legal_moves(..., best_only=True)``);
+    ``values``: float64[>= n]; ``work``: HEURISTIC_WORK values. The arrays are passed
+    one by one, like :func:`play_turns`'s (see :mod:`.actions`)."""
     agent = int(spec[SPEC_ID])
     if n == 0:
-        fallback(gs.hands, gs.gmeta, gs.rng, gs.act, agent != RANDOM)
+        fallback(hands, gmeta, rng, act, agent != RANDOM)
     elif agent == RANDOM:
-        set_place(gs.act, moves, below(gs.rng, R_AGENTS, n))
+        set_place(act, moves, below(rng, R_AGENTS, n))
     elif agent == GREEDY:  # all of the same score: best_index's tie-break
-        set_place(gs.act, moves, below(gs.rng, R_AGENTS, n) if n > 1 else 0)
+        set_place(act, moves, below(rng, R_AGENTS, n) if n > 1 else 0)
     else:
-        heuristic_fill(gs.board, gs.cross, gs.anchors, gs.bmeta, gs.hands, gs.bag, gs.gmeta, moves, n, spec, values, work)
-        set_place(gs.act, moves, best_index(values, n, gs.rng))
+        heuristic_fill(board, cross, anchors, bmeta, hands, bag, gmeta, moves, n, spec, values, work)
+        set_place(act, moves, best_index(values, n, rng))
 
 
 @njit
@@ -371,12 +371,12 @@ def reply_choose(spec, gs, moves, n, values, smoves, undo):
         for i in range(m):
             cells[i] = moves[order[c], M_CELL + i]
             tiles[i] = moves[order[c], M_TILE + i]
-        place_cells_undoable(board, cross, anchors, bmeta, cells, tiles, m, undo)
+        place_in_slot(board, cross, anchors, bmeta, cells, tiles, m, undo[0], undo[1], undo[2], undo[3], 0)
         total = 0.0
         if not (exact and m == gmeta[G_HAND + player]):  # going out ends the game
             for j in range(samples):
                 best, smoves = _best_reply(gs, trial[j], size, exact, smoves)
                 total += best
-        take_back(board, cross, anchors, bmeta, cells, m, undo)
+        take_back_slot(board, cross, anchors, bmeta, cells, m, undo[0], undo[1], undo[2], undo[3], 0)
         adjusted[c] = values[order[c]] - spec[P_HEUR_REPLY] * total / samples
     set_place(gs.act, moves, order[best_index(adjusted, order.shape[0], rng)])

@@ -50,8 +50,8 @@ import numpy as np
 from numba import objmode
 
 from ._jit import njit
-from .actions import apply_act, legal_moves, set_fallback, set_place
-from .board import BMETA, MAX_ANCHORS, place_cells_undoable, take_back
+from .actions import apply_action, legal_moves, set_fallback, set_place
+from .board import new_undo_stack, place_in_slot, take_back_slot
 from .endgame import MOVE_CAP, W_BEST_ROW, new_workspace, solve
 from .layout import (
     A_CELL,
@@ -88,7 +88,7 @@ from .layout import (
     SPEC_ID,
 )
 from .mc import board_tiles, candidates_from_values, determinize, margin, playout_seed, reset_sim
-from .movegen import generate_all
+from .movegen import generate, generate_all
 from .policies import choose, heuristic_values
 from .rng import mix64, next_u64
 from .scoring import qwirkles_made
@@ -110,8 +110,8 @@ _SALT = np.uint64(0x632BE59BD9B4E019)
 
 SearchScratch = namedtuple("SearchScratch", "undo placed stats order endgame")
 SearchScratch.__doc__ = """The search agent's scratch, one per thread: ``undo`` the undo
-logs of a playout's placements (a tuple of four arrays with one row per slot, as
-:func:`.board.new_undo` makes one), ``placed`` int64[SLOTS, 7] each placement's tile
+logs of a playout's placements (:func:`.board.new_undo_stack`, a slot per
+placement), ``placed`` int64[SLOTS, 7] each placement's tile
 count and cells, ``stats`` float64[MAX_CANDIDATES, 2] each candidate's playouts and
 value sum, ``order`` int64[MAX_CANDIDATES] the candidates still in the race, best
 first, and ``endgame`` the solver's workspace (:func:`.endgame.new_workspace`)."""
@@ -122,12 +122,7 @@ def new_search_scratch(full):
     """A :class:`SearchScratch` (about 4 MB); with ``full`` False a minimal one of the
     same types (a thread whose agents never search)."""
     slots = SLOTS if full else 1
-    undo = (
-        np.zeros((slots, 24, 3), np.int64),
-        np.zeros((slots, MAX_ANCHORS), np.int32),
-        np.zeros((slots, BMETA), np.int64),
-        np.zeros((slots, 1), np.int64),
-    )
+    undo = new_undo_stack(slots)
     ws = new_workspace(TT_BITS, MOVE_CAP) if full else new_workspace(1, 1)
     return SearchScratch(undo, np.zeros((slots, 7), np.int64), np.zeros((MAX_CANDIDATES, 2), np.float64), np.zeros(MAX_CANDIDATES, np.int64), ws)
 
@@ -140,23 +135,43 @@ def now():
     return t
 
 
-@njit
-def _apply(sim, undo, placed, k):
-    """Apply ``sim.act``; a placement is logged in undo slot ``k``. Returns the number
-    of placements on the board after it."""
-    act = sim.act
+@njit(_nrt=False)  # no reference counts: see :mod:`._kernels`
+def _apply(board, cross, anchors, bmeta, hands, bag, gmeta, rng, act, logs, anchors_copies, bmeta_copies, counts, placed, k):
+    """Apply the action word ``act`` of a game's arrays; a placement is logged in slot
+    ``k`` of the undo stack (``logs`` ... ``counts``) and ``placed`` (its tile count
+    and cells). Returns the number of placements on the board after it."""
     if act[A_KIND] != PLACE:
-        apply_act(sim)
-        return k
-    n = act[A_N]
-    cells = act[A_CELL : A_CELL + n]
-    tiles = act[A_TILE : A_TILE + n]
-    place_cells_undoable(sim.board, sim.cross, sim.anchors, sim.bmeta, cells, tiles, n, (undo[0][k], undo[1][k], undo[2][k], undo[3][k]))
-    placed[k, 0] = n
-    placed[k, 1 : 1 + n] = cells
-    act[A_QWIRKLES] = qwirkles_made(sim.board, cells, n)
-    after_placement(sim.hands, sim.bag, sim.gmeta, tiles, n, act[A_POINTS], act[A_QWIRKLES])
-    return k + 1
+        apply_action(board, cross, anchors, bmeta, hands, bag, gmeta, rng, act)
+    else:
+        n = act[A_N]
+        placed[k, 0] = n
+        for j in range(n):
+            placed[k, 1 + j] = act[A_CELL + j]
+        cells = placed[k, 1:]
+        tiles = act[A_TILE:]
+        place_in_slot(board, cross, anchors, bmeta, cells, tiles, n, logs, anchors_copies, bmeta_copies, counts, k)
+        act[A_QWIRKLES] = qwirkles_made(board, cells, n)
+        after_placement(hands, bag, gmeta, tiles, n, act[A_POINTS], act[A_QWIRKLES])
+        k += 1
+    return k
+
+
+@njit(_nrt=False)  # no reference counts: see :mod:`._kernels`
+def _play(policy, board, cross, anchors, bmeta, hands, bag, gmeta, rng, st, act, moves, values, work, until, logs, anchors_copies, bmeta_copies, counts, placed, k):
+    """Let ``policy`` play every seat until the game is over or its turn counter
+    reaches ``until``, each placement logged from slot ``k`` on (:func:`_apply`): the
+    playouts' turn loop. Returns ``(k, n)``: the placements logged, and 0 or, when a
+    position has more moves than ``moves`` or ``values`` hold, their number (the
+    caller grows both and calls again: the position is as it was)."""
+    best_only = int(policy[SPEC_ID]) == GREEDY
+    while gmeta[G_OVER] == 0 and gmeta[G_TURNS] < until:
+        hand = hand_mask(hands, gmeta, gmeta[G_CURRENT])
+        n = generate(board, cross, anchors, bmeta, hand, opening_len(gmeta), moves, st, best_only)
+        if n > moves.shape[0] or n > values.shape[0]:
+            return k, n
+        choose(policy, board, cross, anchors, bmeta, hands, bag, gmeta, rng, act, moves, n, values, work)
+        k = _apply(board, cross, anchors, bmeta, hands, bag, gmeta, rng, act, logs, anchors_copies, bmeta_copies, counts, placed, k)
+    return k, 0
 
 
 @njit
@@ -201,23 +216,23 @@ def playout(sim, moves, values, work, cand, policy, depth, seed, ss, outlook, te
     same seed (the same determinization and streams; the undo logs leave the board as
     a rebuilt one).
     """
-    gmeta, rng = sim.gmeta, sim.rng
+    board, cross, anchors, bmeta, hands, bag, gmeta, rng, st, act = sim
+    logs, anchors_copies, bmeta_copies, counts = ss.undo
+    placed = ss.placed
     player = gmeta[G_CURRENT]
     rng[R_GAME] = mix64(np.uint64(seed))
     rng[R_AGENTS] = mix64(np.uint64(seed) ^ _SALT)
-    determinize(sim.hands, sim.bag, gmeta, player, rng, R_AGENTS)
-    undo, placed = ss.undo, ss.placed
+    determinize(hands, bag, gmeta, player, rng, R_AGENTS)
     root_turn = gmeta[G_TURNS]
-    sim.act[:] = cand
-    k = _apply(sim, undo, placed, 0)
+    act[:] = cand
+    k = _apply(board, cross, anchors, bmeta, hands, bag, gmeta, rng, act, logs, anchors_copies, bmeta_copies, counts, placed, 0)
     start = gmeta[G_TURNS]
-    greedy = int(policy[SPEC_ID]) == GREEDY
-    while gmeta[G_OVER] == 0 and (depth == 0 or gmeta[G_TURNS] - start < depth) and gmeta[G_TURNS] - root_turn < MAX_TURNS:
-        moves, n = legal_moves(sim, moves, greedy)
-        if values.shape[0] < n:
-            values = np.zeros(2 * n, np.float64)
-        choose(policy, sim, moves, n, values, work)
-        k = _apply(sim, undo, placed, k)
+    until = root_turn + MAX_TURNS if depth == 0 else min(root_turn + MAX_TURNS, start + depth)
+    while True:
+        k, more = _play(policy, board, cross, anchors, bmeta, hands, bag, gmeta, rng, st, act, moves, values, work, until, logs, anchors_copies, bmeta_copies, counts, placed, k)
+        if more == 0:
+            break
+        moves, values = np.zeros((2 * more, MOVE_COLS), np.int32), np.zeros(2 * more, np.float64)  # room for every move
     turns = gmeta[G_TURNS] - start + 1
     m = float(margin(gmeta, player))
     if gmeta[G_OVER] == 0:
@@ -231,7 +246,7 @@ def playout(sim, moves, values, work, cand, policy, depth, seed, ss, outlook, te
     elif m != 0.0:
         m += win if m > 0.0 else -win
     for i in range(k - 1, -1, -1):
-        take_back(sim.board, sim.cross, sim.anchors, sim.bmeta, placed[i, 1:], placed[i, 0], (undo[0][i], undo[1][i], undo[2][i], undo[3][i]))
+        take_back_slot(board, cross, anchors, bmeta, placed[i, 1:], placed[i, 0], logs, anchors_copies, bmeta_copies, counts, i)
     return m, turns, moves, values
 
 
@@ -243,11 +258,18 @@ def _set_root(gs, scratch):
     reset_sim(scratch.sim, root.rows, root.cols, root.tiles, ntiles, gs.hands, gs.bag, gs.gmeta, root.cells)
 
 
-@njit
+@njit(_nrt=False)  # no reference counts (20 arrays a playout): see :mod:`._kernels`
 def _restore(sim, gs):
-    sim.hands[:] = gs.hands
-    sim.bag[:] = gs.bag
-    sim.gmeta[:] = gs.gmeta
+    """Reset the playout game ``sim`` to the root ``gs`` (hands, bag, counters; the
+    playouts take their placements back). Element by element: a slice copy needs
+    numba's runtime."""
+    for p in range(gs.hands.shape[0]):
+        for i in range(gs.hands.shape[1]):
+            sim.hands[p, i] = gs.hands[p, i]
+    for i in range(gs.bag.shape[0]):
+        sim.bag[i] = gs.bag[i]
+    for i in range(gs.gmeta.shape[0]):
+        sim.gmeta[i] = gs.gmeta[i]
 
 
 @njit
