@@ -11,7 +11,9 @@ side runs in its own processes with ``PYTHONPATH`` on its ``src/`` and its own
   threads=...)``: greedy-vs-greedy on 1 thread, random, heuristic (1 thread), greedy on
   2 threads. One worker process per side stays up (kernels loaded, one warm-up batch
   each); each round asks both for every benchmark in turn, the side going first
-  alternating, so both see the same machine. The ratios are of the median rounds and
+  alternating, so both see the same machine. ``--only search``: the search agent's
+  rate instead (``search`` against greedy, 4 games a batch, one thread; an agent that
+  revisions before it lack). The ratios are of the median rounds and
   of the best rounds (on a shared machine other work only ever slows a round down, so
   the best round is the closer to the engine's own speed). One-thread figures are per
   second of the process's CPU time, which others' work on a shared machine stretches
@@ -54,6 +56,7 @@ RATES = [  # name, agents, threads, games per timed batch
     ("heuristic, 1 thread", ("heuristic", "heuristic"), 1, 2_000),
     ("greedy, 2 threads", ("greedy", "greedy"), 2, 40_000),
 ]
+SEARCH = [("search vs greedy, 1 thread", ("search", "greedy"), 1, 4)]  # --only search
 ENUM = [("enumeration, moves/s", "enum"), ("Game.legal_moves(), calls/s", "legal")]
 COLD = {
     "simulate(10), s": "qc.simulate(10, threads=1)",
@@ -131,7 +134,7 @@ def worker():
         if cmd["what"] == "rate":
             agents, threads, games = tuple(cmd["agents"]), cmd["threads"], cmd["games"]
             if (agents, threads) not in warm:
-                qc.simulate(20, agents=agents, seed=0, threads=threads)
+                qc.simulate(min(20, games), agents=agents, seed=0, threads=threads)
                 warm.add((agents, threads))
             clock = _clock(threads)
             t = clock()
@@ -219,7 +222,7 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("rev", help="the git revision to compare against (e.g. 2a3bb36)")
     ap.add_argument("--rounds", type=int, default=3, help="rounds of the rate benchmarks (default 3)")
-    ap.add_argument("--only", choices=["cold", "rates", "enum"], help="just the cold and cached starts, the batch rates, or the enumeration")
+    ap.add_argument("--only", choices=["cold", "rates", "enum", "search"], help="just the cold and cached starts, the batch rates, the enumeration, or the search agent's rate (not in the default set: revisions before it lack the agent)")
     ap.add_argument("--main-job", action="store_true", help="also the million-game main job on 2 threads (a few minutes)")
     args = ap.parse_args()
     with tempfile.TemporaryDirectory(prefix="qc-compare-") as tmp:
@@ -246,7 +249,7 @@ def main():
                 res = [s.cold(call, s.cache) for s in sides]
                 show(name, res[0][0], res[1][0])
 
-        rates = RATES if args.only in (None, "rates") else []
+        rates = RATES if args.only in (None, "rates") else SEARCH if args.only == "search" else []
         enum = ENUM if args.only in (None, "enum") else []
         if rates or enum:
             print(f"rates, median and best of {args.rounds} interleaved rounds (games/s, moves/s, calls/s)")
