@@ -13,7 +13,9 @@ side runs in its own processes with ``PYTHONPATH`` on its ``src/`` and its own
   each); each round asks both for every benchmark in turn, the side going first
   alternating, so both see the same machine. ``--only search``: the search agent's
   rate instead (``search`` against greedy, 4 games a batch, one thread; an agent that
-  revisions before it lack). The ratios are of the median rounds and
+  revisions before it lack). ``--only endgame``: the exact endgame solver's nodes per
+  CPU second over the exact solves of 30 endgames (greedy games 1000-1029 once both
+  hands hold at most 4 tiles). The ratios are of the median rounds and
   of the best rounds (on a shared machine other work only ever slows a round down, so
   the best round is the closer to the engine's own speed). One-thread figures are per
   second of the process's CPU time, which others' work on a shared machine stretches
@@ -58,6 +60,7 @@ RATES = [  # name, agents, threads, games per timed batch
 ]
 SEARCH = [("search vs greedy, 1 thread", ("search", "greedy"), 1, 4)]  # --only search
 ENUM = [("enumeration, moves/s", "enum"), ("Game.legal_moves(), calls/s", "legal")]
+ENDGAME = [("exact endgame solves, nodes/s", "endgame")]  # --only endgame
 COLD = {
     "simulate(10), s": "qc.simulate(10, threads=1)",
     "Game(2, seed=1).legal_moves(), s": "qc.Game(2, seed=1).legal_moves()",
@@ -85,6 +88,21 @@ def _positions():
             if g.turn % 5 == 0 and g.turn >= 10:
                 out.append(g.copy())
             g.play_agent("greedy")
+    return out
+
+
+def _endgames():
+    """Greedy games seeded 1000..1029 played until the bag is empty and both hands hold
+    at most 4 tiles (the endgame benchmark's exact solves)."""
+    import qwirkle_core as qc
+
+    out = []
+    for seed in range(1000, 1030):
+        g = qc.Game(2, seed=seed)
+        while not g.is_over and not (g.bag_size == 0 and max(g.hand_sizes) <= 4):
+            g.play_agent("greedy")
+        if not g.is_over:
+            out.append(g)
     return out
 
 
@@ -128,7 +146,7 @@ def worker():
     import qwirkle_core as qc
 
     warm = set()
-    enum = legal = None
+    enum = legal = endgames = None
     for line in sys.stdin:
         cmd = json.loads(line)
         if cmd["what"] == "rate":
@@ -140,6 +158,13 @@ def worker():
             t = clock()
             qc.simulate(games, agents=agents, seed=1, threads=threads)
             value = games / (clock() - t)
+        elif cmd["what"] == "endgame":
+            if endgames is None:
+                endgames = _endgames()
+                qc.solve_endgame(endgames[0], max_nodes=10)  # compile
+            t = time.process_time()
+            nodes = sum(qc.solve_endgame(g).nodes for g in endgames)
+            value = nodes / (time.process_time() - t)
         elif cmd["what"] == "enum":
             if enum is None:
                 fn, args = enum = _enum_driver(_positions())
@@ -222,7 +247,7 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("rev", help="the git revision to compare against (e.g. 2a3bb36)")
     ap.add_argument("--rounds", type=int, default=3, help="rounds of the rate benchmarks (default 3)")
-    ap.add_argument("--only", choices=["cold", "rates", "enum", "search"], help="just the cold and cached starts, the batch rates, the enumeration, or the search agent's rate (not in the default set: revisions before it lack the agent)")
+    ap.add_argument("--only", choices=["cold", "rates", "enum", "search", "endgame"], help="just the cold and cached starts, the batch rates, the enumeration, or the search agent's rate or the endgame solver's (not in the default set: revisions before them lack them)")
     ap.add_argument("--main-job", action="store_true", help="also the million-game main job on 2 threads (a few minutes)")
     args = ap.parse_args()
     with tempfile.TemporaryDirectory(prefix="qc-compare-") as tmp:
@@ -250,7 +275,7 @@ def main():
                 show(name, res[0][0], res[1][0])
 
         rates = RATES if args.only in (None, "rates") else SEARCH if args.only == "search" else []
-        enum = ENUM if args.only in (None, "enum") else []
+        enum = ENUM if args.only in (None, "enum") else ENDGAME if args.only == "endgame" else []
         if rates or enum:
             print(f"rates, median and best of {args.rounds} interleaved rounds (games/s, moves/s, calls/s)")
         figures = {name: ([], []) for name, *_ in rates + enum}
