@@ -49,7 +49,9 @@ row of :mod:`.movegen`: wrapped cells, ready for an action word).
 
 Speed: numba counts references to arrays atomically, and that took over half the time
 of a first version, so the search unpacks the workspace once and its helpers take
-plain arrays and are inlined.
+plain arrays and are inlined; the search loop (:func:`_run`) is compiled without
+numba's runtime, and a node whose moves overflow the move stack hands the growth back
+to :func:`_search`.
 """
 
 import time
@@ -84,7 +86,7 @@ W_INFO, W_CLOCK, W_ROOT, W_BEST, W_PV, W_PVROWS, W_FRAMES, W_BEST_ROW = 7, 8, 9,
 # Columns of ws[W_HANDS] (one row per seat) after the copies of each tile (0..35).
 H_SIZE, H_MASK = 36, 37
 # Fields of ws[W_INFO].
-I_NODES, I_MAX_NODES, I_STOP, I_GEN, I_ROOT_SIG, I_REACHED = 0, 1, 2, 3, 4, 5
+I_NODES, I_MAX_NODES, I_STOP, I_GEN, I_ROOT_SIG, I_REACHED, I_PLY = 0, 1, 2, 3, 4, 5, 6
 # Columns of the search's frames (one row per ply, see _search).
 F_P, F_PASSES, F_DEPTH, F_BASE, F_N, F_ALPHA, F_BETA, F_A, F_BEST, F_BEST_I = range(10)
 F_COMPLETE, F_K, F_MOVE, F_HASH, F_KEY = range(10, 15)
@@ -225,7 +227,8 @@ def _store(tt, gen, key, value, flag, draft, move):
     if j < 0:
         j = i + 1
         if new >= _priority(tt, i, gen):
-            tt[i + 1, :] = tt[i, :]  # the displaced entry moves to the second slot
+            for f in range(3):  # the displaced entry moves to the second slot
+                tt[i + 1, f] = tt[i, f]
             j = i
     elif new < _priority(tt, j, gen):
         return
@@ -263,7 +266,8 @@ def _sort(stack, order, base, n, hand_size, first, bucket):
     """Order the moves ``stack[base:base + n]`` (indices from ``base`` into ``order``):
     the one whose signature is ``first`` (if any), then by points (+6 for going out)
     from high to low, then in generation order (a counting sort)."""
-    bucket[:] = 0
+    for k in range(bucket.shape[0]):
+        bucket[k] = 0
     top = bucket.shape[0] - 2
     for i in range(n):
         bucket[_sort_key(stack, base + i, hand_size, top) + 1] += 1
@@ -333,7 +337,8 @@ def _record(fr, ply, root, stack, row, v, c):
         fr[ply, F_BEST] = v
         fr[ply, F_BEST_I] = row - fr[ply, F_BASE]
         if ply == 0:
-            root[:] = stack[row]
+            for j in range(MOVE_COLS):
+                root[j] = stack[row, j]
         if v > fr[ply, F_A]:
             fr[ply, F_A] = v
             if v >= fr[ply, F_BETA]:
@@ -348,11 +353,13 @@ def _search(ws, board, cross, anchors, bmeta, p0, passes0, h0, depth0, olen, alp
     ``(value, complete)``. Fail-soft: a value <= alpha0 is an upper bound, one >= beta0
     a lower bound. The best root move is left in ``ws[W_ROOT]``. After a stop the
     result means nothing, nothing more is stored, and the board is restored.
+
+    The search itself is :func:`_run`, compiled without numba's runtime (reference
+    counts took 28% of a solve); when a node's moves do not fit on the move stack it
+    stops there, and this grows a copy of the stack (kept for this search only, so
+    results never depend on earlier calls) and lets it go on from that node.
     """
-    tt, stack, order, undo, st = ws[W_TT], ws[W_MOVES], ws[W_ORDER], ws[W_UNDO], ws[W_ST]
-    bucket, hands, info, clock, root, fr = ws[W_BUCKET], ws[W_HANDS], ws[W_INFO], ws[W_CLOCK], ws[W_ROOT], ws[W_FRAMES]
-    gen = info[I_GEN]
-    ply = 0
+    fr = ws[W_FRAMES]
     fr[0, F_P] = p0
     fr[0, F_PASSES] = passes0
     fr[0, F_DEPTH] = depth0
@@ -360,6 +367,27 @@ def _search(ws, board, cross, anchors, bmeta, p0, passes0, h0, depth0, olen, alp
     fr[0, F_ALPHA] = alpha0
     fr[0, F_BETA] = beta0
     fr[0, F_HASH] = h0
+    stack, order, undo = ws[W_MOVES], ws[W_ORDER], ws[W_UNDO]
+    resume = False
+    while True:
+        v, c, need = _run(ws[W_TT], stack, order, undo, ws[W_ST], ws[W_BUCKET], ws[W_HANDS], ws[W_INFO], ws[W_CLOCK], ws[W_ROOT], fr, board, cross, anchors, bmeta, depth0, olen, resume)
+        if need == 0:
+            return v, c
+        bigger = np.zeros((2 * need, MOVE_COLS), np.int32)
+        bigger[: stack.shape[0]] = stack
+        longer = np.zeros(2 * need, np.int32)
+        longer[: order.shape[0]] = order
+        stack, order, resume = bigger, longer, True
+
+
+@njit(_nrt=False)  # no reference counts: see :mod:`._kernels`
+def _run(tt, stack, order, undo, st, bucket, hands, info, clock, root, fr, board, cross, anchors, bmeta, depth0, olen, resume):
+    """:func:`_search` from the root set up in ``fr[0]`` (``resume``: from the node
+    ``fr[info[I_PLY]]`` whose moves did not fit, already counted): ``(value, complete,
+    0)``, or ``(0, False, rows)`` when a node needs ``rows`` rows of the move stack (the
+    node's line stays on the board for the call that goes on)."""
+    gen = info[I_GEN]
+    ply = info[I_PLY] if resume else np.int64(0)
     mode = _ENTER
     v = np.int64(0)  # the value just returned by a child (RETURN mode)
     c = True
@@ -369,7 +397,9 @@ def _search(ws, board, cross, anchors, bmeta, p0, passes0, h0, depth0, olen, alp
             alpha, beta = fr[ply, F_ALPHA], fr[ply, F_BETA]
             fr[ply, F_MOVE] = -1  # no move of this node on the board yet
             info[I_REACHED] = max(info[I_REACHED], depth0 - depth)
-            if _tick(info, clock):
+            if resume:
+                resume = False  # this node was counted before the stack grew
+            elif _tick(info, clock):
                 break
             key = _key(fr[ply, F_HASH], p, passes)
             fr[ply, F_KEY] = key
@@ -388,14 +418,18 @@ def _search(ws, board, cross, anchors, bmeta, p0, passes0, h0, depth0, olen, alp
                         continue
             if ply == 0 and hint == 0:
                 hint = info[I_ROOT_SIG]
-            stack, order, n = _generate(stack, order, base, board, cross, anchors, bmeta, hands[p, H_MASK], olen, st, depth <= 0)
+            n = generate(board, cross, anchors, bmeta, hands[p, H_MASK], olen if bmeta[B_TILES] == 0 else 0, stack[base:], st, depth <= 0)
+            if base + n > stack.shape[0]:
+                info[I_PLY] = ply
+                return np.int64(0), False, base + n
             fr[ply, F_N] = n
             if n == 0:
                 if passes > 0:  # both passed: the game is over
                     v, c = np.int64(0), True
                     continue
                 if ply == 0:
-                    root[:] = 0
+                    for j in range(MOVE_COLS):
+                        root[j] = 0
                 # A forced pass (no depth used): the child's value, negated on return.
                 fr[ply + 1, F_P] = 1 - p
                 fr[ply + 1, F_PASSES] = 1
@@ -419,7 +453,7 @@ def _search(ws, board, cross, anchors, bmeta, p0, passes0, h0, depth0, olen, alp
             mode = _NEXT
         elif mode == _RETURN:
             if ply == 0:
-                return v, c
+                return v, c, np.int64(0)
             ply -= 1
             if fr[ply, F_N] == 0:  # a pass node
                 v = -v
@@ -472,7 +506,7 @@ def _search(ws, board, cross, anchors, bmeta, p0, passes0, h0, depth0, olen, alp
     for q in range(ply - 1, -1, -1):
         if fr[q, F_N] > 0 and fr[q, F_MOVE] >= 0:
             _take_back(board, cross, anchors, bmeta, undo, q, stack, fr[q, F_BASE] + fr[q, F_MOVE], hands, fr[q, F_P])
-    return np.int64(0), False
+    return np.int64(0), False, np.int64(0)
 
 
 @njit
