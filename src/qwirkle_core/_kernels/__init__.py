@@ -35,7 +35,7 @@ Compile time and speed (issue 13; figures in docs/architecture.md, "Performance"
   calls no other (non-inlined) kernel. One that does keeps a pair for every array
   argument (numba 0.68: the branch that passes a callee's error on carries no
   decrefs, and its pruning then keeps them all), so the per-turn kernels of the
-  playouts and the solver's placements are compiled without numba's runtime
+  playouts and the solver's search loop and placements are compiled without numba's runtime
   (``njit(_nrt=False)``: no counts at all). Such a kernel must not allocate, copy a
   slice (``a[:] = b``: numba's runtime; copy element by element), return an array or
   keep one a callee returns: it borrows its arguments from callers that hold them.
