@@ -84,7 +84,7 @@ def search_turn(spec, gs, moves, scratch, searchers):
     :func:`.policies.simple_turn`): the heuristic's reply search, or with ``searchers``
     (a constant at each call site) also the Monte Carlo and search agents. Returns the
     move buffer."""
-    moves, n = legal_moves(gs, moves, False)
+    moves, n = legal_moves(gs, moves, np.bool_(False))
     values = scratch.values
     if values.shape[0] < n:
         values = np.zeros(n, np.float64)

@@ -558,7 +558,7 @@ def _principal_variation(ws, board, cross, anchors, bmeta, p, passes, h, olen, v
     played = np.full(MAX_PLY, -1, np.int64)  # the seat of each placement put down
     k = 0
     while k < MAX_PLY:
-        mv, _, n = _generate(ws[W_MOVES], ws[W_ORDER], 0, board, cross, anchors, bmeta, hands[p, H_MASK], olen, ws[W_ST], False)
+        mv, _, n = _generate(ws[W_MOVES], ws[W_ORDER], 0, board, cross, anchors, bmeta, hands[p, H_MASK], olen, ws[W_ST], np.bool_(False))
         if n == 0:  # a pass (the second in a row ends the game)
             rows[k, :] = 0
             _output(bmeta, rows[k], pv[k])
@@ -648,7 +648,7 @@ def solve(ws, board, cross, anchors, bmeta, hands, gmeta, max_nodes, time_ms):
     ws[W_CLOCK][0] = _now() + time_ms / 1000.0 if time_ms > 0 else 0.0
     # Until a search completes: the greedy choice, its points as the estimate.
     stack, order = ws[W_MOVES], ws[W_ORDER]
-    stack, order, n = _generate(stack, order, 0, board, cross, anchors, bmeta, held[p, H_MASK], olen, ws[W_ST], False)
+    stack, order, n = _generate(stack, order, 0, board, cross, anchors, bmeta, held[p, H_MASK], olen, ws[W_ST], np.bool_(False))
     value = np.int64(0)
     ws[W_ROOT][:] = 0
     if n > 0:
@@ -660,7 +660,7 @@ def solve(ws, board, cross, anchors, bmeta, hands, gmeta, max_nodes, time_ms):
     kind = ESTIMATE
     depth = 0
     for d in (1, 2):
-        v, complete = _search(ws, board, cross, anchors, bmeta, p, passes, h, d, olen, -INF, INF)
+        v, complete = _search(ws, board, cross, anchors, bmeta, p, passes, h, d, olen, np.int64(-INF), np.int64(INF))
         if info[I_STOP]:
             break
         _accept(ws, bmeta)
@@ -675,7 +675,7 @@ def solve(ws, board, cross, anchors, bmeta, hands, gmeta, max_nodes, time_ms):
         lo, hi, guess = -INF, INF, value
         while lo < hi:
             b = max(guess, lo + 1)
-            v, _ = _search(ws, board, cross, anchors, bmeta, p, passes, h, FULL_DEPTH, olen, b - 1, b)
+            v, _ = _search(ws, board, cross, anchors, bmeta, p, passes, h, np.int64(FULL_DEPTH), olen, b - 1, b)
             if info[I_STOP]:
                 break
             if v < b:

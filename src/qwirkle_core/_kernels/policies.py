@@ -324,7 +324,7 @@ def _best_reply(gs, hand, size, exact, moves):
     """The best points the next player could score with the tile set ``hand`` (of
     ``size`` tiles), +6 for going out when ``exact`` (the bag is empty). Returns
     ``(points, moves)``."""
-    moves, n = generate_all(gs.board, gs.cross, gs.anchors, gs.bmeta, hand, 0, moves, gs.gen_scratch, False)
+    moves, n = generate_all(gs.board, gs.cross, gs.anchors, gs.bmeta, hand, np.int64(0), moves, gs.gen_scratch, np.bool_(False))
     best = 0
     for i in range(n):
         best = max(best, moves[i, M_SCORE] + (6 if exact and moves[i, M_N] == size else 0))
@@ -371,12 +371,12 @@ def reply_choose(spec, gs, moves, n, values, smoves, undo):
         for i in range(m):
             cells[i] = moves[order[c], M_CELL + i]
             tiles[i] = moves[order[c], M_TILE + i]
-        place_in_slot(board, cross, anchors, bmeta, cells, tiles, m, undo[0], undo[1], undo[2], undo[3], 0)
+        place_in_slot(board, cross, anchors, bmeta, cells, tiles, m, undo[0], undo[1], undo[2], undo[3], np.int64(0))
         total = 0.0
         if not (exact and m == gmeta[G_HAND + player]):  # going out ends the game
             for j in range(samples):
                 best, smoves = _best_reply(gs, trial[j], size, exact, smoves)
                 total += best
-        take_back_slot(board, cross, anchors, bmeta, cells, m, undo[0], undo[1], undo[2], undo[3], 0)
+        take_back_slot(board, cross, anchors, bmeta, cells, m, undo[0], undo[1], undo[2], undo[3], np.int64(0))
         adjusted[c] = values[order[c]] - spec[P_HEUR_REPLY] * total / samples
     set_place(gs.act, moves, order[best_index(adjusted, order.shape[0], rng)])

@@ -180,7 +180,7 @@ def _best_score(sim, moves, player):
     now (0 without a placement), and the maybe grown move buffer."""
     gmeta = sim.gmeta
     hand = hand_mask(sim.hands, gmeta, player)
-    moves, n = generate_all(sim.board, sim.cross, sim.anchors, sim.bmeta, hand, opening_len(gmeta), moves, sim.gen_scratch, True)
+    moves, n = generate_all(sim.board, sim.cross, sim.anchors, sim.bmeta, hand, opening_len(gmeta), moves, sim.gen_scratch, np.bool_(True))
     return (moves[0, M_SCORE] if n else 0), moves
 
 
@@ -190,7 +190,7 @@ def next_scores(sim, moves, player):
     ``sim``'s board, the same for its rival, the rival (the other player of the highest
     score, the first of equals), and the maybe grown move buffer."""
     gmeta = sim.gmeta
-    rival = -1
+    rival = np.int64(-1)
     for p in range(gmeta[G_PLAYERS]):
         if p != player and (rival < 0 or gmeta[G_SCORE + p] > gmeta[G_SCORE + rival]):
             rival = p
@@ -225,7 +225,7 @@ def playout(sim, moves, values, work, cand, policy, depth, seed, ss, outlook, te
     determinize(hands, bag, gmeta, player, rng, R_AGENTS)
     root_turn = gmeta[G_TURNS]
     act[:] = cand
-    k = _apply(board, cross, anchors, bmeta, hands, bag, gmeta, rng, act, logs, anchors_copies, bmeta_copies, counts, placed, 0)
+    k = _apply(board, cross, anchors, bmeta, hands, bag, gmeta, rng, act, logs, anchors_copies, bmeta_copies, counts, placed, np.int64(0))
     start = gmeta[G_TURNS]
     until = root_turn + MAX_TURNS if depth == 0 else min(root_turn + MAX_TURNS, start + depth)
     while True:
@@ -279,7 +279,7 @@ def rank_candidates(gs, moves, n, values, limit, out):
     number (0 when n is 0)."""
     if n == 0:
         return 0
-    heuristic_values(gs, moves, n, DEFAULT_SPECS[HEURISTIC], values)
+    heuristic_values(gs, moves, n, DEFAULT_SPECS[HEURISTIC].copy(), values)  # a writable row: the batches' type
     return candidates_from_values(moves, n, values, limit, out)
 
 
@@ -294,7 +294,7 @@ def _endgame(spec, gs, ss):
     """The solver's move within the budget, into ``gs.act`` (two players, empty bag)."""
     time_ms = spec[P_SEARCH_TIME]
     if spec[P_SEARCH_BUDGET] == CLOCK:
-        solve(ss.endgame, gs.board, gs.cross, gs.anchors, gs.bmeta, gs.hands, gs.gmeta, 0, time_ms)
+        solve(ss.endgame, gs.board, gs.cross, gs.anchors, gs.bmeta, gs.hands, gs.gmeta, np.int64(0), time_ms)
     else:
         solve(ss.endgame, gs.board, gs.cross, gs.anchors, gs.bmeta, gs.hands, gs.gmeta, max(int(time_ms * NODES_PER_MS), 1), 0.0)
     row = ss.endgame[W_BEST_ROW]
@@ -396,6 +396,6 @@ def engine_candidates(gs, limit, scratch, out):
     """The search's candidates in the position ``gs`` (left unchanged): the ``limit``
     placements of the highest heuristic value as action rows of ``out``, best first;
     returns their number (0 when the player to move cannot place)."""
-    moves, n = legal_moves(gs, scratch.sim_moves, False)
+    moves, n = legal_moves(gs, scratch.sim_moves, np.bool_(False))
     values = scratch.values if scratch.values.shape[0] >= n else np.zeros(n, np.float64)
     return rank_candidates(gs, moves, n, values, limit, out)
