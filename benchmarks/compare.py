@@ -27,7 +27,10 @@ side runs in its own processes with ``PYTHONPATH`` on its ``src/`` and its own
 - cold start, each in a fresh process with an empty cache: ``import qwirkle_core;
   qc.simulate(10, threads=1)`` and ``qc.Game(2, seed=1).legal_moves()`` (seconds from
   before the import to the call's return, and peak RSS); then the same two again on the
-  cache the first left (cached start).
+  cache the first left (cached start). ``--only cold-search``: instead the cold start of
+  one game of the search agent against greedy, ``qc.simulate(1, ["search", "greedy"],
+  threads=1)`` (the largest set of kernels a call compiles), ``--rounds`` times, the
+  side going first alternating.
 - ``--main-job``: the README's main job, ``qwirkle simulate --games 1000000 --agents
   greedy,greedy --seed 1 --threads 2 --out FILE.parquet``, once per side on a warm
   cache: its wall time, the time it reports for the games, and its peak RSS.
@@ -65,6 +68,7 @@ COLD = {
     "simulate(10), s": "qc.simulate(10, threads=1)",
     "Game(2, seed=1).legal_moves(), s": "qc.Game(2, seed=1).legal_moves()",
 }
+COLD_SEARCH = {"simulate(1, search vs greedy), s": 'qc.simulate(1, ["search", "greedy"], threads=1)'}
 COLD_SCRIPT = """
 import resource, sys, time
 t0 = time.perf_counter()
@@ -247,7 +251,7 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("rev", help="the git revision to compare against (e.g. 2a3bb36)")
     ap.add_argument("--rounds", type=int, default=3, help="rounds of the rate benchmarks (default 3)")
-    ap.add_argument("--only", choices=["cold", "rates", "enum", "search", "endgame"], help="just the cold and cached starts, the batch rates, the enumeration, or the search agent's rate or the endgame solver's (not in the default set: revisions before them lack them)")
+    ap.add_argument("--only", choices=["cold", "rates", "enum", "search", "endgame", "cold-search"], help="just the cold and cached starts, the batch rates, the enumeration, or the search agent's rate, the endgame solver's or the search agent's cold start (not in the default set: revisions before them lack them)")
     ap.add_argument("--main-job", action="store_true", help="also the million-game main job on 2 threads (a few minutes)")
     args = ap.parse_args()
     with tempfile.TemporaryDirectory(prefix="qc-compare-") as tmp:
@@ -273,6 +277,19 @@ def main():
                     s.cold(call, s.cache)
                 res = [s.cold(call, s.cache) for s in sides]
                 show(name, res[0][0], res[1][0])
+
+        if args.only == "cold-search":
+            print(f"cold start (empty cache), median and best of {args.rounds} rounds, seconds to the call's return; peak MB")
+            for name, call in COLD_SEARCH.items():
+                res = ([], [])
+                for r in range(args.rounds):
+                    for i in [0, 1] if r % 2 == 0 else [1, 0]:
+                        res[i].append(sides[i].cold(call, tempfile.mkdtemp(prefix="cold-", dir=tmp)))
+                        print(f"  round {r + 1}, {sides[i].name}: {res[i][-1][0]:.1f} s, {res[i][-1][1]:.0f} MB", flush=True)
+                seconds = [[t for t, _ in side] for side in res]
+                show(name, statistics.median(seconds[0]), statistics.median(seconds[1]))
+                show("  best round", min(seconds[0]), min(seconds[1]))
+                show("  peak MB", max(m for _, m in res[0]), max(m for _, m in res[1]))
 
         rates = RATES if args.only in (None, "rates") else SEARCH if args.only == "search" else []
         enum = ENUM if args.only in (None, "enum") else ENDGAME if args.only == "endgame" else []
