@@ -58,7 +58,7 @@ def run_plain(seeds, specs, rule_opening, scores, qwirkles, stats):
     values = np.zeros(0, np.float64)
     for g in range(seeds.shape[0]):
         _start(gs, seeds[g], specs.shape[0], rule_opening)
-        moves, values = play_turns(specs, board, cross, anchors, bmeta, hands, bag, gmeta, rng, st, act, moves, values, values, MAX_TURNS, True, False)
+        moves, values = play_turns(specs, board, cross, anchors, bmeta, hands, bag, gmeta, rng, st, act, moves, values, values, np.int64(MAX_TURNS), True, False)
         record_row(gmeta, g, scores, qwirkles, stats)
 
 
@@ -72,7 +72,7 @@ def run_heuristic(seeds, specs, rule_opening, scores, qwirkles, stats):
     for g in range(seeds.shape[0]):
         _start(gs, seeds[g], specs.shape[0], rule_opening)
         while gmeta[G_OVER] == 0 and gmeta[G_TURNS] < MAX_TURNS:
-            moves, values = play_turns(specs, board, cross, anchors, bmeta, hands, bag, gmeta, rng, st, act, moves, values, work, MAX_TURNS, True, True)
+            moves, values = play_turns(specs, board, cross, anchors, bmeta, hands, bag, gmeta, rng, st, act, moves, values, work, np.int64(MAX_TURNS), True, True)
             if gmeta[G_OVER] == 0 and gmeta[G_TURNS] < MAX_TURNS:  # a reply search is due
                 moves = search_turn(specs[gmeta[G_CURRENT]], gs, moves, scratch, False)
         record_row(gmeta, g, scores, qwirkles, stats)

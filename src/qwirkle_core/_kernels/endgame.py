@@ -556,7 +556,7 @@ def _principal_variation(ws, board, cross, anchors, bmeta, p, passes, h, olen, v
     tt, hands, pv, rows, undo = ws[W_TT], ws[W_HANDS], ws[W_PV], ws[W_PVROWS], ws[W_UNDO]
     gen = ws[W_INFO][I_GEN]
     played = np.full(MAX_PLY, -1, np.int64)  # the seat of each placement put down
-    k = 0
+    k = np.int64(0)
     while k < MAX_PLY:
         mv, _, n = _generate(ws[W_MOVES], ws[W_ORDER], 0, board, cross, anchors, bmeta, hands[p, H_MASK], olen, ws[W_ST], np.bool_(False))
         if n == 0:  # a pass (the second in a row ends the game)
