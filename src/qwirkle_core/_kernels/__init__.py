@@ -27,7 +27,10 @@ Compile time and speed (issue 13; figures in docs/architecture.md, "Performance"
   (cached on disk); an argument that is a constant in the caller (``step(c, d, 1)``)
   is a literal type to numba, and each literal value compiles another specialisation.
   So: no default arguments on kernels (an omitted argument is one more), loop-carried
-  counters start as ``np.int64(0)``, and a batch runs only the kernel its agents need.
+  counters start as ``np.int64(0)``, a constant passed where other call sites pass a
+  variable is wrapped (``np.int64(0)``, ``np.bool_(False)``; a read-only global table's
+  row is copied), and a batch runs only the kernel its agents need. Literals stay only
+  where they prune code (``policies.play_turns``' ``replies`` and ``heuristic``).
 - Reference counts: numba counts the references of the arrays a call passes, with
   atomic operations where it cannot prove them balanced. The hot loops pass arrays one
   by one (not the state tuple), and their callees end in one exit that still uses
