@@ -245,14 +245,19 @@ def _generate(stack, order, base, board, cross, anchors, bmeta, hand, olen, st, 
     ol = olen if bmeta[B_TILES] == 0 else 0
     n = generate(board, cross, anchors, bmeta, hand, ol, stack[base:], st, best_only)
     if base + n > stack.shape[0]:
-        bigger = np.zeros((2 * (base + n), MOVE_COLS), np.int32)
-        bigger[:base] = stack[:base]
-        stack = bigger
-        longer = np.zeros(2 * (base + n), np.int32)
-        longer[:base] = order[:base]
-        order = longer
+        stack, order = _grown(stack, order, base + n)
         n = generate(board, cross, anchors, bmeta, hand, ol, stack[base:], st, best_only)
     return stack, order, n
+
+
+@njit
+def _grown(stack, order, rows):
+    """Copies of the move stack and its order array with room for twice ``rows`` rows."""
+    bigger = np.zeros((2 * rows, MOVE_COLS), np.int32)
+    bigger[: stack.shape[0]] = stack
+    longer = np.zeros(2 * rows, np.int32)
+    longer[: order.shape[0]] = order
+    return bigger, longer
 
 
 @njit(inline="always")
@@ -373,11 +378,8 @@ def _search(ws, board, cross, anchors, bmeta, p0, passes0, h0, depth0, olen, alp
         v, c, need = _run(ws[W_TT], stack, order, undo, ws[W_ST], ws[W_BUCKET], ws[W_HANDS], ws[W_INFO], ws[W_CLOCK], ws[W_ROOT], fr, board, cross, anchors, bmeta, depth0, olen, resume)
         if need == 0:
             return v, c
-        bigger = np.zeros((2 * need, MOVE_COLS), np.int32)
-        bigger[: stack.shape[0]] = stack
-        longer = np.zeros(2 * need, np.int32)
-        longer[: order.shape[0]] = order
-        stack, order, resume = bigger, longer, True
+        stack, order = _grown(stack, order, need)
+        resume = True
 
 
 @njit(_nrt=False)  # no reference counts: see :mod:`._kernels`
