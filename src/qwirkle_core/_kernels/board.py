@@ -192,12 +192,6 @@ def _grow_bbox(bmeta, r, c):
         bmeta[B_MAXC] = max(bmeta[B_MAXC], c)
 
 
-@njit(inline="always")
-def _live(board, cross, a):
-    """Whether cell ``a`` is still an anchor: empty, and some tile can go there."""
-    return board[a] < 0 and (cross[a, 0] & cross[a, 1] & ALL) != 0
-
-
 @njit(inline="always")  # into the three placing kernels
 def _put(board, cross, anchors, bmeta, cells, tiles, n, one_line, log, saved):
     """Put the tiles down and update the masks and anchors. ``one_line``: the tiles
@@ -207,7 +201,7 @@ def _put(board, cross, anchors, bmeta, cells, tiles, n, one_line, log, saved):
     the anchors the placement overwrites are first written to it at their own
     indices (those from the first one it drops to the count before it). Returns
     ``(logged, first)``: the number of cross words logged and the index of the first
-    anchor dropped (at least the count before it when none of those was). Callers that keep no log
+    anchor dropped (the count before it when none was). Callers that keep no log
     pass ``cross[:0]`` and ``anchors[:0]``, empty views, so no array is allocated per
     placement."""
     logged = 0
@@ -238,17 +232,16 @@ def _put(board, cross, anchors, bmeta, cells, tiles, n, one_line, log, saved):
     # shrink as tiles arrive, so a dead anchor stays dead. The list keeps its order, so
     # the entries before the first one dropped stay as they were, and only those from
     # it on (before the new ones) need saving for an undo.
-    count = bmeta[B_ANCHORS]
-    first = 0
-    while first < count and _live(board, cross, anchors[first]):
-        first += 1
-    if saved.shape[0] > 0:
-        for i in range(first, before):
-            saved[i] = anchors[i]
-    k = first
-    for i in range(first + 1, count):
+    k = 0
+    first = before
+    for i in range(bmeta[B_ANCHORS]):
         a = anchors[i]
-        if _live(board, cross, a):
+        live = board[a] < 0 and (cross[a, 0] & cross[a, 1] & ALL) != 0
+        if not live and i < first:
+            first = i
+        if saved.shape[0] > 0 and first <= i < before:
+            saved[i] = a
+        if live:
             anchors[k] = a
             k += 1
     bmeta[B_ANCHORS] = k
