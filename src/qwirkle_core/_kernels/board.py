@@ -193,19 +193,14 @@ def _grow_bbox(bmeta, r, c):
 
 
 @njit(inline="always")  # into the three placing kernels
-def _put(board, cross, anchors, bmeta, cells, tiles, n, one_line, log, saved):
+def _put(board, cross, anchors, bmeta, cells, tiles, n, one_line, log):
     """Put the tiles down and update the masks and anchors. ``one_line``: the tiles
     are one placement (one line), whose two ends need updating only once. When
     ``log`` (int64[k, 3]) is not empty, every cross word changed is first written to
-    it as (cell, word 0, word 1); when ``saved`` (int32[MAX_ANCHORS]) is not empty,
-    the anchors the placement overwrites are first written to it at their own
-    indices (those from the first one it drops to the count before it). Returns
-    ``(logged, first)``: the number of cross words logged and the index of the first
-    anchor dropped (the count before it when none was). Callers that keep no log
-    pass ``cross[:0]`` and ``anchors[:0]``, empty views, so no array is allocated per
-    placement."""
+    it as (cell, word 0, word 1); returns the number of entries written. Callers that
+    keep no log pass ``cross[:0]``, an empty int64 2-D view, so no array is allocated
+    per placement."""
     logged = 0
-    before = bmeta[B_ANCHORS]
     for i in range(n):
         board[cells[i]] = tiles[i]
     # The ends of a placement's own line are the same from each of its tiles.
@@ -229,23 +224,15 @@ def _put(board, cross, anchors, bmeta, cells, tiles, n, one_line, log, saved):
                     anchors[bmeta[B_ANCHORS]] = j
                     bmeta[B_ANCHORS] += 1
     # Keep the anchors that are still empty and can still take some tile: masks only
-    # shrink as tiles arrive, so a dead anchor stays dead. The list keeps its order, so
-    # the entries before the first one dropped stay as they were, and only those from
-    # it on (before the new ones) need saving for an undo.
+    # shrink as tiles arrive, so a dead anchor stays dead.
     k = 0
-    first = before
     for i in range(bmeta[B_ANCHORS]):
         a = anchors[i]
-        live = board[a] < 0 and (cross[a, 0] & cross[a, 1] & ALL) != 0
-        if not live and i < first:
-            first = i
-        if saved.shape[0] > 0 and first <= i < before:
-            saved[i] = a
-        if live:
+        if board[a] < 0 and (cross[a, 0] & cross[a, 1] & ALL) != 0:
             anchors[k] = a
             k += 1
     bmeta[B_ANCHORS] = k
-    return logged, first
+    return logged
 
 
 @njit(inline="always")
@@ -260,9 +247,9 @@ def _grow_bbox_cells(bmeta, cells, n):
 def place_cells(board, cross, anchors, bmeta, cells, tiles, n):
     """Put ``tiles[:n]`` on wrapped ``cells[:n]`` (already checked legal) and update masks."""
     _grow_bbox_cells(bmeta, cells, n)
-    log, saved = cross[:0], anchors[:0]  # empty: no copy kept
-    _put(board, cross, anchors, bmeta, cells, tiles, n, True, log, saved)
-    keep(board, cross, anchors, bmeta, cells, tiles, log, saved)
+    log = cross[:0]  # empty: no copy kept
+    _put(board, cross, anchors, bmeta, cells, tiles, n, True, log)
+    keep(board, cross, anchors, bmeta, cells, tiles, log)
 
 
 @njit
@@ -272,17 +259,16 @@ def place_at(board, cross, anchors, bmeta, rows, cols, tiles, n, cells_scratch):
         _grow_bbox(bmeta, rows[i], cols[i])
         bmeta[B_TILES] += 1
         cells_scratch[i] = cell_of(rows[i], cols[i])
-    _put(board, cross, anchors, bmeta, cells_scratch, tiles, n, False, cross[:0], anchors[:0])
+    _put(board, cross, anchors, bmeta, cells_scratch, tiles, n, False, cross[:0])
 
 
 @njit
 def new_undo_stack(slots):
     """Scratch to take back up to ``slots`` placements made one after the other (a
     playout's, a search line's), a slot each: the changed cross words
-    int64[slots, 24, 3], the anchors overwritten int32[slots, MAX_ANCHORS] (at their
-    own indices), a copy of bmeta int64[slots, BMETA], and int64[slots, 2] the count
-    of cross words and the index of the first anchor overwritten."""
-    return np.zeros((slots, 24, 3), np.int64), np.zeros((slots, MAX_ANCHORS), np.int32), np.zeros((slots, BMETA), np.int64), np.zeros((slots, 2), np.int64)
+    int64[slots, 24, 3], a copy of the anchors int32[slots, MAX_ANCHORS] and of bmeta
+    int64[slots, BMETA], and the count of cross words int64[slots, 1]."""
+    return np.zeros((slots, 24, 3), np.int64), np.zeros((slots, MAX_ANCHORS), np.int32), np.zeros((slots, BMETA), np.int64), np.zeros((slots, 1), np.int64)
 
 
 @njit(_nrt=False)  # no reference counts: see :mod:`._kernels`
@@ -290,10 +276,12 @@ def place_in_slot(board, cross, anchors, bmeta, cells, tiles, n, logs, anchors_c
     """:func:`place_cells`, remembering in slot ``slot`` of a :func:`new_undo_stack`
     (its four arrays passed one by one) what it changed. Copies are made element by
     element: a slice copy needs numba's runtime."""
+    for i in range(bmeta[B_ANCHORS]):
+        anchors_copies[slot, i] = anchors[i]
     for i in range(BMETA):
         bmeta_copies[slot, i] = bmeta[i]
     _grow_bbox_cells(bmeta, cells, n)
-    counts[slot, 0], counts[slot, 1] = _put(board, cross, anchors, bmeta, cells, tiles, n, True, logs[slot], anchors_copies[slot])
+    counts[slot, 0] = _put(board, cross, anchors, bmeta, cells, tiles, n, True, logs[slot])
 
 
 @njit(_nrt=False)
@@ -307,7 +295,7 @@ def take_back_slot(board, cross, anchors, bmeta, cells, n, logs, anchors_copies,
         board[cells[i]] = EMPTY
     for i in range(BMETA):
         bmeta[i] = bmeta_copies[slot, i]
-    for i in range(counts[slot, 1], bmeta[B_ANCHORS]):
+    for i in range(bmeta[B_ANCHORS]):
         anchors[i] = anchors_copies[slot, i]
 
 
