@@ -411,3 +411,38 @@ def test_refuses_what_it_cannot_solve():
     for bad in (0, -1.5, float("nan")):
         with pytest.raises(ValueError, match="time_ms"):
             solve_endgame(g, time_ms=bad)
+
+
+# The solver's answers on the endgames of greedy games 1000-1009 (``greedy_game``, played
+# on until the bag is empty and no hand holds more than 4 or 6 tiles), pinned: (seed,
+# most tiles a hand, max_nodes, value, kind, nodes, depth, move). The exact values
+# agree with the minimax above; the node-limited answers depend on the order of the
+# search. So a change meant to keep every answer (a faster kernel, one compile fewer)
+# cannot change one unnoticed; a change of the search updates this table.
+PINNED = [
+    (1000, 4, None, -13, "exact", 1253, 5, "G2@-3,-4"),
+    (1000, 6, 40000, -5, "estimate", 40001, 2, "P3@4,-1 R3@5,-1"),
+    (1001, 4, None, 3, "exact", 3059, 4, "B4@3,0"),
+    (1001, 6, 3000, -1, "estimate", 3001, 2, "O5@2,16 O2@3,16 O6@4,16"),
+    (1002, 4, None, 14, "exact", 379, 2, "Y3@-5,8 O3@-4,8"),
+    (1003, 4, None, 22, "exact", 5912, 4, "P6@-1,4"),
+    (1003, 6, 40000, 17, "lower_bound", 40001, 7, "B5@10,4 Y5@10,5"),
+    (1003, 6, 3000, 11, "estimate", 3001, 2, "B5@10,4 Y5@10,5"),
+    (1004, 4, None, -5, "exact", 4285, 2, "P5@-6,5 P3@-5,5 P2@-4,5"),
+    (1004, 6, 40000, -5, "lower_bound", 40001, 4, "B6@-8,-9 Y6@-7,-9"),
+    (1004, 6, 3000, -10, "estimate", 3001, 2, "B6@-8,-9 Y6@-7,-9"),
+    (1005, 4, None, 10, "exact", 2670, 4, "Y3@-2,0"),
+    (1006, 4, None, -25, "exact", 2189, 5, "Y1@-9,3 B1@-9,4"),
+    (1007, 4, None, 1, "exact", 1942, 4, "G1@5,10 O1@5,11"),
+    (1008, 4, None, 6, "exact", 833, 4, "B5@4,9"),
+    (1009, 4, None, 21, "exact", 1720, 4, "Y2@11,7"),
+]
+
+
+def test_the_solvers_answers_on_greedy_endgames_are_pinned():
+    answers = []
+    for seed, most, max_nodes, *_ in PINNED:
+        g = greedy_game(seed, lambda g, most=most: g.bag_size == 0 and max(g.hand_sizes) <= most)
+        r = solve_endgame(g, max_nodes=max_nodes)
+        answers.append((seed, most, max_nodes, r.value, r.kind, r.nodes, r.depth, str(r.move)))
+    assert answers == PINNED

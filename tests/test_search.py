@@ -21,6 +21,7 @@ from qwirkle_core._kernels import search as _se
 from qwirkle_core._kernels.actions import legal_moves
 from qwirkle_core._kernels.policies import heuristic_values
 from qwirkle_core.endgame import solve_endgame
+from qwirkle_core.tournament import play_deals
 
 FAST = "search:time_ms=1"  # about 220 playout turns per decision (WORK_PER_MS)
 
@@ -275,3 +276,14 @@ def test_batches_with_search_are_reproducible_and_replay_move_by_move():
     for i in (0, 5):
         record = qc.play_game(agents, seed=int(a.seeds[i]))
         assert record.final_scores == tuple(int(s) for s in a.scores[i])
+
+
+def test_the_default_searchs_games_against_greedy_are_pinned():
+    """The default search's margins against greedy in deals 0-2 of tournament seed 1000
+    (the tuning seed; ``tournament.play_deals``: from seat 0, then seat 1) are pinned:
+    they are the first of the games every tuning round of docs/agents.md pairs its
+    trials with. So a change meant to keep the games (a faster kernel, one compile
+    fewer) cannot change them unnoticed; a change of play updates them with the docs."""
+    ab, ba = play_deals(qc.parse_agent("search"), qc.parse_agent("greedy"), 1000, 0, 3, 2)
+    margins = np.stack([ab[:, 0] - ab[:, 1], ba[:, 1] - ba[:, 0]], 1)
+    assert margins.tolist() == [[15, 11], [67, 19], [44, -11]]
