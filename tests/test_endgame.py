@@ -415,9 +415,9 @@ def test_refuses_what_it_cannot_solve():
 
 # The solver's answers on the endgames of greedy games 1000-1009 (``greedy_game``, played
 # on until the bag is empty and no hand holds more than 4 or 6 tiles), pinned: (seed,
-# most tiles a hand, max_nodes, value, kind, nodes, depth, move). The exact values
-# agree with the minimax above; the node-limited answers depend on the order of the
-# search. So a change meant to keep every answer (a faster kernel, one compile fewer)
+# most tiles a hand, max_nodes, value, kind, nodes, depth, move). The solver's exact
+# values are checked against the minimax above on smaller hands; these pin also its
+# node counts and, with a node limit, answers that depend on the order of its search. So a change meant to keep every answer (a faster kernel, one compile fewer)
 # cannot change one unnoticed; a change of the search updates this table.
 PINNED = [
     (1000, 4, None, -13, "exact", 1253, 5, "G2@-3,-4"),
