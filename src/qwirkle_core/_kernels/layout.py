@@ -192,7 +192,6 @@ AGENT_PARAMS = (
         Param("tempo", 0.24, FLOAT, -1000.0, 1000.0, "extra weight of the best next score of the side to move at a playout's horizon"),
         Param("finish", 12, INT, 0, 108, "playouts go to the end of the game once the bag holds at most this many tiles"),
         Param("win", 6.0, FLOAT, 0.0, 1000.0, "points added to a playout's value when it ends the game with the mover ahead (taken off when behind)"),
-        Param("peek", 0, INT, 0, 1, "trial: 1 keeps the other seats' true hands in the playouts once the bag holds at most finish tiles (only the bag is dealt afresh)"),
     ),
 )
 SPEC_ID = 0
@@ -234,7 +233,6 @@ P_SEARCH_OUTLOOK = _column(SEARCH, "outlook")
 P_SEARCH_TEMPO = _column(SEARCH, "tempo")
 P_SEARCH_FINISH = _column(SEARCH, "finish")
 P_SEARCH_WIN = _column(SEARCH, "win")
-P_SEARCH_PEEK = _column(SEARCH, "peek")
 MAX_SAMPLES = param(HEURISTIC, "samples").hi  # the reply search clamps its sample count to it
 
 

@@ -77,7 +77,6 @@ from .layout import (
     P_SEARCH_DEPTH,
     P_SEARCH_FINISH,
     P_SEARCH_OUTLOOK,
-    P_SEARCH_PEEK,
     P_SEARCH_POLICY,
     P_SEARCH_SOLVER,
     P_SEARCH_TEMPO,
@@ -91,7 +90,7 @@ from .layout import (
 from .mc import board_tiles, candidates_from_values, determinize, margin, playout_seed, reset_sim
 from .movegen import generate, generate_all
 from .policies import choose, heuristic_values
-from .rng import below, mix64, next_u64
+from .rng import mix64, next_u64
 from .scoring import qwirkles_made
 from .state import MAX_TURNS, NTILES, after_placement, hand_mask, opening_len
 
@@ -201,7 +200,7 @@ def next_scores(sim, moves, player):
 
 
 @njit
-def playout(sim, moves, values, work, cand, policy, depth, seed, ss, outlook, tempo, win, peek=0):
+def playout(sim, moves, values, work, cand, policy, depth, seed, ss, outlook, tempo, win):
     """One playout of candidate ``cand`` (an action word) from ``sim`` (a copy of the
     root; its board is left as it was, its hands, bag and counters are not); ``work``:
     the heuristic's scratch (HEURISTIC_WORK values).
@@ -223,12 +222,7 @@ def playout(sim, moves, values, work, cand, policy, depth, seed, ss, outlook, te
     player = gmeta[G_CURRENT]
     rng[R_GAME] = mix64(np.uint64(seed))
     rng[R_AGENTS] = mix64(np.uint64(seed) ^ _SALT)
-    if peek:  # trial: the other hands as they are; the bag alone shuffled
-        for i in range(gmeta[G_BAG] - 1, 0, -1):
-            j = below(rng, R_AGENTS, i + 1)
-            bag[i], bag[j] = bag[j], bag[i]
-    else:
-        determinize(hands, bag, gmeta, player, rng, R_AGENTS)
+    determinize(hands, bag, gmeta, player, rng, R_AGENTS)
     root_turn = gmeta[G_TURNS]
     act[:] = cand
     k = _apply(board, cross, anchors, bmeta, hands, bag, gmeta, rng, act, logs, anchors_copies, bmeta_copies, counts, placed, np.int64(0))
@@ -338,10 +332,8 @@ def search_choose(spec, gs, moves, n, values, scratch):
     budget = spec[P_SEARCH_TIME] * (1e-3 if clock else WORK_PER_MS)
     depth = int(spec[P_SEARCH_DEPTH])
     outlook, tempo, win = spec[P_SEARCH_OUTLOOK], spec[P_SEARCH_TEMPO], spec[P_SEARCH_WIN]
-    peek = 0
     if gmeta[G_BAG] <= spec[P_SEARCH_FINISH]:
         depth = 0  # the rest of the game is short
-        peek = int(spec[P_SEARCH_PEEK])
     policy = scratch.root.policy
     _policy(spec, policy)
     sim, smoves, svalues = scratch.sim, scratch.sim_moves, scratch.sim_values
@@ -366,7 +358,7 @@ def search_choose(spec, gs, moves, n, values, scratch):
             for a in range(alive):
                 c = order[a]
                 _restore(sim, gs)
-                m, turns, smoves, svalues = playout(sim, smoves, svalues, scratch.work, cands[c], policy, depth, seed, ss, outlook, tempo, win, peek)
+                m, turns, smoves, svalues = playout(sim, smoves, svalues, scratch.work, cands[c], policy, depth, seed, ss, outlook, tempo, win)
                 stats[c, 0] += 1
                 stats[c, 1] += m
                 used += turns
