@@ -201,7 +201,7 @@ AGENT_PARAMS = (
         Param("tempo", 0.24, FLOAT, -1000.0, 1000.0, "extra weight of the best next score of the side to move at a playout's horizon"),
         Param("finish", 12, INT, 0, 108, "playouts go to the end of the game once the bag holds at most this many tiles"),
         Param("win", 6.0, FLOAT, 0.0, 1000.0, "points added to a playout's value when it ends the game with the mover ahead (taken off when behind)"),
-        Param("infer", 0.0, FLOAT, 0.0, 1000.0, "inference of the last mover's kept tiles: a dealt hand with which its last placement (two players: and its one before) scored g points in all below their best is kept with probability exp(-infer*g) (0: uniform deals); trial: only once the bag holds at most finish tiles"),
+        Param("infer", 0.0, FLOAT, 0.0, 1000.0, "inference of the last mover's kept tiles: a dealt hand with which its last placement (two players: and its one before) scored g points in all below their best is kept with probability exp(-infer*g) (0: uniform deals)"),
     ),
 )
 SPEC_ID = 0

@@ -509,7 +509,7 @@ def search_choose(spec, gs, moves, n, values, scratch):
     base = next_u64(gs.rng, R_AGENTS)
     start = now() if clock else 0.0
     used = 0.0
-    last, prev, kept = inferable(gs) if spec[P_SEARCH_INFER] > 0 and gmeta[G_BAG] <= spec[P_SEARCH_FINISH] else (-1, -1, 0)
+    last, prev, kept = inferable(gs) if spec[P_SEARCH_INFER] > 0 else (-1, -1, 0)
     seat = gmeta[last + H_SEAT] if kept else -1
     if kept:
         runs, smoves = infer_kept(gs, scratch, smoves, last, prev, kept, spec[P_SEARCH_INFER], base)
