@@ -139,13 +139,12 @@ def test_with_few_tiles_in_the_bag_playouts_go_to_the_end(seed):
 def test_the_win_bonus_changes_choices_only_where_playouts_end(seed):
     """``win`` counts in playouts that reach the end of the game: with the bag at most
     ``finish`` it can change the choice (these positions are ones where it does); with
-    the bag above ``finish`` the playouts stop after ``depth`` turns and it cannot.
-    (The positions were found with uniform deals: ``infer`` 0.)"""
+    the bag above ``finish`` the playouts stop after ``depth`` turns and it cannot."""
     g = greedy_until(seed, 2, lambda g: 0 < g.bag_size <= 12)
     b = g.bag_size
 
     def choice(agent: str) -> qc.Move:
-        return g.copy().play_agent(f"search:time_ms=2:candidates=4:infer=0:{agent}").move
+        return g.copy().play_agent(f"search:time_ms=2:candidates=4:{agent}").move
 
     assert choice("win=0") != choice("win=40")
     assert choice(f"finish={b - 1}:win=0") == choice(f"finish={b - 1}:win=40")

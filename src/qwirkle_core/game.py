@@ -553,7 +553,6 @@ class Game:
             _cu.book_placement(self._hands, self._bag, self._gmeta, self._rng, tiles, len(tiles), score, qw)
         else:
             _st.after_placement(self._hands, self._bag, self._gmeta, tiles, len(tiles), score, qw)
-            _st.note_placement.py_func(self._gmeta, player, cells, tiles, len(tiles), score)
         self._log_action(player, move, score, before, move.placements)
         return score
 

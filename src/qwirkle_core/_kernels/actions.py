@@ -22,7 +22,7 @@ from .layout import A_CELL, A_KIND, A_N, A_POINTS, A_QWIRKLES, A_TILE, ACT_SIZE,
 from .movegen import generate_all, new_scratch_array
 from .rng import below
 from .scoring import qwirkles_made
-from .state import after_placement, end_if_dead, exchange, hand_mask, new_game_arrays, note_placement, opening_len, pass_turn
+from .state import after_placement, end_if_dead, exchange, hand_mask, new_game_arrays, opening_len, pass_turn
 
 
 @njit
@@ -96,16 +96,13 @@ def set_fallback(gs, exchange_all):
 @njit
 def apply_placement(board, cross, anchors, bmeta, hands, bag, gmeta, act):
     """Apply the placement in the action word ``act`` for the current player (already
-    legal): the tiles, the Qwirkles it made, score, hand, draw, turn, and the
-    ``G_LAST_*`` counters."""
+    legal): the tiles, the Qwirkles it made, score, hand, draw, turn."""
     k = act[A_N]
     cells = act[A_CELL : A_CELL + k]
     tiles = act[A_TILE : A_TILE + k]
-    seat = gmeta[G_CURRENT]
     place_cells(board, cross, anchors, bmeta, cells, tiles, k)
     act[A_QWIRKLES] = qwirkles_made(board, cells, k)
     after_placement(hands, bag, gmeta, tiles, k, act[A_POINTS], act[A_QWIRKLES])
-    note_placement(gmeta, seat, cells, tiles, k, act[A_POINTS])
     keep(board, cross, anchors, bmeta, hands, bag, gmeta, act, cells, tiles)
 
 

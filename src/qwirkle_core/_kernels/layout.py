@@ -69,16 +69,7 @@ G_REROLLED = 13  # Cubes: 1 once the current player has re-rolled in this turn
 G_SCORE = 16  # G_SCORE + p: seat p's score (8 slots)
 G_HAND = 24  # G_HAND + p: seat p's hand size
 G_QWIRKLES = 32  # G_QWIRKLES + p: seat p's Qwirkles
-# the last placements (public; read by the search's inference of a rival's kept tiles):
-# a ring of HISTORY entries of H_SIZE counters from G_HISTORY. The placement after
-# which the turn count was t is entry t % HISTORY while that entry's H_TURN equals t
-# (otherwise turn t was no placement or is too old): H_SEAT who played it, H_N its tile
-# count, H_POINTS its points, H_CELL + i and H_TILE + i its wrapped cells and tiles.
-G_HISTORY = 40
-HISTORY = 3
-H_TURN, H_SEAT, H_N, H_POINTS, H_CELL, H_TILE = 0, 1, 2, 3, 4, 10
-H_SIZE = 16
-GMETA = G_HISTORY + HISTORY * H_SIZE
+GMETA = 40
 
 # -- variants: the tile game and Qwirkle Cubes (gmeta[G_VARIANT]) -------------------------
 CLASSIC, CUBES = 0, 1
@@ -201,7 +192,6 @@ AGENT_PARAMS = (
         Param("tempo", 0.24, FLOAT, -1000.0, 1000.0, "extra weight of the best next score of the side to move at a playout's horizon"),
         Param("finish", 12, INT, 0, 108, "playouts go to the end of the game once the bag holds at most this many tiles"),
         Param("win", 6.0, FLOAT, 0.0, 1000.0, "points added to a playout's value when it ends the game with the mover ahead (taken off when behind)"),
-        Param("infer", 0.0, FLOAT, 0.0, 1000.0, "inference of the last mover's kept tiles: a dealt hand with which its last placement (two players: and its one before) scored g points in all below their best is kept with probability exp(-infer*g) (0: uniform deals)"),
     ),
 )
 SPEC_ID = 0
@@ -243,7 +233,6 @@ P_SEARCH_OUTLOOK = _column(SEARCH, "outlook")
 P_SEARCH_TEMPO = _column(SEARCH, "tempo")
 P_SEARCH_FINISH = _column(SEARCH, "finish")
 P_SEARCH_WIN = _column(SEARCH, "win")
-P_SEARCH_INFER = _column(SEARCH, "infer")
 MAX_SAMPLES = param(HEURISTIC, "samples").hi  # the reply search clamps its sample count to it
 
 

@@ -93,48 +93,26 @@ def reset_sim(sim, rows, cols, tiles, ntiles, hands, bag, gmeta, cells):
     sim.gmeta[:] = gmeta
 
 
-_NO_TILES = np.zeros(0, np.int8)
-
-
 @njit
 def determinize(hands, bag, gmeta, viewer, rng, stream):
     """Re-deal everything ``viewer`` cannot see (other hands + bag), in place."""
-    determinize_keeping(hands, bag, gmeta, viewer, rng, stream, -1, _NO_TILES, 0)
-
-
-@njit
-def determinize_keeping(hands, bag, gmeta, viewer, rng, stream, seat, kept, k):
-    """:func:`determinize`, except that seat ``seat`` (not ``viewer``) keeps the ``k``
-    hidden tiles ``kept[:k]`` and is dealt only the rest of its hand (``k`` 0: the
-    same deal as :func:`determinize`)."""
     players = gmeta[G_PLAYERS]
     pool = np.empty(bag.shape[0], np.int8)
     n = hidden_tiles(hands, bag, gmeta, viewer, pool)
-    for q in range(k):  # take the kept tiles out of the pool
-        i = 0
-        while pool[i] != kept[q]:
-            i += 1
-        n -= 1
-        pool[i] = pool[n]
     for i in range(n - 1, 0, -1):
         j = below(rng, stream, i + 1)
         tmp = pool[i]
         pool[i] = pool[j]
         pool[j] = tmp
-    d = 0
+    k = 0
     for p in range(players):
         if p != viewer:
-            first = 0
-            if p == seat:
-                for i in range(k):
-                    insert_sorted(hands[p], i, kept[i])
-                first = k
-            for i in range(first, gmeta[G_HAND + p]):
-                insert_sorted(hands[p], i, pool[d])
-                d += 1
+            for i in range(gmeta[G_HAND + p]):
+                insert_sorted(hands[p], i, pool[k])
+                k += 1
     for i in range(gmeta[G_BAG]):
-        bag[i] = pool[d]
-        d += 1
+        bag[i] = pool[k]
+        k += 1
 
 
 @njit

@@ -50,8 +50,8 @@ import numpy as np
 from numba import objmode
 
 from ._jit import njit
-from .actions import apply_action, legal_moves, new_state, set_fallback, set_place
-from .board import cell_of, new_undo_stack, place_in_slot, take_back_slot
+from .actions import apply_action, legal_moves, set_fallback, set_place
+from .board import new_undo_stack, place_in_slot, take_back_slot
 from .endgame import MOVE_CAP, W_BEST_ROW, new_workspace, solve
 from .layout import (
     A_CELL,
@@ -60,26 +60,15 @@ from .layout import (
     A_POINTS,
     A_QWIRKLES,
     A_TILE,
-    B_TILES,
     DEFAULT_SPECS,
     G_BAG,
     G_CURRENT,
-    G_HAND,
-    G_HISTORY,
     G_OVER,
     G_PLAYERS,
     G_SCORE,
     G_TURNS,
     GREEDY,
-    H_CELL,
-    H_N,
-    H_POINTS,
-    H_SEAT,
-    H_SIZE,
-    H_TILE,
-    H_TURN,
     HEURISTIC,
-    HISTORY,
     M_SCORE,
     MAX_CANDIDATES,
     MOVE_COLS,
@@ -87,7 +76,6 @@ from .layout import (
     P_SEARCH_CANDIDATES,
     P_SEARCH_DEPTH,
     P_SEARCH_FINISH,
-    P_SEARCH_INFER,
     P_SEARCH_OUTLOOK,
     P_SEARCH_POLICY,
     P_SEARCH_SOLVER,
@@ -99,12 +87,12 @@ from .layout import (
     R_GAME,
     SPEC_ID,
 )
-from .mc import board_tiles, candidates_from_values, determinize_keeping, margin, playout_seed, reset_sim
+from .mc import board_tiles, candidates_from_values, determinize, margin, playout_seed, reset_sim
 from .movegen import generate, generate_all
 from .policies import choose, heuristic_values
-from .rng import below, mix64, next_u64
+from .rng import mix64, next_u64
 from .scoring import qwirkles_made
-from .state import HAND, MAX_TURNS, NTILES, after_placement, hand_mask, hidden_tiles, opening_len
+from .state import MAX_TURNS, NTILES, after_placement, hand_mask, opening_len
 
 WORK_PER_MS = 224.0
 """Playout turns per millisecond of budget (the ``work`` budget of the Monte Carlo
@@ -119,22 +107,14 @@ WORK, CLOCK = 0, 1  # values of the budget parameter
 TT_BITS = 16  # the solver's table: 2**16 entries (1.5 MB), ample for a move's budget
 SLOTS = NTILES + 1  # undo logs: a playout puts down at most one placement per tile
 _SALT = np.uint64(0x632BE59BD9B4E019)
-_INFER_SALT = np.uint64(0x9E6C63D0676A9A99)
-KEPT_ROWS = 128  # inferred sets of the rival's kept tiles per decision (playout j uses row j % KEPT_ROWS)
-KEPT_TRIES = 16  # deals tried per set at most; then the likeliest one tried is taken
-TRY_WORK = 0.3  # a move generation's cost in playout turns (the work budget): about 1.4 us against 4.5
 
-SearchScratch = namedtuple("SearchScratch", "undo placed stats order endgame kept pool held before")
+SearchScratch = namedtuple("SearchScratch", "undo placed stats order endgame")
 SearchScratch.__doc__ = """The search agent's scratch, one per thread: ``undo`` the undo
 logs of a playout's placements (:func:`.board.new_undo_stack`, a slot per
 placement), ``placed`` int64[SLOTS, 7] each placement's tile
 count and cells, ``stats`` float64[MAX_CANDIDATES, 2] each candidate's playouts and
 value sum, ``order`` int64[MAX_CANDIDATES] the candidates still in the race, best
-first, ``endgame`` the solver's workspace (:func:`.endgame.new_workspace`), ``kept``
-int8[KEPT_ROWS, HAND] the inferred sets of the rival's kept tiles, ``pool`` int8[NTILES]
-the hidden tiles they are drawn from, ``held`` int8[HAND] a sampled hand and
-``before`` a game (:class:`.layout.GameState`) holding the board before the rival's
-placement before last."""
+first, and ``endgame`` the solver's workspace (:func:`.endgame.new_workspace`)."""
 
 
 @njit
@@ -144,9 +124,7 @@ def new_search_scratch(full):
     slots = SLOTS if full else 1
     undo = new_undo_stack(slots)
     ws = new_workspace(TT_BITS, MOVE_CAP) if full else new_workspace(1, 1)
-    rows = KEPT_ROWS if full else 1
-    kept = np.zeros((rows, HAND), np.int8)
-    return SearchScratch(undo, np.zeros((slots, 7), np.int64), np.zeros((MAX_CANDIDATES, 2), np.float64), np.zeros(MAX_CANDIDATES, np.int64), ws, kept, np.zeros(NTILES, np.int8), np.zeros(HAND, np.int8), new_state()[0])
+    return SearchScratch(undo, np.zeros((slots, 7), np.int64), np.zeros((MAX_CANDIDATES, 2), np.float64), np.zeros(MAX_CANDIDATES, np.int64), ws)
 
 
 @njit(nogil=False)  # object mode takes the GIL anyway
@@ -201,15 +179,8 @@ def _best_score(sim, moves, player):
     """``(points, moves)``: the most ``player``'s hand could score on ``sim``'s board
     now (0 without a placement), and the maybe grown move buffer."""
     gmeta = sim.gmeta
-    return _most(sim, hand_mask(sim.hands, gmeta, player), opening_len(gmeta), moves)
-
-
-@njit
-def _most(sim, hand, opening, moves):
-    """``(points, moves)``: the most the tiles of the mask ``hand`` could score on
-    ``sim``'s board (``opening``: :func:`.state.opening_len`; 0 without a placement),
-    and the maybe grown move buffer."""
-    moves, n = generate_all(sim.board, sim.cross, sim.anchors, sim.bmeta, hand, opening, moves, sim.gen_scratch, np.bool_(True))
+    hand = hand_mask(sim.hands, gmeta, player)
+    moves, n = generate_all(sim.board, sim.cross, sim.anchors, sim.bmeta, hand, opening_len(gmeta), moves, sim.gen_scratch, np.bool_(True))
     return (moves[0, M_SCORE] if n else 0), moves
 
 
@@ -229,11 +200,10 @@ def next_scores(sim, moves, player):
 
 
 @njit
-def playout(sim, moves, values, work, cand, policy, depth, seed, ss, outlook, tempo, win, seat, kept, k):
+def playout(sim, moves, values, work, cand, policy, depth, seed, ss, outlook, tempo, win):
     """One playout of candidate ``cand`` (an action word) from ``sim`` (a copy of the
     root; its board is left as it was, its hands, bag and counters are not); ``work``:
-    the heuristic's scratch (HEURISTIC_WORK values). The deal keeps seat ``seat``'s
-    ``k`` tiles ``kept[:k]`` (:func:`.mc.determinize_keeping`; ``k`` 0: none).
+    the heuristic's scratch (HEURISTIC_WORK values).
 
     Returns ``(value, turns, moves, values)``: the mover's margin after ``depth`` turns
     past the candidate (0: at the end of the game; at the latest MAX_TURNS turns after
@@ -252,7 +222,7 @@ def playout(sim, moves, values, work, cand, policy, depth, seed, ss, outlook, te
     player = gmeta[G_CURRENT]
     rng[R_GAME] = mix64(np.uint64(seed))
     rng[R_AGENTS] = mix64(np.uint64(seed) ^ _SALT)
-    determinize_keeping(hands, bag, gmeta, player, rng, R_AGENTS, seat, kept, k)
+    determinize(hands, bag, gmeta, player, rng, R_AGENTS)
     root_turn = gmeta[G_TURNS]
     act[:] = cand
     k = _apply(board, cross, anchors, bmeta, hands, bag, gmeta, rng, act, logs, anchors_copies, bmeta_copies, counts, placed, np.int64(0))
@@ -338,145 +308,6 @@ def _better(stats, a, b):
 
 
 @njit
-def _entry(gmeta, turn):
-    """The first counter of the history entry (``G_HISTORY``) of the placement after
-    which the turn count was ``turn``, or -1 when turn ``turn`` was no placement or is
-    no longer remembered."""
-    if turn < 1:
-        return -1
-    e = G_HISTORY + (turn % HISTORY) * H_SIZE
-    return e if gmeta[e + H_TURN] == turn and gmeta[e + H_N] > 0 else -1
-
-
-@njit
-def inferable(gs):
-    """``(last, prev, k)``: the history entries (:func:`_entry`) of the rival's last
-    placement and of its placement before (-1: none), and how many tiles it kept at
-    the last; ``(-1, -1, 0)`` when there is nothing to infer. ``last`` is the last
-    action when it was a placement on a board that already held tiles (not the
-    opening), the bag still holds tiles (so every draw since was full) and its author
-    kept some. ``prev`` is the same seat's placement two turns before it (so two
-    players only), not the opening."""
-    gmeta = gs.gmeta
-    t = gmeta[G_TURNS]
-    last = _entry(gmeta, t)
-    if last < 0 or gmeta[G_BAG] == 0:
-        return -1, -1, 0
-    seat, n = gmeta[last + H_SEAT], gmeta[last + H_N]
-    k = gmeta[G_HAND + seat] - n
-    if seat == gmeta[G_CURRENT] or k <= 0 or gs.bmeta[B_TILES] <= n:
-        return -1, -1, 0
-    prev = _entry(gmeta, t - 2)
-    if prev >= 0:
-        mid = _entry(gmeta, t - 1)
-        under = gs.bmeta[B_TILES] - n - gmeta[prev + H_N] - (gmeta[mid + H_N] if mid >= 0 else 0)
-        if gmeta[prev + H_SEAT] != seat or under <= 0:
-            prev = -1
-    return last, prev, k
-
-
-@njit
-def _board_before(gs, scratch, sim, turn):
-    """Make ``sim`` a copy of ``gs`` whose board lacks the placements of the history
-    after which the turn count was ``turn`` or more (the board before the first)."""
-    root, gmeta = scratch.root, gs.gmeta
-    ntiles = board_tiles(gs.board, gs.bmeta, root.rows, root.cols, root.tiles)
-    m = 0
-    for i in range(ntiles):
-        cell = cell_of(root.rows[i], root.cols[i])
-        later = False
-        for t in range(turn, gmeta[G_TURNS] + 1):
-            e = _entry(gmeta, t)
-            if e >= 0:
-                for q in range(gmeta[e + H_N]):
-                    later |= gmeta[e + H_CELL + q] == cell
-        if not later:
-            root.rows[m], root.cols[m], root.tiles[m] = root.rows[i], root.cols[i], root.tiles[i]
-            m += 1
-    reset_sim(sim, root.rows, root.cols, root.tiles, m, gs.hands, gs.bag, gmeta, root.cells)
-
-
-@njit
-def _accept(rng, gap, infer):
-    """Whether a sampled hand with which a placement scored ``gap`` points below its
-    best is kept: always for ``gap`` <= 0, else with probability exp(-``infer`` x gap)."""
-    return gap <= 0 or float(next_u64(rng, R_AGENTS) >> np.uint64(11)) * 2.0**-53 < np.exp(-infer * gap)
-
-
-@njit
-def infer_kept(gs, scratch, moves, last, prev, k, infer, seed):
-    """Sample KEPT_ROWS sets of the ``k`` tiles the rival kept at its last placement
-    (history entry ``last``, :func:`inferable`) into ``scratch.search.kept``.
-
-    Each set is drawn uniformly from the tiles the mover cannot see; with the tiles
-    placed it makes the rival's hand at that placement, kept with probability
-    exp(-``infer`` x g), g the points the placement scored below the best placement
-    of that hand on the board before it. With ``prev`` (its placement before, entry
-    ``prev``) a kept hand is then taken back to that placement: the n tiles it drew
-    after it are n of the hand's tiles at random (the draws are uniform, so any n are
-    equally likely), the tiles it placed then go back in, and the hand is kept again
-    with probability exp(-``infer`` x g) of that placement on the board before it. So
-    a set's weight is the likelihood of both placements (Bayes' rule with a uniform
-    prior). After KEPT_TRIES refused sets the one of the smallest g tried is taken.
-    ``seed`` (uint64) seeds the draws. Returns ``(generations, moves)``: the move
-    generations run and the maybe grown move buffer."""
-    gmeta, ss, sim = gs.gmeta, scratch.search, scratch.sim
-    t = gmeta[G_TURNS]
-    _board_before(gs, scratch, sim, t)
-    if prev >= 0:
-        _board_before(gs, scratch, ss.before, t - 2)
-    n = gmeta[last + H_N]
-    played = 0
-    for q in range(n):
-        played |= 1 << gmeta[last + H_TILE + q]
-    n0 = gmeta[prev + H_N] if prev >= 0 else 0
-    earlier = 0
-    for q in range(n0):
-        earlier |= 1 << gmeta[prev + H_TILE + q]
-    pool, held = ss.pool, ss.held
-    npool = hidden_tiles(gs.hands, gs.bag, gmeta, gmeta[G_CURRENT], pool)
-    rng = sim.rng
-    rng[R_AGENTS] = mix64(seed ^ _INFER_SALT)
-    runs = 0
-    for row in range(KEPT_ROWS):
-        least = 1 << 30
-        for _ in range(KEPT_TRIES):
-            hand = played
-            for q in range(k):  # a uniform k-subset of the pool: pool[:k]
-                j = q + below(rng, R_AGENTS, npool - q)
-                pool[q], pool[j] = pool[j], pool[q]
-                hand |= 1 << pool[q]
-            best, moves = _most(sim, hand, np.int64(0), moves)
-            runs += 1
-            gap = best - gmeta[last + H_POINTS]
-            accept = _accept(rng, gap, infer)
-            if accept and prev >= 0:
-                for q in range(n):
-                    held[q] = gmeta[last + H_TILE + q]
-                for q in range(k):
-                    held[n + q] = pool[q]
-                hand = earlier
-                for q in range(n + k):  # held[:n0]: the tiles drawn since the placement before
-                    if q < n0:
-                        j = q + below(rng, R_AGENTS, n + k - q)
-                        held[q], held[j] = held[j], held[q]
-                    else:
-                        hand |= 1 << held[q]
-                best, moves = _most(ss.before, hand, np.int64(0), moves)
-                runs += 1
-                gap0 = best - gmeta[prev + H_POINTS]
-                accept = _accept(rng, gap0, infer)
-                gap += gap0
-            if accept or gap < least:
-                least = gap
-                for q in range(k):
-                    ss.kept[row, q] = pool[q]
-            if accept:
-                break
-    return runs, moves
-
-
-@njit
 def search_choose(spec, gs, moves, n, values, scratch):
     """The search agent's action for the current player of ``gs`` into ``gs.act``.
 
@@ -506,14 +337,6 @@ def search_choose(spec, gs, moves, n, values, scratch):
     policy = scratch.root.policy
     _policy(spec, policy)
     sim, smoves, svalues = scratch.sim, scratch.sim_moves, scratch.sim_values
-    base = next_u64(gs.rng, R_AGENTS)
-    start = now() if clock else 0.0
-    used = 0.0
-    last, prev, kept = inferable(gs) if spec[P_SEARCH_INFER] > 0 else (-1, -1, 0)
-    seat = gmeta[last + H_SEAT] if kept else -1
-    if kept:
-        runs, smoves = infer_kept(gs, scratch, smoves, last, prev, kept, spec[P_SEARCH_INFER], base)
-        used = runs * TRY_WORK
     _set_root(gs, scratch)
     stats, order = ss.stats, ss.order
     stats[:k] = 0
@@ -523,17 +346,19 @@ def search_choose(spec, gs, moves, n, values, scratch):
     rounds = 0
     while (1 << rounds) < k:
         rounds += 1
+    base = next_u64(gs.rng, R_AGENTS)
+    start = now() if clock else 0.0
+    used = 0.0
     j = 0
     for r in range(rounds):
         target = start + budget * (r + 1) / rounds if clock else used + (budget - used) / (rounds - r)
         while True:
             seed = playout_seed(base, j)
-            row = ss.kept[j % KEPT_ROWS]
             j += 1
             for a in range(alive):
                 c = order[a]
                 _restore(sim, gs)
-                m, turns, smoves, svalues = playout(sim, smoves, svalues, scratch.work, cands[c], policy, depth, seed, ss, outlook, tempo, win, seat, row, kept)
+                m, turns, smoves, svalues = playout(sim, smoves, svalues, scratch.work, cands[c], policy, depth, seed, ss, outlook, tempo, win)
                 stats[c, 0] += 1
                 stats[c, 1] += m
                 used += turns
@@ -562,7 +387,7 @@ def evaluate_candidates(gs, cands, k, policy, playouts, depth, seed, scratch, ou
         s = playout_seed(seed, j)
         for c in range(k):
             _restore(sim, gs)
-            m, _, smoves, svalues = playout(sim, smoves, svalues, scratch.work, cands[c], policy, depth, s, scratch.search, outlook, tempo, win, np.int64(-1), scratch.search.pool, np.int64(0))
+            m, _, smoves, svalues = playout(sim, smoves, svalues, scratch.work, cands[c], policy, depth, s, scratch.search, outlook, tempo, win)
             out[c, j] = m
 
 

@@ -18,7 +18,6 @@ from .layout import (
     G_BAG,
     G_CURRENT,
     G_HAND,
-    G_HISTORY,
     G_OPEN_LEN,
     G_OPENING,
     G_OVER,
@@ -32,14 +31,6 @@ from .layout import (
     G_TURNS,
     G_WINNER,
     GMETA,
-    H_CELL,
-    H_N,
-    H_POINTS,
-    H_SEAT,
-    H_SIZE,
-    H_TILE,
-    H_TURN,
-    HISTORY,
     R_GAME,
     S_PLACED,
     S_STARTER,
@@ -244,21 +235,6 @@ def after_placement(hands, bag, gmeta, tiles, n, score, qwirkles):
         gmeta[G_CURRENT] = _next_seat(gmeta, p)
     keep(hands, bag, gmeta, tiles)
     return score
-
-
-@njit(inline="always")  # into apply_placement
-def note_placement(gmeta, seat, cells, tiles, n, points):
-    """Remember the placement just booked (:func:`after_placement`) by ``seat`` in the
-    history ring (``G_HISTORY``): the turn count after it, its cells, tiles and points."""
-    e = G_HISTORY + (gmeta[G_TURNS] % HISTORY) * H_SIZE
-    gmeta[e + H_TURN] = gmeta[G_TURNS]
-    gmeta[e + H_SEAT] = seat
-    gmeta[e + H_N] = n
-    gmeta[e + H_POINTS] = points
-    for i in range(n):
-        gmeta[e + H_CELL + i] = cells[i]
-        gmeta[e + H_TILE + i] = tiles[i]
-    keep(gmeta, cells, tiles)
 
 
 @njit
