@@ -1,6 +1,7 @@
-"""The measurements of the search's fourth to twelfth tuning rounds (docs/agents.md).
+"""The measurements of the search's fourth to fourteenth tuning rounds (docs/agents.md).
 
     python benchmarks/search_tuning.py paired search:finish=24 search --seed 1000 --deals 300
+    python benchmarks/search_tuning.py paired heuristic:dup=1 heuristic --opponent heuristic --seed 31000 --deals 20000
     python benchmarks/search_tuning.py paired search search:win=0 --seed 1000 --first 300 --deals 300
     python benchmarks/search_tuning.py margins search --seed 1000 --first 0,300 --deals 100 --out base.npz
     python benchmarks/search_tuning.py paired search:win=0 base.npz --seed 1000 --first 0,300 --deals 100
