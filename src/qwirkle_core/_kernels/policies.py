@@ -34,6 +34,8 @@ from .layout import (
     P_HEUR_DANGER,
     P_HEUR_DUP,
     P_HEUR_FOLLOW,
+    P_HEUR_CYCLE,
+    P_HEUR_FITS,
     P_HEUR_GROUP,
     P_HEUR_HORIZON,
     P_HEUR_REPLY,
@@ -170,7 +172,7 @@ def heuristic_fill_given(board, cross, anchors, bmeta, hands, bag, gmeta, moves,
     holds the chance that the next player holds each tile (Qwirkle Cubes reckons it from
     the open hands); the rest of ``work`` is scratch."""
     w_group, w_dup, w_danger = spec[P_HEUR_GROUP], spec[P_HEUR_DUP], spec[P_HEUR_DANGER]
-    w_setup, w_follow = spec[P_HEUR_SETUP], spec[P_HEUR_FOLLOW]
+    w_setup, w_follow, w_cycle, w_fits = spec[P_HEUR_SETUP], spec[P_HEUR_FOLLOW], spec[P_HEUR_CYCLE], spec[P_HEUR_FITS]
     p_other = work[:NUM_TILE_TYPES]
     follow = work[NUM_TILE_TYPES : 2 * NUM_TILE_TYPES]
     p = gmeta[G_CURRENT]
@@ -189,6 +191,7 @@ def heuristic_fill_given(board, cross, anchors, bmeta, hands, bag, gmeta, moves,
         low = rest & -rest
         follow[lowest_bit_index(low)] = 0.0
         rest ^= low
+    fitmask = 0
     for i in range(bmeta[B_ANCHORS]):
         a = anchors[i]
         fits = cross[a, 0] & cross[a, 1] & hand
@@ -198,6 +201,7 @@ def heuristic_fill_given(board, cross, anchors, bmeta, hands, bag, gmeta, moves,
                 low = fits & -fits
                 t = lowest_bit_index(low)
                 follow[t] = max(follow[t], points)
+                fitmask |= low
                 fits ^= low
     bag_left = gmeta[G_BAG] > 0
     for m in range(n):
@@ -209,7 +213,7 @@ def heuristic_fill_given(board, cross, anchors, bmeta, hands, bag, gmeta, moves,
                 leave ^= 1 << t
             if k > 1:  # the placement's own line is walked on the board
                 board[moves[m, M_CELL + j]] = t
-        v = float(moves[m, M_SCORE])
+        v = float(moves[m, M_SCORE]) + w_cycle * k
         if bag_left:
             # Identical tiles never share a line: each extra copy in the leave is dead weight.
             v -= w_dup * (size - k - popcount(leave))
@@ -223,6 +227,8 @@ def heuristic_fill_given(board, cross, anchors, bmeta, hands, bag, gmeta, moves,
                 best = max(best, follow[lowest_bit_index(low)])
                 rest ^= low
             v += w_follow * best
+            if w_fits != 0.0:
+                v += w_fits * popcount(leave & fitmask)
         risk, promise = _open_lines(board, cross, moves, m, leave, p_other)
         v += w_setup * promise - w_danger * risk
         values[m] = v
