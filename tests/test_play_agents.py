@@ -202,7 +202,9 @@ def reference_heuristic(g, move, w):
             promise += (1 - r) if all(leave[t] for t in missing) else 0.0
     # the best single-tile score of a leave tile on the board before the move
     follow = max((max(naive.naive_legal_placements(board, [t]).values(), default=0) for t in +leave), default=0)
-    value = move.score - w["danger"] * risk + w["setup"] * promise + w["follow"] * follow
+    # distinct leave tiles that fit somewhere on the board before the move
+    fits = sum(1 for t in +leave if naive.naive_legal_placements(board, [t]))
+    value = move.score + w["cycle"] * len(move.tiles) - w["danger"] * risk + w["setup"] * promise + w["follow"] * follow + w["fits"] * fits
     if g.bag_size > 0:
         value -= w["dup"] * (sum(leave.values()) - len(+leave))
         value += w["group"] * naive.largest_group(+leave)
@@ -221,13 +223,14 @@ def move_buffer(moves):
     return buf
 
 
-@pytest.mark.parametrize("seed,turns", [(1, 10), (2, 24), (5, 33), (8, 40), (9, 47)])
-def test_heuristic_values_match_the_reference(seed, turns):
+@pytest.mark.parametrize("seed,turns,extra", [(1, 10, {}), (2, 24, {"cycle": 1.0, "fits": 0.25}), (5, 33, {}), (8, 40, {"cycle": -0.5, "fits": 2.0}), (9, 47, {})])
+def test_heuristic_values_match_the_reference(seed, turns, extra):
     g = qc.Game(seed=seed)
     while g.turn < turns and not g.is_over:
         g.play_agent("greedy")
     weights = {p.name: p.default for p in agent_params("heuristic")}
     weights["group"] = 0.5
+    weights.update(extra)
     spec = qc.parse_agent(("heuristic", weights)).row()
     moves = g.legal_moves()
     values = np.zeros(len(moves))

@@ -174,8 +174,8 @@ AGENT_PARAMS = (
         Param("horizon", 0, INT, 0, 108, "search replies once the bag holds at most this many tiles"),
         Param("samples", 1, INT, 1, 64, "next-player hands sampled while the bag has tiles"),
         Param("follow", 0.3, FLOAT, -1000.0, 1000.0, "weight of the leave's best single-tile score now"),
-        Param("cycle", 0.0, FLOAT, -1000.0, 1000.0, "trial: bonus per tile placed"),
-        Param("fits", 0.0, FLOAT, -1000.0, 1000.0, "trial: bonus per distinct leave tile that fits somewhere on the board now"),
+        Param("cycle", 0.0, FLOAT, -1000.0, 1000.0, "bonus per tile placed"),
+        Param("fits", 0.0, FLOAT, -1000.0, 1000.0, "bonus per distinct leave tile that fits somewhere on the board now"),
     ),
     (  # mc (see mc.mc_choose)
         Param("playouts", 24, INT, 1, 1_000_000, "playouts per candidate"),
@@ -194,8 +194,6 @@ AGENT_PARAMS = (
         Param("tempo", 0.24, FLOAT, -1000.0, 1000.0, "extra weight of the best next score of the side to move at a playout's horizon"),
         Param("finish", 12, INT, 0, 108, "playouts go to the end of the game once the bag holds at most this many tiles"),
         Param("win", 6.0, FLOAT, 0.0, 1000.0, "points added to a playout's value when it ends the game with the mover ahead (taken off when behind)"),
-        Param("pcycle", 0.0, FLOAT, -1000.0, 1000.0, "trial: the playout heuristic's cycle"),
-        Param("pfits", 0.0, FLOAT, -1000.0, 1000.0, "trial: the playout heuristic's fits"),
     ),
 )
 SPEC_ID = 0
@@ -239,8 +237,6 @@ P_SEARCH_OUTLOOK = _column(SEARCH, "outlook")
 P_SEARCH_TEMPO = _column(SEARCH, "tempo")
 P_SEARCH_FINISH = _column(SEARCH, "finish")
 P_SEARCH_WIN = _column(SEARCH, "win")
-P_SEARCH_PCYCLE = _column(SEARCH, "pcycle")
-P_SEARCH_PFITS = _column(SEARCH, "pfits")
 MAX_SAMPLES = param(HEURISTIC, "samples").hi  # the reply search clamps its sample count to it
 
 

@@ -31,11 +31,11 @@ from .layout import (
     MAX_SAMPLES,
     MOVE_COLS,
     P_HEUR_BREADTH,
+    P_HEUR_CYCLE,
     P_HEUR_DANGER,
     P_HEUR_DUP,
-    P_HEUR_FOLLOW,
-    P_HEUR_CYCLE,
     P_HEUR_FITS,
+    P_HEUR_FOLLOW,
     P_HEUR_GROUP,
     P_HEUR_HORIZON,
     P_HEUR_REPLY,
@@ -139,10 +139,12 @@ HEURISTIC_WORK = 2 * NUM_TILE_TYPES + 4  # float64 scratch of heuristic_fill
 def heuristic_fill(board, cross, anchors, bmeta, hands, bag, gmeta, moves, n, spec, values, work):
     """Heuristic value of each of the ``n`` placements, into ``values[:n]``.
 
-    value = points + group * (largest group in the leave) - dup * (duplicate tiles
-    in the leave) - danger * (expected Qwirkles handed to the next player) + setup *
-    (Qwirkles the mover could make next turn with its leave) + follow * (the best
-    single-tile score a leave tile has on the board now); see :func:`_open_lines`.
+    value = points + cycle * (tiles placed) + group * (largest group in the leave)
+    - dup * (duplicate tiles in the leave) - danger * (expected Qwirkles handed to the
+    next player) + setup * (Qwirkles the mover could make next turn with its leave) +
+    follow * (the best single-tile score a leave tile has on the board now) + fits *
+    (distinct leave tiles that fit somewhere on the board now); see
+    :func:`_open_lines`.
     The group and dup terms count only while the bag has tiles. (``reply``,
     ``breadth``, ``horizon`` and ``samples`` are used by :func:`reply_choose` late in
     the game.) ``work`` is a float64 scratch of HEURISTIC_WORK values (nothing is
@@ -195,13 +197,13 @@ def heuristic_fill_given(board, cross, anchors, bmeta, hands, bag, gmeta, moves,
     for i in range(bmeta[B_ANCHORS]):
         a = anchors[i]
         fits = cross[a, 0] & cross[a, 1] & hand
+        fitmask |= fits
         if fits:
             points = float(line_points(1 + (cross[a, 0] >> NSHIFT)) + line_points(1 + (cross[a, 1] >> NSHIFT)))
             while fits:
                 low = fits & -fits
                 t = lowest_bit_index(low)
                 follow[t] = max(follow[t], points)
-                fitmask |= low
                 fits ^= low
     bag_left = gmeta[G_BAG] > 0
     for m in range(n):

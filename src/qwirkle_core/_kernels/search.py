@@ -77,10 +77,6 @@ from .layout import (
     P_SEARCH_DEPTH,
     P_SEARCH_FINISH,
     P_SEARCH_OUTLOOK,
-    P_SEARCH_PCYCLE,
-    P_SEARCH_PFITS,
-    P_HEUR_CYCLE,
-    P_HEUR_FITS,
     P_SEARCH_POLICY,
     P_SEARCH_SOLVER,
     P_SEARCH_TEMPO,
@@ -291,9 +287,6 @@ def rank_candidates(gs, moves, n, values, limit, out):
 def _policy(spec, out):
     """The playout policy's spec row (its default parameters) into ``out``."""
     out[:] = DEFAULT_SPECS[int(spec[P_SEARCH_POLICY])]
-    if int(spec[P_SEARCH_POLICY]) == HEURISTIC:
-        out[P_HEUR_CYCLE] = spec[P_SEARCH_PCYCLE]
-        out[P_HEUR_FITS] = spec[P_SEARCH_PFITS]
 
 
 @njit
