@@ -64,11 +64,27 @@ def test_search_is_an_agent_with_checked_parameters():
     assert spec.value("time_ms") == 20.0 and spec.value("budget") == "clock" and spec.value("depth") == 4
     assert spec.value("outlook") == 1.05 and spec.value("tempo") == 0.24 and qc.parse_agent("search:outlook=0").row()[_lo.P_SEARCH_OUTLOOK] == 0.0
     assert qc.parse_agent("search").row()[_lo.P_SEARCH_TIME] == 50.0 and spec.value("finish") == 12 and spec.value("win") == 6.0
+    assert spec.value("pcycle") == 1.0 and spec.value("pfits") == 0.25
     for bad, message in (("search:time_ms=0", "time_ms must be"), ("search:budget=fast", "budget must be one of work, clock"),
                          ("search:candidates=65", "candidates must be an int in 1..64"), ("search:solver=2", "solver must be"), ("search:outlook=nan", "outlook must be"),
-                         ("search:finish=109", "finish must be an int in 0..108"), ("search:win=-1", "win must be"), ("search:tempo=inf", "tempo must be")):
+                         ("search:finish=109", "finish must be an int in 0..108"), ("search:win=-1", "win must be"), ("search:tempo=inf", "tempo must be"), ("search:pfits=nan", "pfits must be")):
         with pytest.raises(qc.AgentError, match=message):
             qc.parse_agent(bad)
+
+
+def test_the_playouts_heuristic_takes_pcycle_and_pfits():
+    """The playout policy's row is that policy's default row, except that a heuristic
+    policy's ``cycle`` and ``fits`` are the search's ``pcycle`` and ``pfits``."""
+    out = np.full(_lo.SPEC_COLS, -1.0)
+    _se._policy(qc.parse_agent("search").row(), out)
+    expected = _lo.DEFAULT_SPECS[_lo.HEURISTIC].copy()
+    expected[_lo.P_HEUR_CYCLE], expected[_lo.P_HEUR_FITS] = 1.0, 0.25
+    np.testing.assert_array_equal(out, expected)
+    _se._policy(qc.parse_agent("search:pcycle=0:pfits=-2").row(), out)
+    expected[_lo.P_HEUR_CYCLE], expected[_lo.P_HEUR_FITS] = 0.0, -2.0
+    np.testing.assert_array_equal(out, expected)
+    _se._policy(qc.parse_agent("search:policy=greedy:pcycle=3").row(), out)
+    np.testing.assert_array_equal(out, _lo.DEFAULT_SPECS[_lo.GREEDY])
 
 
 # -- legality -----------------------------------------------------------------------------
@@ -118,7 +134,7 @@ def test_with_the_solver_off_it_still_searches_the_endgame():
     assert legal_now(before, g.play_agent("search:time_ms=1:solver=0").move)
 
 
-@pytest.mark.parametrize("seed", [45, 55])
+@pytest.mark.parametrize("seed", [41, 55])
 def test_with_few_tiles_in_the_bag_playouts_go_to_the_end(seed):
     """``finish``: once the bag holds at most that many tiles, ``depth`` no longer
     counts (the same choice as ``depth`` 0); with one tile more it counts again.
@@ -135,7 +151,7 @@ def test_with_few_tiles_in_the_bag_playouts_go_to_the_end(seed):
     assert choice(f"finish={b - 1}:depth=2") == choice("finish=0:depth=2")
 
 
-@pytest.mark.parametrize("seed", [4, 25])
+@pytest.mark.parametrize("seed", [4, 28])
 def test_the_win_bonus_changes_choices_only_where_playouts_end(seed):
     """``win`` counts in playouts that reach the end of the game: with the bag at most
     ``finish`` it can change the choice (these positions are ones where it does); with
@@ -286,4 +302,4 @@ def test_the_default_searchs_games_against_greedy_are_pinned():
     fewer) cannot change them unnoticed; a change of play updates them with the docs."""
     ab, ba = play_deals(qc.parse_agent("search"), qc.parse_agent("greedy"), 1000, 0, 3, 2)
     margins = np.stack([ab[:, 0] - ab[:, 1], ba[:, 1] - ba[:, 0]], 1)
-    assert margins.tolist() == [[15, 11], [67, 19], [44, -11]]
+    assert margins.tolist() == [[19, 24], [25, 6], [31, 6]]

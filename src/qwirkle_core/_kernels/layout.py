@@ -194,6 +194,8 @@ AGENT_PARAMS = (
         Param("tempo", 0.24, FLOAT, -1000.0, 1000.0, "extra weight of the best next score of the side to move at a playout's horizon"),
         Param("finish", 12, INT, 0, 108, "playouts go to the end of the game once the bag holds at most this many tiles"),
         Param("win", 6.0, FLOAT, 0.0, 1000.0, "points added to a playout's value when it ends the game with the mover ahead (taken off when behind)"),
+        Param("pcycle", 1.0, FLOAT, -1000.0, 1000.0, "the playouts' heuristic (policy heuristic): its cycle, a bonus per tile placed"),
+        Param("pfits", 0.25, FLOAT, -1000.0, 1000.0, "the playouts' heuristic (policy heuristic): its fits, a bonus per distinct leave tile that fits on the board now"),
     ),
 )
 SPEC_ID = 0
@@ -237,6 +239,8 @@ P_SEARCH_OUTLOOK = _column(SEARCH, "outlook")
 P_SEARCH_TEMPO = _column(SEARCH, "tempo")
 P_SEARCH_FINISH = _column(SEARCH, "finish")
 P_SEARCH_WIN = _column(SEARCH, "win")
+P_SEARCH_PCYCLE = _column(SEARCH, "pcycle")
+P_SEARCH_PFITS = _column(SEARCH, "pfits")
 MAX_SAMPLES = param(HEURISTIC, "samples").hi  # the reply search clamps its sample count to it
 
 

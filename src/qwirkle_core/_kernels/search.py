@@ -72,11 +72,15 @@ from .layout import (
     M_SCORE,
     MAX_CANDIDATES,
     MOVE_COLS,
+    P_HEUR_CYCLE,
+    P_HEUR_FITS,
     P_SEARCH_BUDGET,
     P_SEARCH_CANDIDATES,
     P_SEARCH_DEPTH,
     P_SEARCH_FINISH,
     P_SEARCH_OUTLOOK,
+    P_SEARCH_PCYCLE,
+    P_SEARCH_PFITS,
     P_SEARCH_POLICY,
     P_SEARCH_SOLVER,
     P_SEARCH_TEMPO,
@@ -285,8 +289,13 @@ def rank_candidates(gs, moves, n, values, limit, out):
 
 @njit
 def _policy(spec, out):
-    """The playout policy's spec row (its default parameters) into ``out``."""
+    """The playout policy's spec row into ``out``: its default parameters, except that
+    a heuristic policy takes its ``cycle`` and ``fits`` from the search's ``pcycle``
+    and ``pfits``."""
     out[:] = DEFAULT_SPECS[int(spec[P_SEARCH_POLICY])]
+    if int(spec[P_SEARCH_POLICY]) == HEURISTIC:
+        out[P_HEUR_CYCLE] = spec[P_SEARCH_PCYCLE]
+        out[P_HEUR_FITS] = spec[P_SEARCH_PFITS]
 
 
 @njit
