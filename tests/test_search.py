@@ -300,7 +300,7 @@ def test_the_default_searchs_games_against_greedy_are_pinned():
     they are the first of the games every tuning round of docs/agents.md pairs its
     trials with. So a change meant to keep the games (a faster kernel, one compile
     fewer) cannot change them unnoticed; a change of play updates them with the docs."""
-    # The second row: the defaults before the fourteenth round's playout player.
+    # The second agent plays the defaults from before the fourteenth round's playout player.
     for agent, pinned in (("search", [[19, 24], [25, 6], [31, 6]]), ("search:pcycle=0:pfits=0", [[15, 11], [67, 19], [44, -11]])):
         ab, ba = play_deals(qc.parse_agent(agent), qc.parse_agent("greedy"), 1000, 0, 3, 2)
         assert np.stack([ab[:, 0] - ab[:, 1], ba[:, 1] - ba[:, 0]], 1).tolist() == pinned

@@ -292,8 +292,9 @@ def _policy(spec, out):
     """The playout policy's spec row into ``out``: its default parameters, except that
     a heuristic policy takes its ``cycle`` and ``fits`` from the search's ``pcycle``
     and ``pfits``."""
-    out[:] = DEFAULT_SPECS[int(spec[P_SEARCH_POLICY])]
-    if int(spec[P_SEARCH_POLICY]) == HEURISTIC:
+    policy = int(spec[P_SEARCH_POLICY])
+    out[:] = DEFAULT_SPECS[policy]
+    if policy == HEURISTIC:
         out[P_HEUR_CYCLE] = spec[P_SEARCH_PCYCLE]
         out[P_HEUR_FITS] = spec[P_SEARCH_PFITS]
 
