@@ -47,7 +47,7 @@ def test_spec_columns_follow_the_parameter_table():
     assert [_lo.AGENT_IDS[name] for name in _lo.AGENT_NAMES] == list(range(len(_lo.AGENT_NAMES)))
     heuristic = [p.name for p in _lo.AGENT_PARAMS[_lo.HEURISTIC]]
     mc = [p.name for p in _lo.AGENT_PARAMS[_lo.MONTE_CARLO]]
-    assert heuristic == ["group", "dup", "danger", "setup", "reply", "breadth", "horizon", "samples", "follow", "cycle", "fits"]
+    assert heuristic == ["group", "dup", "danger", "setup", "reply", "breadth", "horizon", "samples", "follow", "cycle", "fits", "out"]
     assert mc == ["playouts", "candidates", "depth", "policy"]
     for name in heuristic:
         assert getattr(_lo, f"P_HEUR_{name.upper()}") == 1 + heuristic.index(name)

@@ -208,6 +208,8 @@ def reference_heuristic(g, move, w):
     if g.bag_size > 0:
         value -= w["dup"] * (sum(leave.values()) - len(+leave))
         value += w["group"] * naive.largest_group(+leave)
+    elif not leave:  # the whole hand with the bag empty: it goes out
+        value += w["out"]
     return value
 
 
@@ -223,7 +225,7 @@ def move_buffer(moves):
     return buf
 
 
-@pytest.mark.parametrize("seed,turns,extra", [(1, 10, {}), (2, 24, {"cycle": 1.0, "fits": 0.25}), (5, 33, {}), (8, 40, {"cycle": -0.5, "fits": 2.0}), (9, 47, {})])
+@pytest.mark.parametrize("seed,turns,extra", [(1, 10, {}), (2, 24, {"cycle": 1.0, "fits": 0.25}), (5, 33, {}), (8, 40, {"cycle": -0.5, "fits": 2.0}), (9, 47, {}), (10, 48, {"out": 6.0}), (39, 45, {"out": -3.0, "cycle": 1.0})])
 def test_heuristic_values_match_the_reference(seed, turns, extra):
     g = qc.Game(seed=seed)
     while g.turn < turns and not g.is_over:
@@ -237,4 +239,6 @@ def test_heuristic_values_match_the_reference(seed, turns, extra):
     heuristic_values(g.kernel_arrays(), move_buffer(moves), len(moves), spec, values)
     expected = [reference_heuristic(g, m, weights) for m in moves]
     assert len(moves) > 5
+    if "out" in extra:  # the position has placements that go out and others
+        assert g.bag_size == 0 and 0 < sum(len(m.tiles) == len(g.hand()) for m in moves) < len(moves)
     np.testing.assert_allclose(values, expected, rtol=0, atol=1e-9)

@@ -64,26 +64,26 @@ def test_search_is_an_agent_with_checked_parameters():
     assert spec.value("time_ms") == 20.0 and spec.value("budget") == "clock" and spec.value("depth") == 4
     assert spec.value("outlook") == 1.05 and spec.value("tempo") == 0.24 and qc.parse_agent("search:outlook=0").row()[_lo.P_SEARCH_OUTLOOK] == 0.0
     assert qc.parse_agent("search").row()[_lo.P_SEARCH_TIME] == 50.0 and spec.value("finish") == 12 and spec.value("win") == 6.0
-    assert spec.value("pcycle") == 1.0 and spec.value("pfits") == 0.25
+    assert spec.value("pcycle") == 1.0 and spec.value("pfits") == 0.25 and spec.value("pgroup") == 0.2 and spec.value("pdup") == 0.75 and spec.value("pout") == 6.0
     for bad, message in (("search:time_ms=0", "time_ms must be"), ("search:budget=fast", "budget must be one of work, clock"),
                          ("search:candidates=65", "candidates must be an int in 1..64"), ("search:solver=2", "solver must be"), ("search:outlook=nan", "outlook must be"),
-                         ("search:finish=109", "finish must be an int in 0..108"), ("search:win=-1", "win must be"), ("search:tempo=inf", "tempo must be"), ("search:pfits=nan", "pfits must be")):
+                         ("search:finish=109", "finish must be an int in 0..108"), ("search:win=-1", "win must be"), ("search:tempo=inf", "tempo must be"), ("search:pfits=nan", "pfits must be"), ("search:pout=inf", "pout must be")):
         with pytest.raises(qc.AgentError, match=message):
             qc.parse_agent(bad)
 
 
-def test_the_playouts_heuristic_takes_pcycle_and_pfits():
+def test_the_playouts_heuristic_takes_the_p_parameters():
     """The playout policy's row is that policy's default row, except that a heuristic
-    policy's ``cycle`` and ``fits`` are the search's ``pcycle`` and ``pfits``."""
+    policy's ``cycle``, ``fits``, ``group``, ``dup`` and ``out`` are the search's
+    ``pcycle``, ``pfits``, ``pgroup``, ``pdup`` and ``pout``."""
     out = np.full(_lo.SPEC_COLS, -1.0)
-    _se._policy(qc.parse_agent("search").row(), out)
-    expected = _lo.DEFAULT_SPECS[_lo.HEURISTIC].copy()
-    expected[_lo.P_HEUR_CYCLE], expected[_lo.P_HEUR_FITS] = 1.0, 0.25
-    np.testing.assert_array_equal(out, expected)
-    _se._policy(qc.parse_agent("search:pcycle=0:pfits=-2").row(), out)
-    expected[_lo.P_HEUR_CYCLE], expected[_lo.P_HEUR_FITS] = 0.0, -2.0
-    np.testing.assert_array_equal(out, expected)
-    _se._policy(qc.parse_agent("search:policy=greedy:pcycle=3").row(), out)
+    columns = [_lo.P_HEUR_CYCLE, _lo.P_HEUR_FITS, _lo.P_HEUR_GROUP, _lo.P_HEUR_DUP, _lo.P_HEUR_OUT]
+    for agent, weights in (("search", [1.0, 0.25, 0.2, 0.75, 6.0]), ("search:pcycle=0:pfits=-2:pgroup=3:pdup=0:pout=-1", [0.0, -2.0, 3.0, 0.0, -1.0])):
+        _se._policy(qc.parse_agent(agent).row(), out)
+        expected = _lo.DEFAULT_SPECS[_lo.HEURISTIC].copy()
+        expected[columns] = weights
+        np.testing.assert_array_equal(out, expected)
+    _se._policy(qc.parse_agent("search:policy=greedy:pcycle=3:pout=2").row(), out)
     np.testing.assert_array_equal(out, _lo.DEFAULT_SPECS[_lo.GREEDY])
 
 
@@ -300,7 +300,13 @@ def test_the_default_searchs_games_against_greedy_are_pinned():
     they are the first of the games every tuning round of docs/agents.md pairs its
     trials with. So a change meant to keep the games (a faster kernel, one compile
     fewer) cannot change them unnoticed; a change of play updates them with the docs."""
-    # The second agent plays the defaults from before the fourteenth round's playout player.
-    for agent, pinned in (("search", [[19, 24], [25, 6], [31, 6]]), ("search:pcycle=0:pfits=0", [[15, 11], [67, 19], [44, -11]])):
+    # The second agent plays the fourteenth round's defaults, the third the fifth round's
+    # (before the playout players of the fourteenth and fifteenth rounds).
+    pinned_games = (
+        ("search", [[17, 12], [-7, 6], [32, 1]]),
+        ("search:pgroup=0:pdup=0.5:pout=0", [[19, 24], [25, 6], [31, 6]]),
+        ("search:pcycle=0:pfits=0:pgroup=0:pdup=0.5:pout=0", [[15, 11], [67, 19], [44, -11]]),
+    )
+    for agent, pinned in pinned_games:
         ab, ba = play_deals(qc.parse_agent(agent), qc.parse_agent("greedy"), 1000, 0, 3, 2)
         assert np.stack([ab[:, 0] - ab[:, 1], ba[:, 1] - ba[:, 0]], 1).tolist() == pinned

@@ -176,6 +176,7 @@ AGENT_PARAMS = (
         Param("follow", 0.3, FLOAT, -1000.0, 1000.0, "weight of the leave's best single-tile score now"),
         Param("cycle", 0.0, FLOAT, -1000.0, 1000.0, "bonus per tile placed"),
         Param("fits", 0.0, FLOAT, -1000.0, 1000.0, "bonus per distinct leave tile that fits somewhere on the board now"),
+        Param("out", 0.0, FLOAT, -1000.0, 1000.0, "bonus for going out: a placement of the whole hand once the bag is empty"),
     ),
     (  # mc (see mc.mc_choose)
         Param("playouts", 24, INT, 1, 1_000_000, "playouts per candidate"),
@@ -196,6 +197,9 @@ AGENT_PARAMS = (
         Param("win", 6.0, FLOAT, 0.0, 1000.0, "points added to a playout's value when it ends the game with the mover ahead (taken off when behind)"),
         Param("pcycle", 1.0, FLOAT, -1000.0, 1000.0, "the playouts' heuristic (policy heuristic): its cycle, a bonus per tile placed"),
         Param("pfits", 0.25, FLOAT, -1000.0, 1000.0, "the playouts' heuristic (policy heuristic): its fits, a bonus per distinct leave tile that fits on the board now"),
+        Param("pgroup", 0.2, FLOAT, -1000.0, 1000.0, "the playouts' heuristic (policy heuristic): its group, the weight of the leave's largest group"),
+        Param("pdup", 0.75, FLOAT, -1000.0, 1000.0, "the playouts' heuristic (policy heuristic): its dup, the penalty per duplicate tile left in the hand"),
+        Param("pout", 6.0, FLOAT, -1000.0, 1000.0, "the playouts' heuristic (policy heuristic): its out, the bonus for going out"),
     ),
 )
 SPEC_ID = 0
@@ -225,6 +229,7 @@ P_HEUR_SAMPLES = _column(HEURISTIC, "samples")
 P_HEUR_FOLLOW = _column(HEURISTIC, "follow")
 P_HEUR_CYCLE = _column(HEURISTIC, "cycle")
 P_HEUR_FITS = _column(HEURISTIC, "fits")
+P_HEUR_OUT = _column(HEURISTIC, "out")
 P_MC_PLAYOUTS = _column(MONTE_CARLO, "playouts")
 P_MC_CANDIDATES = _column(MONTE_CARLO, "candidates")
 P_MC_DEPTH = _column(MONTE_CARLO, "depth")
@@ -241,6 +246,9 @@ P_SEARCH_FINISH = _column(SEARCH, "finish")
 P_SEARCH_WIN = _column(SEARCH, "win")
 P_SEARCH_PCYCLE = _column(SEARCH, "pcycle")
 P_SEARCH_PFITS = _column(SEARCH, "pfits")
+P_SEARCH_PGROUP = _column(SEARCH, "pgroup")
+P_SEARCH_PDUP = _column(SEARCH, "pdup")
+P_SEARCH_POUT = _column(SEARCH, "pout")
 MAX_SAMPLES = param(HEURISTIC, "samples").hi  # the reply search clamps its sample count to it
 
 

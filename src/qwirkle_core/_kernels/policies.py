@@ -35,6 +35,7 @@ from .layout import (
     P_HEUR_DANGER,
     P_HEUR_DUP,
     P_HEUR_FITS,
+    P_HEUR_OUT,
     P_HEUR_FOLLOW,
     P_HEUR_GROUP,
     P_HEUR_HORIZON,
@@ -143,8 +144,8 @@ def heuristic_fill(board, cross, anchors, bmeta, hands, bag, gmeta, moves, n, sp
     - dup * (duplicate tiles in the leave) - danger * (expected Qwirkles handed to the
     next player) + setup * (Qwirkles the mover could make next turn with its leave) +
     follow * (the best single-tile score a leave tile has on the board now) + fits *
-    (distinct leave tiles that fit somewhere on the board now); see
-    :func:`_open_lines`.
+    (distinct leave tiles that fit somewhere on the board now) + out * (1 if it
+    places the whole hand with the bag empty: it goes out); see :func:`_open_lines`.
     The group and dup terms count only while the bag has tiles. (``reply``,
     ``breadth``, ``horizon`` and ``samples`` are used by :func:`reply_choose` late in
     the game.) ``work`` is a float64 scratch of HEURISTIC_WORK values (nothing is
@@ -175,6 +176,7 @@ def heuristic_fill_given(board, cross, anchors, bmeta, hands, bag, gmeta, moves,
     the open hands); the rest of ``work`` is scratch."""
     w_group, w_dup, w_danger = spec[P_HEUR_GROUP], spec[P_HEUR_DUP], spec[P_HEUR_DANGER]
     w_setup, w_follow, w_cycle, w_fits = spec[P_HEUR_SETUP], spec[P_HEUR_FOLLOW], spec[P_HEUR_CYCLE], spec[P_HEUR_FITS]
+    w_out = spec[P_HEUR_OUT]
     p_other = work[:NUM_TILE_TYPES]
     follow = work[NUM_TILE_TYPES : 2 * NUM_TILE_TYPES]
     p = gmeta[G_CURRENT]
@@ -216,6 +218,8 @@ def heuristic_fill_given(board, cross, anchors, bmeta, hands, bag, gmeta, moves,
             if k > 1:  # the placement's own line is walked on the board
                 board[moves[m, M_CELL + j]] = t
         v = float(moves[m, M_SCORE]) + w_cycle * k
+        if k == size and not bag_left:  # it goes out: the game ends, with 6 more points
+            v += w_out
         if bag_left:
             # Identical tiles never share a line: each extra copy in the leave is dead weight.
             v -= w_dup * (size - k - popcount(leave))

@@ -73,14 +73,20 @@ from .layout import (
     MAX_CANDIDATES,
     MOVE_COLS,
     P_HEUR_CYCLE,
+    P_HEUR_DUP,
     P_HEUR_FITS,
+    P_HEUR_GROUP,
+    P_HEUR_OUT,
     P_SEARCH_BUDGET,
     P_SEARCH_CANDIDATES,
     P_SEARCH_DEPTH,
     P_SEARCH_FINISH,
     P_SEARCH_OUTLOOK,
     P_SEARCH_PCYCLE,
+    P_SEARCH_PDUP,
     P_SEARCH_PFITS,
+    P_SEARCH_PGROUP,
+    P_SEARCH_POUT,
     P_SEARCH_POLICY,
     P_SEARCH_SOLVER,
     P_SEARCH_TEMPO,
@@ -290,13 +296,16 @@ def rank_candidates(gs, moves, n, values, limit, out):
 @njit
 def _policy(spec, out):
     """The playout policy's spec row into ``out``: its default parameters, except that
-    a heuristic policy takes its ``cycle`` and ``fits`` from the search's ``pcycle``
-    and ``pfits``."""
+    a heuristic policy takes its ``cycle``, ``fits``, ``group``, ``dup`` and ``out``
+    from the search's ``pcycle``, ``pfits``, ``pgroup``, ``pdup`` and ``pout``."""
     policy = int(spec[P_SEARCH_POLICY])
     out[:] = DEFAULT_SPECS[policy]
     if policy == HEURISTIC:
         out[P_HEUR_CYCLE] = spec[P_SEARCH_PCYCLE]
         out[P_HEUR_FITS] = spec[P_SEARCH_PFITS]
+        out[P_HEUR_GROUP] = spec[P_SEARCH_PGROUP]
+        out[P_HEUR_DUP] = spec[P_SEARCH_PDUP]
+        out[P_HEUR_OUT] = spec[P_SEARCH_POUT]
 
 
 @njit
