@@ -134,7 +134,7 @@ def test_with_the_solver_off_it_still_searches_the_endgame():
     assert legal_now(before, g.play_agent("search:time_ms=1:solver=0").move)
 
 
-@pytest.mark.parametrize("seed", [41, 55])
+@pytest.mark.parametrize("seed", [2, 3])
 def test_with_few_tiles_in_the_bag_playouts_go_to_the_end(seed):
     """``finish``: once the bag holds at most that many tiles, ``depth`` no longer
     counts (the same choice as ``depth`` 0); with one tile more it counts again.
