@@ -64,7 +64,7 @@ def test_search_is_an_agent_with_checked_parameters():
     assert spec.value("time_ms") == 20.0 and spec.value("budget") == "clock" and spec.value("depth") == 4
     assert spec.value("outlook") == 1.05 and spec.value("tempo") == 0.24 and qc.parse_agent("search:outlook=0").row()[_lo.P_SEARCH_OUTLOOK] == 0.0
     assert qc.parse_agent("search").row()[_lo.P_SEARCH_TIME] == 50.0 and spec.value("finish") == 12 and spec.value("win") == 6.0
-    assert spec.value("pcycle") == 1.0 and spec.value("pfits") == 0.25 and spec.value("pgroup") == 0.2 and spec.value("pdup") == 0.75 and spec.value("pout") == 6.0
+    assert spec.value("pcycle") == 1.0 and spec.value("pfits") == 0.25 and spec.value("pgroup") == 0.0 and spec.value("pdup") == 0.5 and spec.value("pout") == 0.0
     for bad, message in (("search:time_ms=0", "time_ms must be"), ("search:budget=fast", "budget must be one of work, clock"),
                          ("search:candidates=65", "candidates must be an int in 1..64"), ("search:solver=2", "solver must be"), ("search:outlook=nan", "outlook must be"),
                          ("search:finish=109", "finish must be an int in 0..108"), ("search:win=-1", "win must be"), ("search:tempo=inf", "tempo must be"), ("search:pfits=nan", "pfits must be"), ("search:pout=inf", "pout must be")):
@@ -78,7 +78,7 @@ def test_the_playouts_heuristic_takes_the_p_parameters():
     ``pcycle``, ``pfits``, ``pgroup``, ``pdup`` and ``pout``."""
     out = np.full(_lo.SPEC_COLS, -1.0)
     columns = [_lo.P_HEUR_CYCLE, _lo.P_HEUR_FITS, _lo.P_HEUR_GROUP, _lo.P_HEUR_DUP, _lo.P_HEUR_OUT]
-    for agent, weights in (("search", [1.0, 0.25, 0.2, 0.75, 6.0]), ("search:pcycle=0:pfits=-2:pgroup=3:pdup=0:pout=-1", [0.0, -2.0, 3.0, 0.0, -1.0])):
+    for agent, weights in (("search", [1.0, 0.25, 0.0, 0.5, 0.0]), ("search:pcycle=0:pfits=-2:pgroup=3:pdup=0:pout=-1", [0.0, -2.0, 3.0, 0.0, -1.0])):
         _se._policy(qc.parse_agent(agent).row(), out)
         expected = _lo.DEFAULT_SPECS[_lo.HEURISTIC].copy()
         expected[columns] = weights
@@ -134,7 +134,7 @@ def test_with_the_solver_off_it_still_searches_the_endgame():
     assert legal_now(before, g.play_agent("search:time_ms=1:solver=0").move)
 
 
-@pytest.mark.parametrize("seed", [2, 3])
+@pytest.mark.parametrize("seed", [41, 55])
 def test_with_few_tiles_in_the_bag_playouts_go_to_the_end(seed):
     """``finish``: once the bag holds at most that many tiles, ``depth`` no longer
     counts (the same choice as ``depth`` 0); with one tile more it counts again.
@@ -300,12 +300,12 @@ def test_the_default_searchs_games_against_greedy_are_pinned():
     they are the first of the games every tuning round of docs/agents.md pairs its
     trials with. So a change meant to keep the games (a faster kernel, one compile
     fewer) cannot change them unnoticed; a change of play updates them with the docs."""
-    # The second agent plays the fourteenth round's defaults, the third the fifth round's
-    # (before the playout players of the fourteenth and fifteenth rounds).
+    # The second agent is the fifteenth round's trial (docs/agents.md), the third plays
+    # the fifth round's defaults (before the fourteenth round's playout player).
     pinned_games = (
-        ("search", [[17, 12], [-7, 6], [32, 1]]),
-        ("search:pgroup=0:pdup=0.5:pout=0", [[19, 24], [25, 6], [31, 6]]),
-        ("search:pcycle=0:pfits=0:pgroup=0:pdup=0.5:pout=0", [[15, 11], [67, 19], [44, -11]]),
+        ("search", [[19, 24], [25, 6], [31, 6]]),
+        ("search:pgroup=0.2:pdup=0.75:pout=6", [[17, 12], [-7, 6], [32, 1]]),
+        ("search:pcycle=0:pfits=0", [[15, 11], [67, 19], [44, -11]]),
     )
     for agent, pinned in pinned_games:
         ab, ba = play_deals(qc.parse_agent(agent), qc.parse_agent("greedy"), 1000, 0, 3, 2)

@@ -197,9 +197,9 @@ AGENT_PARAMS = (
         Param("win", 6.0, FLOAT, 0.0, 1000.0, "points added to a playout's value when it ends the game with the mover ahead (taken off when behind)"),
         Param("pcycle", 1.0, FLOAT, -1000.0, 1000.0, "the playouts' heuristic (policy heuristic): its cycle, a bonus per tile placed"),
         Param("pfits", 0.25, FLOAT, -1000.0, 1000.0, "the playouts' heuristic (policy heuristic): its fits, a bonus per distinct leave tile that fits on the board now"),
-        Param("pgroup", 0.2, FLOAT, -1000.0, 1000.0, "the playouts' heuristic (policy heuristic): its group, the weight of the leave's largest group"),
-        Param("pdup", 0.75, FLOAT, -1000.0, 1000.0, "the playouts' heuristic (policy heuristic): its dup, the penalty per duplicate tile left in the hand"),
-        Param("pout", 6.0, FLOAT, -1000.0, 1000.0, "the playouts' heuristic (policy heuristic): its out, the bonus for going out"),
+        Param("pgroup", 0.0, FLOAT, -1000.0, 1000.0, "the playouts' heuristic (policy heuristic): its group, the weight of the leave's largest group"),
+        Param("pdup", 0.5, FLOAT, -1000.0, 1000.0, "the playouts' heuristic (policy heuristic): its dup, the penalty per duplicate tile left in the hand"),
+        Param("pout", 0.0, FLOAT, -1000.0, 1000.0, "the playouts' heuristic (policy heuristic): its out, the bonus for going out"),
     ),
 )
 SPEC_ID = 0
