@@ -99,6 +99,18 @@ def test_agent_labels_are_canonical_and_seed_deals(client):
     assert view["observation"]["hand"] == [qc.tile_code(t) for t in dealt.hand(2)]
 
 
+def test_ids_and_tokens_can_follow_an_option_on_a_command_line(client):
+    """No game id or token begins with '-', which argparse would read as an option
+    (``qwirkle bot --game -x2...`` fails). One draw in 64 would, so 600 draws without
+    the guard pass with probability 1e-4."""
+    drawn = []
+    for _ in range(100):
+        game_id, tokens = new_game(client, ["human"] * 5 + ["greedy"], seed=1)
+        drawn += [game_id, *tokens.values()]
+    assert len(drawn) == 600 and len(set(drawn)) == 600
+    assert [d for d in drawn if d.startswith("-")] == []
+
+
 def test_spectator_sees_no_hand(client):
     game_id, tokens = new_game(client, ["human", "greedy"], seed=3)
     play_a_few(client, game_id, tokens, 4)

@@ -779,8 +779,8 @@ def _add_bot(sub: Any) -> None:
         "through the HTTP/WebSocket API, until the game is over. The bot sees only its seat's view.",
     )
     p.add_argument("--url", required=True, help="the server, e.g. http://127.0.0.1:8000")
-    p.add_argument("--game", required=True, help="the game id")
-    p.add_argument("--token", default=os.environ.get("QWIRKLE_TOKEN"), help="the seat's token (default: $QWIRKLE_TOKEN)")
+    p.add_argument("--game", required=True, help="the game id (write --game=ID if an id begins with '-')")
+    p.add_argument("--token", default=os.environ.get("QWIRKLE_TOKEN"), help="the seat's token (default: $QWIRKLE_TOKEN; write --token=TOKEN if it begins with '-')")
     p.add_argument("--agent", type=_agent, default="heuristic", help="the agent, e.g. greedy, heuristic, mc:playouts=32 (default: heuristic)")
     p.add_argument("--seed", type=seed_type, default=None, help="seed of the bot's guesses at the unseen tiles (default: random)")
     p.set_defaults(run=_run_bot)

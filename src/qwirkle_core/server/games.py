@@ -31,6 +31,17 @@ __all__ = ["ApiError", "GameService", "Subscriber"]
 log = logging.getLogger("qwirkle_core.server")
 _GAME_ID = re.compile(r"[A-Za-z0-9_-]{1,32}")
 
+
+def _url_token(nbytes: int) -> str:
+    """A random URL-safe text of ``nbytes`` random bytes that does not begin with '-',
+    so that a game id or token can follow an option on a command line
+    (``qwirkle bot --game ID``) without being read as an option itself."""
+    while True:
+        token = secrets.token_urlsafe(nbytes)
+        if not token.startswith("-"):
+            return token
+
+
 MAX_SUBSCRIBERS = 64  # WebSocket connections per game
 MAX_PENDING = 256  # views queued for one WebSocket before it is dropped as too slow
 
@@ -228,9 +239,9 @@ class GameService:
             raise ApiError(422, f"a game has {engine.MIN_PLAYERS} to {engine.MAX_PLAYERS} seats, not {len(agents)}")
         if engine.HUMAN not in agents:
             raise ApiError(422, "at least one seat must be 'human' (a person or a remote bot)")
-        tokens = [secrets.token_urlsafe(24) if a == engine.HUMAN else None for a in agents]
+        tokens = [_url_token(24) if a == engine.HUMAN else None for a in agents]
         digests = [None if t is None else token_digest(t) for t in tokens]
-        game_id = secrets.token_urlsafe(9)
+        game_id = _url_token(9)
 
         def make() -> _Slot:
             game = engine.new_game(len(agents), seed)
