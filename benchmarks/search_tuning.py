@@ -36,7 +36,9 @@ the game's margin of the side to move (its final margin minus its margin now) is
 fitted by least squares to the best score the side to move could make now, the best
 score of the other side, and a constant; then also to the hand shape of each side
 (its largest group of distinct tiles sharing a colour or a shape, minus its extra
-copies of a tile: the ninth round's trial term), with standard errors.
+copies of a tile: the ninth round's trial term), then also to the tiles in the bag and
+each side's extra copies of a tile (the seventeenth round), with standard errors and
+the share of the variance each fit explains.
 
 ``infer``: how far each agent's placements fall below the best score (the model of
 the seventh round's inference of kept tiles, a trial). In two-player self-play
@@ -195,27 +197,32 @@ def _shape(hand: tuple[int, ...]) -> int:
 
 
 def horizon(args: argparse.Namespace) -> None:
-    rows: list[tuple[int, ...]] = []  # best now and shape of the side to move, of the other, the rest's margin
+    rows: list[tuple[int, ...]] = []  # a position's features (in the order of names below), then the rest's margin
     buf = np.zeros((64, _lo.MOVE_COLS), np.int32)
     for s in range(args.seed, args.seed + args.games):
         g = qc.Game(players=2, seed=s)
-        seen: list[tuple[int, ...]] = []  # (mover, its best, the other's best, its shape, the other's, its margin now)
+        seen: list[tuple[int, ...]] = []  # (mover, *features, its margin now)
         while not g.is_over:
             if g.bag_size > 0 and g.board:
                 me = g.current_player
                 mine, theirs, _, buf = _se.next_scores(g.kernel_arrays(), buf, me)
-                seen.append((me, int(mine), int(theirs), _shape(g.hand(me)), _shape(g.hand(1 - me)), g.scores[me] - g.scores[1 - me]))
+                hands = g.hand(me), g.hand(1 - me)
+                seen.append((me, int(mine), int(theirs), *(_shape(h) for h in hands), g.bag_size,
+                             *(len(h) - len(set(h)) for h in hands), g.scores[me] - g.scores[1 - me]))
             g.play_agent("heuristic")
-        rows += [(mine, theirs, sm, so, g.scores[me] - g.scores[1 - me] - now) for me, mine, theirs, sm, so, now in seen]
+        rows += [(*f, g.scores[me] - g.scores[1 - me] - now) for me, *f, now in seen]
     data = np.array(rows, np.float64)
-    y = data[:, 4]
-    names = ("best now, side to move", "best now, other side", "hand shape, side to move", "hand shape, other side")
-    for k in (2, 4):  # the fifth round's fit, then with the hand shapes
+    y = data[:, -1]
+    names = ("best now, side to move", "best now, other side", "hand shape, side to move", "hand shape, other side",
+             "tiles in the bag", "extra copies, side to move", "extra copies, other side")
+    for k in (2, 4, 7):  # the fifth round's fit, with the hand shapes (ninth round), with the rest (seventeenth)
         x = np.column_stack([data[:, :k], np.ones(len(data))])
         coef, *_ = np.linalg.lstsq(x, y, rcond=None)
-        se = np.sqrt(np.diag(np.var(y - x @ coef) * np.linalg.inv(x.T @ x)))
+        residual = y - x @ coef
+        se = np.sqrt(np.diag(np.var(residual) * np.linalg.inv(x.T @ x)))
         terms = " ".join(f"{c:+.2f} (± {e:.2f}) x ({n})" for c, e, n in zip(coef, se, names[:k]))
-        print(f"{len(data)} positions of {args.games} games: rest of the game's margin = {terms} {coef[-1]:+.2f}")
+        print(f"{len(data)} positions of {args.games} games: rest of the game's margin = {terms} {coef[-1]:+.2f}; "
+              f"variance explained {100 * (1 - residual.var() / y.var()):.2f} %")
 
 
 def infer(args: argparse.Namespace) -> None:
