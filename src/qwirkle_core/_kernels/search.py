@@ -76,6 +76,7 @@ from .layout import (
     P_HEUR_DUP,
     P_HEUR_FITS,
     P_HEUR_GROUP,
+    P_HEUR_EXPOSE,
     P_HEUR_OUT,
     P_SEARCH_BUDGET,
     P_SEARCH_CANDIDATES,
@@ -87,6 +88,7 @@ from .layout import (
     P_SEARCH_PFITS,
     P_SEARCH_PGROUP,
     P_SEARCH_POLICY,
+    P_SEARCH_PEXPOSE,
     P_SEARCH_POUT,
     P_SEARCH_SOLVER,
     P_SEARCH_TEMPO,
@@ -296,8 +298,9 @@ def rank_candidates(gs, moves, n, values, limit, out):
 @njit
 def _policy(spec, out):
     """The playout policy's spec row into ``out``: its default parameters, except that
-    a heuristic policy takes its ``cycle``, ``fits``, ``group``, ``dup`` and ``out``
-    from the search's ``pcycle``, ``pfits``, ``pgroup``, ``pdup`` and ``pout``."""
+    a heuristic policy takes its ``cycle``, ``fits``, ``group``, ``dup``, ``out`` and
+    ``expose`` from the search's ``pcycle``, ``pfits``, ``pgroup``, ``pdup``, ``pout``
+    and ``pexpose``."""
     policy = int(spec[P_SEARCH_POLICY])
     out[:] = DEFAULT_SPECS[policy]
     if policy == HEURISTIC:
@@ -306,6 +309,7 @@ def _policy(spec, out):
         out[P_HEUR_GROUP] = spec[P_SEARCH_PGROUP]
         out[P_HEUR_DUP] = spec[P_SEARCH_PDUP]
         out[P_HEUR_OUT] = spec[P_SEARCH_POUT]
+        out[P_HEUR_EXPOSE] = spec[P_SEARCH_PEXPOSE]
 
 
 @njit
