@@ -1,4 +1,4 @@
-"""The measurements of the search's fourth to seventeenth tuning rounds (docs/agents.md).
+"""The measurements of the search's fourth to eighteenth tuning rounds (docs/agents.md).
 
     python benchmarks/search_tuning.py paired search:finish=24 search --seed 1000 --deals 300
     python benchmarks/search_tuning.py paired heuristic:dup=1 heuristic --opponent heuristic --seed 31000 --deals 20000
