@@ -177,7 +177,6 @@ AGENT_PARAMS = (
         Param("cycle", 0.0, FLOAT, -1000.0, 1000.0, "bonus per tile placed"),
         Param("fits", 0.0, FLOAT, -1000.0, 1000.0, "bonus per distinct leave tile that fits somewhere on the board now"),
         Param("out", 0.0, FLOAT, -1000.0, 1000.0, "bonus for going out: a placement of the whole hand once the bag is empty"),
-        Param("expose", 0.0, FLOAT, -1000.0, 1000.0, "penalty per point the next player can expect from extending a line of 2 to 4 of the placement"),
     ),
     (  # mc (see mc.mc_choose)
         Param("playouts", 24, INT, 1, 1_000_000, "playouts per candidate"),
@@ -201,7 +200,6 @@ AGENT_PARAMS = (
         Param("pgroup", 0.0, FLOAT, -1000.0, 1000.0, "the playouts' heuristic (policy heuristic): its group, the weight of the leave's largest group"),
         Param("pdup", 0.5, FLOAT, -1000.0, 1000.0, "the playouts' heuristic (policy heuristic): its dup, the penalty per duplicate tile left in the hand"),
         Param("pout", 0.0, FLOAT, -1000.0, 1000.0, "the playouts' heuristic (policy heuristic): its out, the bonus for going out"),
-        Param("pexpose", 0.0, FLOAT, -1000.0, 1000.0, "the playouts' heuristic (policy heuristic): its expose, the penalty per point of line extension offered to the next player"),
     ),
 )
 SPEC_ID = 0
@@ -232,7 +230,6 @@ P_HEUR_FOLLOW = _column(HEURISTIC, "follow")
 P_HEUR_CYCLE = _column(HEURISTIC, "cycle")
 P_HEUR_FITS = _column(HEURISTIC, "fits")
 P_HEUR_OUT = _column(HEURISTIC, "out")
-P_HEUR_EXPOSE = _column(HEURISTIC, "expose")
 P_MC_PLAYOUTS = _column(MONTE_CARLO, "playouts")
 P_MC_CANDIDATES = _column(MONTE_CARLO, "candidates")
 P_MC_DEPTH = _column(MONTE_CARLO, "depth")
@@ -252,7 +249,6 @@ P_SEARCH_PFITS = _column(SEARCH, "pfits")
 P_SEARCH_PGROUP = _column(SEARCH, "pgroup")
 P_SEARCH_PDUP = _column(SEARCH, "pdup")
 P_SEARCH_POUT = _column(SEARCH, "pout")
-P_SEARCH_PEXPOSE = _column(SEARCH, "pexpose")
 MAX_SAMPLES = param(HEURISTIC, "samples").hi  # the reply search clamps its sample count to it
 
 

@@ -34,7 +34,6 @@ from .layout import (
     P_HEUR_CYCLE,
     P_HEUR_DANGER,
     P_HEUR_DUP,
-    P_HEUR_EXPOSE,
     P_HEUR_FITS,
     P_HEUR_FOLLOW,
     P_HEUR_GROUP,
@@ -96,56 +95,42 @@ def _line_chances(p_other, leave, allowed, fits):
 
 
 @njit(inline="always")  # into heuristic_fill_given: a call per placement cost a third of its time
-def _open_lines(board, cross, moves, m, leave, p_other, expose):
+def _open_lines(board, cross, moves, m, leave, p_other):
     """Risk and promise of the lines of 4 and 5 through placement ``m`` of a move
     buffer (for two tiles or more they are on ``board``, ``cross`` is still from
-    before the placement), and when ``expose``, their exposure.
+    before the placement).
 
     Such a line becomes a Qwirkle once its missing tiles (1 or 2) are added at its
     open ends. The next player holds a tile t with probability ``p_other[t]``
     (independently, as an estimate). Returns (expected Qwirkles the next player can
     complete, Qwirkles the mover can complete next turn with its ``leave`` (tile
-    set) if the next player does not first, exposure: the points the next player
-    can expect from extending a line of 2 to 4 by one tile, the sum over such lines
-    of (its length + 1) times the chance that it holds a tile fitting an open end, 0
-    unless ``expose``). The end cells' masks are those from before the placement (an
-    estimate). Lines across the placement are measured from the cross words and
-    walked only when they have 4 or 5 tiles (2 to 5 when ``expose``).
+    set) if the next player does not first). The end cells' masks are those from
+    before the placement (an estimate). Lines across the placement are measured from
+    the cross words and walked only when they have 4 or 5 tiles.
     """
     k = moves[m, M_N]
     d = line_direction(k, moves[m, M_CELL], moves[m, M_CELL + min(k - 1, 1)])
-    shortest = 2 if expose else 4
     risk = 0.0
     promise = 0.0
-    exposure = 0.0
     for i in range(k + 1):
         j = max(i - 1, 0)
         cell = moves[m, M_CELL + j]
         dd = d if i == 0 else 1 - d
         if i > 0 or k == 1:
             n = 1 + (cross[cell, dd] >> NSHIFT)
-            if n < shortest or n > 5:
+            if n < 4 or n > 5:
                 continue
         left, n_left, a = scan_run(board, cell, dd, -1)
         right, n_right, b = scan_run(board, cell, dd, 1)
         n = 1 + n_left + n_right
-        if n < shortest or n > 5:
+        if n < 4 or n > 5:
             continue
         allowed = LX[moves[m, M_TILE + j]] & left & right
-        fits = allowed & (cross[a, 1 - dd] | cross[b, 1 - dd])
-        if n >= 4:
-            r, pr = _line_chances(p_other, leave, allowed, fits)
-            risk += r
-            promise += pr
-        else:
-            miss = 1.0
-            while fits:
-                low = fits & -fits
-                miss *= 1.0 - p_other[lowest_bit_index(low)]
-                fits ^= low
-            exposure += (n + 1) * (1.0 - miss)
+        r, pr = _line_chances(p_other, leave, allowed, allowed & (cross[a, 1 - dd] | cross[b, 1 - dd]))
+        risk += r
+        promise += pr
     keep(board, cross, moves, p_other)
-    return risk, promise, exposure
+    return risk, promise
 
 
 HEURISTIC_WORK = 2 * NUM_TILE_TYPES + 4  # float64 scratch of heuristic_fill
@@ -191,7 +176,7 @@ def heuristic_fill_given(board, cross, anchors, bmeta, hands, bag, gmeta, moves,
     the open hands); the rest of ``work`` is scratch."""
     w_group, w_dup, w_danger = spec[P_HEUR_GROUP], spec[P_HEUR_DUP], spec[P_HEUR_DANGER]
     w_setup, w_follow, w_cycle, w_fits = spec[P_HEUR_SETUP], spec[P_HEUR_FOLLOW], spec[P_HEUR_CYCLE], spec[P_HEUR_FITS]
-    w_out, w_expose = spec[P_HEUR_OUT], spec[P_HEUR_EXPOSE]
+    w_out = spec[P_HEUR_OUT]
     p_other = work[:NUM_TILE_TYPES]
     follow = work[NUM_TILE_TYPES : 2 * NUM_TILE_TYPES]
     p = gmeta[G_CURRENT]
@@ -250,8 +235,8 @@ def heuristic_fill_given(board, cross, anchors, bmeta, hands, bag, gmeta, moves,
             v += w_follow * best
             if w_fits != 0.0:
                 v += w_fits * popcount(leave & fitmask)
-        risk, promise, exposure = _open_lines(board, cross, moves, m, leave, p_other, w_expose != 0.0)
-        v += w_setup * promise - w_danger * risk - w_expose * exposure
+        risk, promise = _open_lines(board, cross, moves, m, leave, p_other)
+        v += w_setup * promise - w_danger * risk
         values[m] = v
         if k > 1:
             for j in range(k):

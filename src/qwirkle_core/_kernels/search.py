@@ -76,7 +76,6 @@ from .layout import (
     P_HEUR_DUP,
     P_HEUR_FITS,
     P_HEUR_GROUP,
-    P_HEUR_EXPOSE,
     P_HEUR_OUT,
     P_SEARCH_BUDGET,
     P_SEARCH_CANDIDATES,
@@ -88,7 +87,6 @@ from .layout import (
     P_SEARCH_PFITS,
     P_SEARCH_PGROUP,
     P_SEARCH_POLICY,
-    P_SEARCH_PEXPOSE,
     P_SEARCH_POUT,
     P_SEARCH_SOLVER,
     P_SEARCH_TEMPO,
@@ -298,9 +296,8 @@ def rank_candidates(gs, moves, n, values, limit, out):
 @njit
 def _policy(spec, out):
     """The playout policy's spec row into ``out``: its default parameters, except that
-    a heuristic policy takes its ``cycle``, ``fits``, ``group``, ``dup``, ``out`` and
-    ``expose`` from the search's ``pcycle``, ``pfits``, ``pgroup``, ``pdup``, ``pout``
-    and ``pexpose``."""
+    a heuristic policy takes its ``cycle``, ``fits``, ``group``, ``dup`` and ``out``
+    from the search's ``pcycle``, ``pfits``, ``pgroup``, ``pdup`` and ``pout``."""
     policy = int(spec[P_SEARCH_POLICY])
     out[:] = DEFAULT_SPECS[policy]
     if policy == HEURISTIC:
@@ -309,7 +306,6 @@ def _policy(spec, out):
         out[P_HEUR_GROUP] = spec[P_SEARCH_PGROUP]
         out[P_HEUR_DUP] = spec[P_SEARCH_PDUP]
         out[P_HEUR_OUT] = spec[P_SEARCH_POUT]
-        out[P_HEUR_EXPOSE] = spec[P_SEARCH_PEXPOSE]
 
 
 @njit
