@@ -6,6 +6,7 @@
     python benchmarks/search_tuning.py margins search --seed 1000 --first 0,300 --deals 100 --out base.npz
     python benchmarks/search_tuning.py paired search:win=0 base.npz --seed 1000 --first 0,300 --deals 100
     python benchmarks/search_tuning.py horizon --seed 5000 --games 3000
+    python benchmarks/search_tuning.py horizon --seed 5000 --games 3000 --agent heuristic:reply=0:cycle=1:fits=0.25
     python benchmarks/search_tuning.py endgame --seed 8000 --positions 100 --nodes 25000,40000,80000,150000,300000
     python benchmarks/search_tuning.py infer heuristic mc search:time_ms=10 --seed 7000 --games 10
     python benchmarks/search_tuning.py regret search search:time_ms=10 heuristic --seed 9100 --games 40
@@ -31,7 +32,7 @@ play (exact values by an unlimited solve) and how often the budget solved exactl
 Positions whose exact solve exceeds ``--exact-ms`` are skipped.
 
 ``horizon``: the weights of the search's horizon value (``outlook``, ``tempo``). In
-two-player heuristic self-play, at every position with tiles in the bag, the rest of
+two-player self-play of ``--agent`` (the heuristic by default), at every position with tiles in the bag, the rest of
 the game's margin of the side to move (its final margin minus its margin now) is
 fitted by least squares to the best score the side to move could make now, the best
 score of the other side, and a constant; then also to the hand shape of each side
@@ -209,7 +210,7 @@ def horizon(args: argparse.Namespace) -> None:
                 hands = g.hand(me), g.hand(1 - me)
                 seen.append((me, int(mine), int(theirs), *(_shape(h) for h in hands), g.bag_size,
                              *(len(h) - len(set(h)) for h in hands), g.scores[me] - g.scores[1 - me]))
-            g.play_agent("heuristic")
+            g.play_agent(args.agent)
         rows += [(*f, g.scores[me] - g.scores[1 - me] - now) for me, *f, now in seen]
     data = np.array(rows, np.float64)
     y = data[:, -1]
@@ -334,6 +335,7 @@ def main() -> None:
     ph = sub.add_parser("horizon", help="the horizon value's weights, fitted on heuristic self-play")
     ph.add_argument("--seed", type=int, default=5000)
     ph.add_argument("--games", type=int, default=3000)
+    ph.add_argument("--agent", type=qc.parse_agent, default="heuristic", help="the agent of the self-play (default: heuristic)")
     pi = sub.add_parser("infer", help="how far agents' placements fall below the best score")
     pi.add_argument("agents", nargs="+")
     pi.add_argument("--seed", type=int, default=7000)
