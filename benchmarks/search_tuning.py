@@ -32,14 +32,14 @@ play (exact values by an unlimited solve) and how often the budget solved exactl
 Positions whose exact solve exceeds ``--exact-ms`` are skipped.
 
 ``horizon``: the weights of the search's horizon value (``outlook``, ``tempo``). In
-two-player self-play of ``--agent`` (the heuristic by default), at every position with tiles in the bag, the rest of
-the game's margin of the side to move (its final margin minus its margin now) is
-fitted by least squares to the best score the side to move could make now, the best
-score of the other side, and a constant; then also to the hand shape of each side
-(its largest group of distinct tiles sharing a colour or a shape, minus its extra
-copies of a tile: the ninth round's trial term), then also to the tiles in the bag and
-each side's extra copies of a tile (the seventeenth round), with standard errors and
-the share of the variance each fit explains.
+two-player self-play of ``--agent`` (the heuristic by default), at every position
+with tiles in the bag, the rest of the game's margin of the side to move (its final
+margin minus its margin now) is fitted by least squares to the best score the side
+to move could make now, the best score of the other side, and a constant; then also
+to the hand shape of each side (its largest group of distinct tiles sharing a colour
+or a shape, minus its extra copies of a tile: the ninth round's trial term), then
+also to the tiles in the bag and each side's extra copies of a tile (the seventeenth
+round), with standard errors and the share of the variance each fit explains.
 
 ``infer``: how far each agent's placements fall below the best score (the model of
 the seventh round's inference of kept tiles, a trial). In two-player self-play
@@ -332,7 +332,7 @@ def main() -> None:
     pe.add_argument("--positions", type=int, default=100)
     pe.add_argument("--nodes", default="25000,40000,80000,150000,300000")
     pe.add_argument("--exact-ms", type=float, default=15000.0)
-    ph = sub.add_parser("horizon", help="the horizon value's weights, fitted on heuristic self-play")
+    ph = sub.add_parser("horizon", help="the horizon value's weights, fitted on self-play (the heuristic's by default)")
     ph.add_argument("--seed", type=int, default=5000)
     ph.add_argument("--games", type=int, default=3000)
     ph.add_argument("--agent", type=qc.parse_agent, default="heuristic", help="the agent of the self-play (default: heuristic)")
