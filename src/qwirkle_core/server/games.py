@@ -31,6 +31,9 @@ __all__ = ["ApiError", "GameService", "Subscriber"]
 log = logging.getLogger("qwirkle_core.server")
 _GAME_ID = re.compile(r"[A-Za-z0-9_-]{1,32}")
 
+MAX_SUBSCRIBERS = 64  # WebSocket connections per game
+MAX_PENDING = 256  # views queued for one WebSocket before it is dropped as too slow
+
 
 def _url_token(nbytes: int) -> str:
     """A random URL-safe text of ``nbytes`` random bytes that does not begin with '-',
@@ -40,10 +43,6 @@ def _url_token(nbytes: int) -> str:
         token = secrets.token_urlsafe(nbytes)
         if not token.startswith("-"):
             return token
-
-
-MAX_SUBSCRIBERS = 64  # WebSocket connections per game
-MAX_PENDING = 256  # views queued for one WebSocket before it is dropped as too slow
 
 
 class ApiError(Exception):
