@@ -45,7 +45,6 @@ import argparse
 import json
 import os
 import re
-import resource
 import statistics
 import subprocess
 import sys
@@ -206,7 +205,13 @@ class Side:
 
     def ask(self, cmd):
         if self.proc is None:
-            self.proc = subprocess.Popen([sys.executable, __file__, "--worker"], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, env=self.env())
+            self.proc = subprocess.Popen(
+                [sys.executable, __file__, "--worker"],
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                text=True,
+                env=self.env(),
+            )
         self.proc.stdin.write(json.dumps(cmd) + "\n")
         self.proc.stdin.flush()
         reply = json.loads(self.proc.stdout.readline())
@@ -221,7 +226,13 @@ class Side:
 
     def cold(self, call, cache):
         """Seconds and peak MB of a fresh process running ``call`` on ``cache``."""
-        out = subprocess.run([sys.executable, "-c", COLD_SCRIPT.format(call=call)], env=self.env(cache), capture_output=True, text=True, check=True).stdout.split()
+        out = subprocess.run(
+            [sys.executable, "-c", COLD_SCRIPT.format(call=call)],
+            env=self.env(cache),
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout.split()
         assert out[2].startswith(str(self.src)), f"{self.name} imported {out[2]}"
         return float(out[0]), float(out[1])
 
@@ -229,7 +240,20 @@ class Side:
         """Wall seconds, the reported seconds of the games and peak MB of the main job."""
         out = Path(tmp) / f"{self.name}.parquet"
         cmd = [sys.executable, "-c", "import sys; from qwirkle_core.cli import main; sys.exit(main())"]
-        args = ["simulate", "--games", "1000000", "--agents", "greedy,greedy", "--seed", "1", "--threads", "2", "--out", str(out), "--no-progress"]
+        args = [
+            "simulate",
+            "--games",
+            "1000000",
+            "--agents",
+            "greedy,greedy",
+            "--seed",
+            "1",
+            "--threads",
+            "2",
+            "--out",
+            str(out),
+            "--no-progress",
+        ]
         t = time.perf_counter()
         proc = subprocess.Popen([*cmd, *args], env=self.env(), stdout=subprocess.PIPE, text=True)
         text = proc.stdout.read()
@@ -251,17 +275,29 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("rev", help="the git revision to compare against (e.g. 2a3bb36)")
     ap.add_argument("--rounds", type=int, default=3, help="rounds of the rate benchmarks (default 3)")
-    ap.add_argument("--only", choices=["cold", "rates", "enum", "search", "endgame", "cold-search"], help="just the cold and cached starts, the batch rates, the enumeration, or the search agent's rate, the endgame solver's or the search agent's cold start (not in the default set: revisions before them lack them)")
-    ap.add_argument("--main-job", action="store_true", help="also the million-game main job on 2 threads (a few minutes)")
+    ap.add_argument(
+        "--only",
+        choices=["cold", "rates", "enum", "search", "endgame", "cold-search"],
+        help="just the cold and cached starts, the batch rates, the enumeration, or the search agent's rate, the endgame solver's or the search agent's cold start (not in the default set: revisions before them lack them)",
+    )
+    ap.add_argument(
+        "--main-job", action="store_true", help="also the million-game main job on 2 threads (a few minutes)"
+    )
     args = ap.parse_args()
     with tempfile.TemporaryDirectory(prefix="qc-compare-") as tmp:
         rev_dir = Path(tmp) / "rev"
         rev_dir.mkdir()
-        archive = subprocess.run(["git", "-C", str(ROOT), "archive", args.rev, "src"], capture_output=True, check=True).stdout
+        archive = subprocess.run(
+            ["git", "-C", str(ROOT), "archive", args.rev, "src"], capture_output=True, check=True
+        ).stdout
         subprocess.run(["tar", "-x", "-C", str(rev_dir)], input=archive, check=True)
         sides = [Side(args.rev, rev_dir / "src", tmp), Side("tree", ROOT / "src", tmp)]
-        sha = subprocess.run(["git", "-C", str(ROOT), "rev-parse", "--short", args.rev], capture_output=True, text=True).stdout.strip()
-        head = subprocess.run(["git", "-C", str(ROOT), "describe", "--always", "--dirty"], capture_output=True, text=True).stdout.strip()
+        sha = subprocess.run(
+            ["git", "-C", str(ROOT), "rev-parse", "--short", args.rev], capture_output=True, text=True
+        ).stdout.strip()
+        head = subprocess.run(
+            ["git", "-C", str(ROOT), "describe", "--always", "--dirty"], capture_output=True, text=True
+        ).stdout.strip()
         print(f"A = {args.rev} ({sha}), B = working tree ({head}); ratio = B / A; {os.cpu_count()} cores", flush=True)
         print(f"{'':34s} {'A':>14s} {'B':>14s} {'B/A':>8s}")
 
@@ -279,13 +315,18 @@ def main():
                 show(name, res[0][0], res[1][0])
 
         if args.only == "cold-search":
-            print(f"cold start (empty cache), median and best of {args.rounds} rounds, seconds to the call's return; peak MB")
+            print(
+                f"cold start (empty cache), median and best of {args.rounds} rounds, seconds to the call's return; peak MB"
+            )
             for name, call in COLD_SEARCH.items():
                 res = ([], [])
                 for r in range(args.rounds):
                     for i in [0, 1] if r % 2 == 0 else [1, 0]:
                         res[i].append(sides[i].cold(call, tempfile.mkdtemp(prefix="cold-", dir=tmp)))
-                        print(f"  round {r + 1}, {sides[i].name}: {res[i][-1][0]:.1f} s, {res[i][-1][1]:.0f} MB", flush=True)
+                        print(
+                            f"  round {r + 1}, {sides[i].name}: {res[i][-1][0]:.1f} s, {res[i][-1][1]:.0f} MB",
+                            flush=True,
+                        )
                 seconds = [[t for t, _ in side] for side in res]
                 show(name, statistics.median(seconds[0]), statistics.median(seconds[1]))
                 show("  best round", min(seconds[0]), min(seconds[1]))
@@ -301,7 +342,9 @@ def main():
                 order = [0, 1] if r % 2 == 0 else [1, 0]
                 for name, agents, threads, games in rates:
                     for i in order:
-                        figures[name][i].append(sides[i].ask({"what": "rate", "agents": agents, "threads": threads, "games": games}))
+                        figures[name][i].append(
+                            sides[i].ask({"what": "rate", "agents": agents, "threads": threads, "games": games})
+                        )
                 for name, what in enum:
                     for i in order:
                         figures[name][i].append(sides[i].ask({"what": what}))

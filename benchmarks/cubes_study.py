@@ -17,8 +17,8 @@ import sys
 
 import numpy as np
 
-from qwirkle_core.rows import GameRows, read_metadata, read_rows
-from qwirkle_core.stats import Z95, wilson_interval
+from qwirkle_core.batch.rows import GameRows, read_metadata, read_rows
+from qwirkle_core.batch.stats import Z95, wilson_interval
 
 
 def mean_ci(x: np.ndarray) -> str:
@@ -61,9 +61,25 @@ def plot(batches: list[tuple[str, GameRows]], path: str) -> None:
     fig, (scores, turns, first) = plt.subplots(1, 3, figsize=(13, 4.2), gridspec_kw={"width_ratios": [2, 1.4, 1]})
     for (name, rows), colour in zip(batches, ("tab:blue", "tab:orange")):
         s = rows.scores.ravel()
-        scores.hist(s, bins=np.arange(s.min() - 2, s.max() + 4, 3), histtype="step", linewidth=1.5, density=True, color=colour, label=f"{name} (mean {s.mean():.1f})")
+        scores.hist(
+            s,
+            bins=np.arange(s.min() - 2, s.max() + 4, 3),
+            histtype="step",
+            linewidth=1.5,
+            density=True,
+            color=colour,
+            label=f"{name} (mean {s.mean():.1f})",
+        )
         t = rows.turns
-        turns.hist(t, bins=np.arange(t.min() - 0.5, t.max() + 1.5, 1), histtype="step", linewidth=1.5, density=True, color=colour, label=f"{name} (mean {t.mean():.1f})")
+        turns.hist(
+            t,
+            bins=np.arange(t.min() - 0.5, t.max() + 1.5, 1),
+            histtype="step",
+            linewidth=1.5,
+            density=True,
+            color=colour,
+            label=f"{name} (mean {t.mean():.1f})",
+        )
     scores.set(xlabel="final score of a player", ylabel="share of players", title="Final scores")
     turns.set(xlabel="turns per game", ylabel="share of games", title="Game length")
     for ax in (scores, turns):
@@ -72,10 +88,18 @@ def plot(batches: list[tuple[str, GameRows]], path: str) -> None:
         n = len(rows)
         wins = int(np.sum(rows.winner == rows.starter))
         low, high = wilson_interval(wins, n)
-        first.bar(i, wins / n, color=("tab:blue", "tab:orange")[i], yerr=[[wins / n - low], [high - wins / n]], capsize=6)
+        first.bar(
+            i, wins / n, color=("tab:blue", "tab:orange")[i], yerr=[[wins / n - low], [high - wins / n]], capsize=6
+        )
         first.text(i, wins / n + 0.004, f"{wins / n:.1%}", ha="center", fontsize=9)
     first.axhline(0.5, color="grey", linewidth=1, linestyle="--")
-    first.set(xticks=range(len(batches)), xticklabels=[name for name, _ in batches], ylim=(0.4, 0.55), ylabel="first player's win rate (95% CI)", title="First player")
+    first.set(
+        xticks=range(len(batches)),
+        xticklabels=[name for name, _ in batches],
+        ylim=(0.4, 0.55),
+        ylabel="first player's win rate (95% CI)",
+        title="First player",
+    )
     games = ", ".join(f"{len(rows):,} {name} games" for name, rows in batches)
     fig.suptitle(f"Greedy self-play, two players: {games}", fontsize=10)
     fig.tight_layout()
@@ -90,7 +114,9 @@ def main(argv: list[str]) -> None:
     batches = []
     for name, path in (("tile game", classic_path), ("Qwirkle Cubes", cubes_path)):
         meta = read_metadata(path)
-        print(f"<!-- {name}: {path}: agents {meta['agents']}, rules {meta['rules']}, seed {meta['seed']}, games {meta['games']:,} -->")
+        print(
+            f"<!-- {name}: {path}: agents {meta['agents']}, rules {meta['rules']}, seed {meta['seed']}, games {meta['games']:,} -->"
+        )
         batches.append((name, read_rows(path)))
     table = [figures(rows) for _, rows in batches]
     print("| | " + " | ".join(name for name, _ in batches) + " |")

@@ -78,9 +78,9 @@ from qwirkle_core._kernels import agents as _ag
 from qwirkle_core._kernels import layout as _lo
 from qwirkle_core._kernels import search as _se
 from qwirkle_core._kernels import state as _st
-from qwirkle_core.analysis import _move
-from qwirkle_core.endgame import solve_endgame
-from qwirkle_core.tournament import play_deals
+from qwirkle_core.batch.tournament import play_deals
+from qwirkle_core.evaluation.analysis import _move
+from qwirkle_core.evaluation.endgame import solve_endgame
 
 
 def _firsts(text: str) -> list[int]:
@@ -114,7 +114,9 @@ def _deals_of(args: argparse.Namespace) -> dict[str, object]:
 def _commit() -> str:
     """The checkout's commit (``-dirty`` when it has changes), or ``unknown``."""
     try:
-        out = subprocess.run(["git", "describe", "--always", "--dirty", "--abbrev=10"], capture_output=True, text=True, check=True)
+        out = subprocess.run(
+            ["git", "describe", "--always", "--dirty", "--abbrev=10"], capture_output=True, text=True, check=True
+        )
     except (OSError, subprocess.CalledProcessError):
         return "unknown"
     return out.stdout.strip()
@@ -125,8 +127,10 @@ def save_margins(args: argparse.Namespace) -> None:
     m = margins(args.agent, args.opponent, args.seed, args.first, args.deals, args.threads)
     np.savez(args.out, margins=m, meta=json.dumps(meta))
     w = _wins(m)
-    print(f"{args.agent}: {m.size} games, win rate {100 * w.mean():.1f}% ± {100 * w.std(ddof=1) / np.sqrt(w.size):.1f}, "
-          f"mean margin {m.mean():+.2f}; saved to {args.out} (commit {meta['commit']})")
+    print(
+        f"{args.agent}: {m.size} games, win rate {100 * w.mean():.1f}% ± {100 * w.std(ddof=1) / np.sqrt(w.size):.1f}, "
+        f"mean margin {m.mean():+.2f}; saved to {args.out} (commit {meta['commit']})"
+    )
 
 
 def _margins_or_file(name: str, args: argparse.Namespace) -> tuple[str, np.ndarray]:
@@ -187,7 +191,9 @@ def endgame(args: argparse.Namespace) -> None:
             losses[b].append(best.value - value[key])
             exact[b] += r.exact
     for b in budgets:
-        print(f"{b} positions: mean loss {np.mean(losses[b]):.2f} points over {len(losses[b])} endgames, {exact[b]} solved exactly")
+        print(
+            f"{b} positions: mean loss {np.mean(losses[b]):.2f} points over {len(losses[b])} endgames, {exact[b]} solved exactly"
+        )
 
 
 def _shape(hand: tuple[int, ...]) -> int:
@@ -208,22 +214,40 @@ def horizon(args: argparse.Namespace) -> None:
                 me = g.current_player
                 mine, theirs, _, buf = _se.next_scores(g.kernel_arrays(), buf, me)
                 hands = g.hand(me), g.hand(1 - me)
-                seen.append((me, int(mine), int(theirs), *(_shape(h) for h in hands), g.bag_size,
-                             *(len(h) - len(set(h)) for h in hands), g.scores[me] - g.scores[1 - me]))
+                seen.append(
+                    (
+                        me,
+                        int(mine),
+                        int(theirs),
+                        *(_shape(h) for h in hands),
+                        g.bag_size,
+                        *(len(h) - len(set(h)) for h in hands),
+                        g.scores[me] - g.scores[1 - me],
+                    )
+                )
             g.play_agent(args.agent)
         rows += [(*f, g.scores[me] - g.scores[1 - me] - now) for me, *f, now in seen]
     data = np.array(rows, np.float64)
     y = data[:, -1]
-    names = ("best now, side to move", "best now, other side", "hand shape, side to move", "hand shape, other side",
-             "tiles in the bag", "extra copies, side to move", "extra copies, other side")
+    names = (
+        "best now, side to move",
+        "best now, other side",
+        "hand shape, side to move",
+        "hand shape, other side",
+        "tiles in the bag",
+        "extra copies, side to move",
+        "extra copies, other side",
+    )
     for k in (2, 4, 7):  # the fifth round's fit, with the hand shapes (ninth round), with the rest (seventeenth)
         x = np.column_stack([data[:, :k], np.ones(len(data))])
         coef, *_ = np.linalg.lstsq(x, y, rcond=None)
         residual = y - x @ coef
         se = np.sqrt(np.diag(np.var(residual) * np.linalg.inv(x.T @ x)))
         terms = " ".join(f"{c:+.2f} (± {e:.2f}) x ({n})" for c, e, n in zip(coef, se, names[:k]))
-        print(f"{len(data)} positions of {args.games} games: rest of the game's margin = {terms} {coef[-1]:+.2f}; "
-              f"variance explained {100 * (1 - residual.var() / y.var()):.2f} %")
+        print(
+            f"{len(data)} positions of {args.games} games: rest of the game's margin = {terms} {coef[-1]:+.2f}; "
+            f"variance explained {100 * (1 - residual.var() / y.var()):.2f} %"
+        )
 
 
 def infer(args: argparse.Namespace) -> None:
@@ -243,8 +267,10 @@ def infer(args: argparse.Namespace) -> None:
         gaps = np.array(played)
         ll = [np.mean([-b * g0 - np.log(np.exp(-b * gs).sum()) for g0, gs in zip(gaps, options)]) for b in betas]
         fits = ", ".join(f"{b:g}: {x:.3f}" for b, x in zip(betas, ll))
-        print(f"{agent}: {len(gaps)} placements, gap 0 in {100 * np.mean(gaps == 0):.1f} %, mean gap {gaps.mean():.2f}; "
-              f"log-likelihood per placement by beta: {fits}; best beta {betas[int(np.argmax(ll))]:g}")
+        print(
+            f"{agent}: {len(gaps)} placements, gap 0 in {100 * np.mean(gaps == 0):.1f} %, mean gap {gaps.mean():.2f}; "
+            f"log-likelihood per placement by beta: {fits}; best beta {betas[int(np.argmax(ll))]:g}"
+        )
 
 
 def regret(args: argparse.Namespace) -> None:
@@ -263,8 +289,20 @@ def regret(args: argparse.Namespace) -> None:
                 k = _se.engine_candidates(a, int(spec.value("candidates")), scratch, cands)
                 depth = 0 if g.bag_size <= int(spec.value("finish")) else int(spec.value("depth"))
                 values = np.zeros((k, args.playouts))
-                _se.evaluate_candidates(a, cands, k, policy, args.playouts, depth, np.uint64(s * 1000 + turn), scratch, values,
-                                        float(spec.value("outlook")), float(spec.value("tempo")), float(spec.value("win")))
+                _se.evaluate_candidates(
+                    a,
+                    cands,
+                    k,
+                    policy,
+                    args.playouts,
+                    depth,
+                    np.uint64(s * 1000 + turn),
+                    scratch,
+                    values,
+                    float(spec.value("outlook")),
+                    float(spec.value("tempo")),
+                    float(spec.value("win")),
+                )
                 value = {_move(cands[c], a.bmeta): values[c].mean() for c in range(k)}
                 best = max(value.values())
                 for agent in args.agents:
@@ -277,8 +315,10 @@ def regret(args: argparse.Namespace) -> None:
             turn += 1
     for agent in args.agents:
         x = np.array(losses[agent])
-        print(f"{agent}: {x.size} positions, mean regret {x.mean():.3f} ± {x.std(ddof=1) / np.sqrt(x.size):.3f} points, "
-              f"the best candidate in {100 * np.mean(x == 0):.1f} %, {outside[agent]} choices outside the candidates")
+        print(
+            f"{agent}: {x.size} positions, mean regret {x.mean():.3f} ± {x.std(ddof=1) / np.sqrt(x.size):.3f} points, "
+            f"the best candidate in {100 * np.mean(x == 0):.1f} %, {outside[agent]} choices outside the candidates"
+        )
 
 
 def _ceiling_game(seed: int, me: int) -> tuple[int, int, bool]:
@@ -308,8 +348,10 @@ def ceiling(args: argparse.Namespace) -> None:
     print(f"{args.games} games, search's win rate {100 * wins.mean():.1f} %, mean margin {margin.mean():+.2f}")
     print(f"points its moves with an empty bag gave away: {given.mean():.2f} a game (in {(given > 0).sum()} games)")
     thrown_lost = thrown & (margin <= 0)
-    print(f"a forced win given away in {thrown.sum()} games, of which {thrown_lost.sum()} not won "
-          f"({(margin[thrown_lost] == 0).sum()} ties): {100 * (1 - wins[thrown_lost]).sum() / args.games:.2f} points of win rate")
+    print(
+        f"a forced win given away in {thrown.sum()} games, of which {thrown_lost.sum()} not won "
+        f"({(margin[thrown_lost] == 0).sum()} ties): {100 * (1 - wins[thrown_lost]).sum() / args.games:.2f} points of win rate"
+    )
 
 
 def main() -> None:
@@ -324,7 +366,9 @@ def main() -> None:
     for q in (pp, pm):
         q.add_argument("--opponent", default="greedy")
         q.add_argument("--seed", type=int, default=1000)
-        q.add_argument("--first", type=_firsts, default=[0], help="the first deal; several, comma-separated, for several ranges")
+        q.add_argument(
+            "--first", type=_firsts, default=[0], help="the first deal; several, comma-separated, for several ranges"
+        )
         q.add_argument("--deals", type=int, default=300, help="deals in each range")
         q.add_argument("--threads", type=int, default=1)
     pe = sub.add_parser("endgame", help="the solver's first-move loss by node budget")
@@ -335,12 +379,16 @@ def main() -> None:
     ph = sub.add_parser("horizon", help="the horizon value's weights, fitted on self-play (the heuristic's by default)")
     ph.add_argument("--seed", type=int, default=5000)
     ph.add_argument("--games", type=int, default=3000)
-    ph.add_argument("--agent", type=qc.parse_agent, default="heuristic", help="the agent of the self-play (default: heuristic)")
+    ph.add_argument(
+        "--agent", type=qc.parse_agent, default="heuristic", help="the agent of the self-play (default: heuristic)"
+    )
     pi = sub.add_parser("infer", help="how far agents' placements fall below the best score")
     pi.add_argument("agents", nargs="+")
     pi.add_argument("--seed", type=int, default=7000)
     pi.add_argument("--games", type=int, default=10)
-    pr = sub.add_parser("regret", help="how far agents' choices fall below the search's best candidate by its own values")
+    pr = sub.add_parser(
+        "regret", help="how far agents' choices fall below the search's best candidate by its own values"
+    )
     pr.add_argument("agents", nargs="+")
     pr.add_argument("--seed", type=int, default=9100)
     pr.add_argument("--games", type=int, default=40)
@@ -351,7 +399,15 @@ def main() -> None:
     pc.add_argument("--games", type=int, default=300)
     pc.add_argument("--jobs", type=int, default=2, help="games played at once (processes)")
     args = p.parse_args()
-    commands = {"paired": paired, "margins": save_margins, "endgame": endgame, "horizon": horizon, "infer": infer, "regret": regret, "ceiling": ceiling}
+    commands = {
+        "paired": paired,
+        "margins": save_margins,
+        "endgame": endgame,
+        "horizon": horizon,
+        "infer": infer,
+        "regret": regret,
+        "ceiling": ceiling,
+    }
     commands[args.command](args)
 
 

@@ -41,7 +41,9 @@ async def play(client, gate, game_no, args, times):
             raise RuntimeError(f"game {game_no}: {method} {url}: {r.status_code} {r.text}")
         return r.json()
 
-    game = await call("create", "POST", "/api/games", json={"seats": ["human", args.agent], "seed": args.seed + game_no})
+    game = await call(
+        "create", "POST", "/api/games", json={"seats": ["human", args.agent], "seed": args.seed + game_no}
+    )
     game_id, token = game["id"], game["seats"][0]["token"]
     auth = {"Authorization": f"Bearer {token}"}
     while True:
@@ -88,7 +90,9 @@ def wait_ready(url, proc):
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--games", type=int, default=200, help="games played at once (default: 200)")
-    parser.add_argument("--connections", type=int, default=32, help="the client's requests in flight at most (default: 32)")
+    parser.add_argument(
+        "--connections", type=int, default=32, help="the client's requests in flight at most (default: 32)"
+    )
     parser.add_argument("--agent", default="greedy", help="the agent seat (default: greedy)")
     parser.add_argument("--seed", type=int, default=1, help="game i is dealt from seed + i (default: 1)")
     parser.add_argument("--port", type=int, default=8765, help="port of the server started here (default: 8765)")
@@ -99,7 +103,16 @@ def main():
         url = args.url
         if url is None:
             url = f"http://127.0.0.1:{args.port}"
-            cmd = [sys.executable, "-m", "qwirkle_core.cli", "serve", "--port", str(args.port), "--db", os.path.join(tmp, "load.sqlite")]
+            cmd = [
+                sys.executable,
+                "-m",
+                "qwirkle_core.cli",
+                "serve",
+                "--port",
+                str(args.port),
+                "--db",
+                os.path.join(tmp, "load.sqlite"),
+            ]
             proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
             wait_ready(url, proc)
         try:
@@ -109,11 +122,17 @@ def main():
                 proc.terminate()
                 proc.wait(timeout=30)
     actions = times["action"]
-    print(f"{args.games} games (human vs {args.agent}) at once, client bounded to {args.connections} requests in flight, on {url}")
-    print(f"all {args.games} finished and replay; {len(actions)} actions, {len(times['view'])} views in {wall:.1f} s ({len(actions) / wall:.0f} actions/s)")
+    print(
+        f"{args.games} games (human vs {args.agent}) at once, client bounded to {args.connections} requests in flight, on {url}"
+    )
+    print(
+        f"all {args.games} finished and replay; {len(actions)} actions, {len(times['view'])} views in {wall:.1f} s ({len(actions) / wall:.0f} actions/s)"
+    )
     for kind in ("action", "view", "create"):
         ms = [1000 * t for t in times[kind]]
-        print(f"{kind:>7} latency: p50 {percentile(ms, 50):.1f} ms, p99 {percentile(ms, 99):.1f} ms, max {max(ms):.1f} ms, mean {statistics.fmean(ms):.1f} ms")
+        print(
+            f"{kind:>7} latency: p50 {percentile(ms, 50):.1f} ms, p99 {percentile(ms, 99):.1f} ms, max {max(ms):.1f} ms, mean {statistics.fmean(ms):.1f} ms"
+        )
 
 
 if __name__ == "__main__":

@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 import qwirkle_core as qc
-from qwirkle_core.endgame import solve_endgame
+from qwirkle_core.evaluation.endgame import solve_endgame
 
 SEEDS = range(1000, 1100)
 

@@ -35,8 +35,23 @@ def apply_all(board, cross, anchors, bmeta, hand, moves, st, undo):
         for j in range(n):
             k = moves[j, mg.M_N]
             cells = moves[j, mg.M_CELL : mg.M_CELL + k]
-            place_in_slot(board[i], cross[i], anchors[i], bmeta[i], cells, moves[j, mg.M_TILE : mg.M_TILE + k], k, undo[0], undo[1], undo[2], undo[3], np.int64(0))
-            take_back_slot(board[i], cross[i], anchors[i], bmeta[i], cells, k, undo[0], undo[1], undo[2], undo[3], np.int64(0))
+            place_in_slot(
+                board[i],
+                cross[i],
+                anchors[i],
+                bmeta[i],
+                cells,
+                moves[j, mg.M_TILE : mg.M_TILE + k],
+                k,
+                undo[0],
+                undo[1],
+                undo[2],
+                undo[3],
+                np.int64(0),
+            )
+            take_back_slot(
+                board[i], cross[i], anchors[i], bmeta[i], cells, k, undo[0], undo[1], undo[2], undo[3], np.int64(0)
+            )
         applied += n
     return applied
 

@@ -15,8 +15,8 @@ import pytest
 
 pytest.importorskip("pettingzoo")
 
+from qwirkle_core.batch.players import play_games  # noqa: E402
 from qwirkle_core.env import WINDOW, QwirkleGymEnv, raw_env  # noqa: E402
-from qwirkle_core.players import play_games  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).parent.parent / "tests"))
 import bots  # noqa: E402
@@ -72,7 +72,13 @@ def test_gym_steps_per_second(benchmark):
 
 @pytest.mark.parametrize("processes", [1, 2])
 def test_python_agent_games_per_second(benchmark, processes):
-    result = benchmark.pedantic(play_games, args=((bots.best_move, "greedy"), PY_GAMES), kwargs={"seed": 1, "processes": processes}, rounds=3, iterations=1)
+    result = benchmark.pedantic(
+        play_games,
+        args=((bots.best_move, "greedy"), PY_GAMES),
+        kwargs={"seed": 1, "processes": processes},
+        rounds=3,
+        iterations=1,
+    )
     assert result.ok.all()
     benchmark.extra_info["games_per_second"] = PY_GAMES / benchmark.stats.stats.median
 

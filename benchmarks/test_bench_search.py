@@ -60,5 +60,7 @@ def test_analyse_self_play_records(benchmark):
         se = losses.std(ddof=1) / np.sqrt(len(losses))
         benchmark.extra_info[f"{agent}_mean_loss"] = float(losses.mean())
         benchmark.extra_info[f"{agent}_cpu_s_per_record"] = seconds
-        print(f"\n{agent}: mean loss {losses.mean():.2f} ± {se:.2f} points over {len(losses)} actions; CPU s per record {[round(s, 1) for s in seconds]} for {actions} actions")
+        print(
+            f"\n{agent}: mean loss {losses.mean():.2f} ± {se:.2f} points over {len(losses)} actions; CPU s per record {[round(s, 1) for s in seconds]} for {actions} actions"
+        )
     assert all(len(v[0]) for v in out.values())

@@ -27,7 +27,7 @@ Rules implemented here:
 from __future__ import annotations
 
 from collections import Counter
-from typing import Iterable
+from collections.abc import Iterable
 
 N_COLORS = 6
 N_SHAPES = 6
@@ -62,12 +62,8 @@ def naive_is_valid_line(tiles: Iterable[int]) -> bool:
         return False
     colors = [color(t) for t in tiles]
     shapes = [shape(t) for t in tiles]
-    same_color_all_shapes_differ = (
-        len(set(colors)) == 1 and len(set(shapes)) == len(tiles)
-    )
-    same_shape_all_colors_differ = (
-        len(set(shapes)) == 1 and len(set(colors)) == len(tiles)
-    )
+    same_color_all_shapes_differ = len(set(colors)) == 1 and len(set(shapes)) == len(tiles)
+    same_shape_all_colors_differ = len(set(shapes)) == 1 and len(set(colors)) == len(tiles)
     return same_color_all_shapes_differ or same_shape_all_colors_differ
 
 
@@ -143,9 +139,7 @@ def naive_score(board: dict, placements) -> int:
     return sum(len(run) + (6 if len(run) == MAX_LINE else 0) for run in lines)
 
 
-def naive_is_legal(
-    board: dict, hand, placements, opening_len: int | None = None
-) -> bool:
+def naive_is_legal(board: dict, hand, placements, opening_len: int | None = None) -> bool:
     """Check one placement against every rule, directly."""
     placements = list(placements)
     if not 1 <= len(placements) <= HAND_SIZE:
@@ -184,9 +178,7 @@ def naive_is_legal(
         if opening_len is not None and n != opening_len:
             return False
     else:
-        touches = any(
-            (r + dr, c + dc) in board for r, c in cells for dr, dc in NEIGHBOURS
-        )
+        touches = any((r + dr, c + dc) in board for r, c in cells for dr, dc in NEIGHBOURS)
         if not touches:
             return False
     for cell in cells:
@@ -219,10 +211,7 @@ def _fits_alone(board: dict, cell, t) -> bool:
     a valid line is valid."""
     trial = dict(board)
     trial[cell] = t
-    return all(
-        naive_is_valid_line(trial[x] for x in run_through(trial, cell, d))
-        for d in DIRECTIONS
-    )
+    return all(naive_is_valid_line(trial[x] for x in run_through(trial, cell, d)) for d in DIRECTIONS)
 
 
 def _fillings(board: dict, cells: list, counts: Counter, fits=None):
@@ -244,10 +233,7 @@ def _fillings(board: dict, cells: list, counts: Counter, fits=None):
         if fits is not None and t not in fits[cell]:
             continue
         board[cell] = t
-        ok = all(
-            naive_is_valid_line(board[x] for x in run_through(board, cell, d))
-            for d in DIRECTIONS
-        )
+        ok = all(naive_is_valid_line(board[x] for x in run_through(board, cell, d)) for d in DIRECTIONS)
         if ok:
             counts[t] -= 1
             for tail in _fillings(board, rest, counts, fits):
@@ -256,9 +242,7 @@ def _fillings(board: dict, cells: list, counts: Counter, fits=None):
         del board[cell]
 
 
-def naive_legal_placements(
-    board: dict, hand, opening_len: int | None = None
-) -> dict[frozenset, int]:
+def naive_legal_placements(board: dict, hand, opening_len: int | None = None) -> dict[frozenset, int]:
     """All legal placements, as ``{frozenset((row, col, tile), ...): score}``.
 
     ``opening_len`` only matters on an empty board: the exact number of tiles
@@ -298,15 +282,11 @@ def naive_legal_placements(
     for dr, dc in DIRECTIONS:
         if (dr, dc) == (0, 1):
             starts = [
-                (r, c)
-                for r in range(min(rows) - 1, max(rows) + 2)
-                for c in range(min(cols) - MAX_LINE, max(cols) + 2)
+                (r, c) for r in range(min(rows) - 1, max(rows) + 2) for c in range(min(cols) - MAX_LINE, max(cols) + 2)
             ]
         else:
             starts = [
-                (r, c)
-                for c in range(min(cols) - 1, max(cols) + 2)
-                for r in range(min(rows) - MAX_LINE, max(rows) + 2)
+                (r, c) for c in range(min(cols) - 1, max(cols) + 2) for r in range(min(rows) - MAX_LINE, max(rows) + 2)
             ]
         for r0, c0 in starts:
             for length in range(1, MAX_LINE + 1):
@@ -314,22 +294,17 @@ def naive_legal_placements(
                 empty = [cell for cell in window if cell not in board]
                 if not empty or len(empty) > len(hand):
                     continue
-                if not any(
-                    (r + a, c + b) in board for r, c in empty for a, b in NEIGHBOURS
-                ):
+                if not any((r + a, c + b) in board for r, c in empty for a, b in NEIGHBOURS):
                     continue
                 if not all(fits_of(cell) for cell in empty):
                     continue
                 for tiles in _fillings(dict(board), empty, Counter(counts), fits):
-                    placement = frozenset(
-                        (r, c, t) for (r, c), t in zip(empty, tiles)
-                    )
+                    placement = frozenset((r, c, t) for (r, c), t in zip(empty, tiles))
                     if placement in result:
                         continue
                     if naive_is_legal(board, hand, placement, opening_len):
                         result[placement] = naive_score(board, placement)
     return result
-
 
 
 # --------------------------------------------------------------------------
@@ -367,4 +342,3 @@ def naive_cubes_stuck(board: dict, hand) -> bool:
 def naive_cubes_opening_blocked(board: dict, hand, opening: str = "largest_group") -> bool:
     """The opener must re-roll all its cubes before opening."""
     return not board and opening == "largest_group" and len(hand) >= 2 and largest_group(hand) < 2
-

@@ -20,7 +20,14 @@ import qwirkle_core as qc
 from qwirkle_core.server import create_app
 
 CHROMIUM = shutil.which("chromium") or ("/usr/bin/chromium" if os.path.exists("/usr/bin/chromium") else None)
-CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update", "--no-first-run"]
+CHROMIUM_ARGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--no-first-run",
+]
 
 
 class LiveServer:
@@ -154,7 +161,10 @@ class Moments:
     def _observations(g):
         """Per seat: the library's observation document and legal moves (to move only)."""
         moves = sorted(str(m) for m in g.legal_moves())
-        return [(g.observation(p).to_dict(), moves if p == g.current_player and not g.is_over else []) for p in range(g.players)]
+        return [
+            (g.observation(p).to_dict(), moves if p == g.current_player and not g.is_over else [])
+            for p in range(g.players)
+        ]
 
     @staticmethod
     def _state(g):
@@ -209,8 +219,10 @@ def leaks(text, seat, moments, k):
             found.append(f"a random stream ({word})")
     tokens = CODE.findall(text)
     bag = state["bag"]
-    grams = {tuple(bag[i:i + 8]) for i in range(len(bag) - 7)} | {tuple(bag[::-1][i:i + 8]) for i in range(len(bag) - 7)}
-    if any(tuple(tokens[i:i + 8]) in grams for i in range(len(tokens) - 7)):
+    grams = {tuple(bag[i : i + 8]) for i in range(len(bag) - 7)} | {
+        tuple(bag[::-1][i : i + 8]) for i in range(len(bag) - 7)
+    }
+    if any(tuple(tokens[i : i + 8]) in grams for i in range(len(tokens) - 7)):
         found.append("eight tiles in the bag's order")
     doc = json.loads(text)
     bad = FORBIDDEN_KEYS & set(_keys(doc))

@@ -73,8 +73,22 @@ def engine_state(g: qc.Game):
         gmeta[layout.G_OPEN_LEN] = 0  # the opening's required length, unused once it is played
     n_anchors = int(a.bmeta[layout.B_ANCHORS])
     arrays = (a.board, a.cross, a.anchors[:n_anchors], a.bmeta, a.hands, a.bag[: g.bag_size], gmeta, a.rng)
-    public = (g.rules, g.seed, g.board, [g.hand(p) for p in range(g.players)], g.scores, g.qwirkles, g.current_player,
-              g.starting_player, g.turn, g.passes, g.bag_size, g.is_over, g.winner, g.opening_pending)
+    public = (
+        g.rules,
+        g.seed,
+        g.board,
+        [g.hand(p) for p in range(g.players)],
+        g.scores,
+        g.qwirkles,
+        g.current_player,
+        g.starting_player,
+        g.turn,
+        g.passes,
+        g.bag_size,
+        g.is_over,
+        g.winner,
+        g.opening_pending,
+    )
     return [(x.dtype.str, x.shape, x.tobytes()) for x in arrays], public
 
 
@@ -259,7 +273,9 @@ def rebuild(g: qc.Game, board=None, hand=None, shift=(0, 0), rng=None, rules=Non
     assert all(used[t] <= 3 for t in used), used
     bag = list((FULL_SUPPLY - used).elements())
     rng.shuffle(bag)
-    return qc.Game.from_position(board=board, hands=hands, bag=bag, scores=list(g.scores), current_player=g.current_player, rules=rules)
+    return qc.Game.from_position(
+        board=board, hands=hands, bag=bag, scores=list(g.scores), current_player=g.current_player, rules=rules
+    )
 
 
 @st.composite
@@ -300,9 +316,14 @@ def duplicate_hand(draw, g, size=None, force_duplicate=True):
 
 
 SYMMETRIES = (
-    lambda r, c: (r, c), lambda r, c: (r, -c), lambda r, c: (-r, c),
-    lambda r, c: (-r, -c), lambda r, c: (c, r), lambda r, c: (c, -r),
-    lambda r, c: (-c, r), lambda r, c: (-c, -r),
+    lambda r, c: (r, c),
+    lambda r, c: (r, -c),
+    lambda r, c: (-r, c),
+    lambda r, c: (-r, -c),
+    lambda r, c: (c, r),
+    lambda r, c: (c, -r),
+    lambda r, c: (-c, r),
+    lambda r, c: (-c, -r),
 )
 
 
@@ -397,7 +418,9 @@ def rebuild_cubes(g: qc.Game, hand=None, rng=None) -> qc.Game:
     assert all(n <= 15 for n in used.values()), used
     bag = [c for c in range(6) for _ in range(15 - used[c])]
     rng.shuffle(bag)
-    return qc.Game.from_position(board=g.board, hands=hands, bag=bag, scores=list(g.scores), current_player=g.current_player, rules=g.rules)
+    return qc.Game.from_position(
+        board=g.board, hands=hands, bag=bag, scores=list(g.scores), current_player=g.current_player, rules=g.rules
+    )
 
 
 @st.composite

@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 
 import qwirkle_core as qc
 from qwirkle_core._kernels.layout import SPEC_COLS as W  # a spec row's width
-from qwirkle_core.agents import agent_params, spec_row
+from qwirkle_core.game.agents import agent_params, spec_row
 
 PARAMS = [(a, p) for a in qc.AGENTS for p in agent_params(a)]
 
@@ -53,7 +53,7 @@ def test_spec_rows_hold_the_agent_id_then_its_parameters_in_table_order():
         for col, p in enumerate(table, start=1):
             expected = dict(p.choices)[p.default] if p.kind == "choice" else p.default
             assert row[col] == expected, (agent, p.name)
-        assert not row[1 + len(table):].any()
+        assert not row[1 + len(table) :].any()
     assert spec_row("mc:policy=greedy")[4] == 1.0
     assert qc.parse_agent("mc:policy=1") == qc.parse_agent("mc:policy=greedy")
 
@@ -117,7 +117,10 @@ def test_numbers_in_python_form_are_checked_too():
     [
         ("wizard", "unknown agent 'wizard'"),
         ("", "unknown agent ''"),
-        ("heuristic:boldness=2", "agent 'heuristic:boldness=2': unknown parameter 'boldness'; heuristic takes group, dup"),
+        (
+            "heuristic:boldness=2",
+            "agent 'heuristic:boldness=2': unknown parameter 'boldness'; heuristic takes group, dup",
+        ),
         ("greedy:x=1", "greedy takes no parameters"),
         ("mc:playouts", "parameters are written name:key=value:key=value, not 'playouts'"),
         ("mc:=3", "parameters are written name:key=value"),
@@ -153,7 +156,10 @@ def test_agent_errors_are_value_errors():
         (np.r_[3.0, 24, 8, 4, 7, np.zeros(W - 5)], "policy must be one of random, greedy, heuristic"),
         (np.r_[2.0, 0, 0.5, 6, 6, 0.5, 4, -5, 1, 0.3, np.zeros(W - 10)], "horizon must be an int in 0..108"),
         (np.r_[2.0, 0, 0.5, 6, 6, 0.5, 4, 0, 1e12, 0.3, np.zeros(W - 10)], "samples must be an int in 1..64"),
-        (np.r_[2.0, np.inf, 0.5, 6, 6, 0.5, 4, 0, 1, 0.3, np.zeros(W - 10)], "group must be a finite number in -1000..1000"),
+        (
+            np.r_[2.0, np.inf, 0.5, 6, 6, 0.5, 4, 0, 1, 0.3, np.zeros(W - 10)],
+            "group must be a finite number in -1000..1000",
+        ),
     ],
 )
 def test_bad_spec_rows_are_refused(row, message):
@@ -189,12 +195,20 @@ def test_agent_parameters_are_checked_before_a_batch():
         (qc.AgentSpec(5), "not a valid agent"),
         (qc.AgentSpec("mc", 5), "not a valid agent"),
         (qc.AgentSpec("mc", (("candidates", False), ("candidates", 1))), "parse_agent would make"),
-        (qc.AgentSpec("mc", (("playouts", 3.0),)), r"parse_agent would make AgentSpec\(name='mc', params=\(\('playouts', 3\),\)\)"),
+        (
+            qc.AgentSpec("mc", (("playouts", 3.0),)),
+            r"parse_agent would make AgentSpec\(name='mc', params=\(\('playouts', 3\),\)\)",
+        ),
     ],
 )
 def test_agent_specs_made_by_hand_are_checked_too(spec, message):
     """An AgentSpec built directly (not by parse_agent) is checked wherever it is used."""
-    for use in (qc.parse_agent, lambda s: s.row(), lambda s: qc.Game(seed=1).play_agent(s), lambda s: qc.simulate(1, agents=(s, "greedy"))):
+    for use in (
+        qc.parse_agent,
+        lambda s: s.row(),
+        lambda s: qc.Game(seed=1).play_agent(s),
+        lambda s: qc.simulate(1, agents=(s, "greedy")),
+    ):
         with pytest.raises(qc.AgentError, match=message):
             use(spec)
     good = qc.AgentSpec("mc", (("playouts", 3),))

@@ -12,7 +12,7 @@ import pytest
 
 import qwirkle_core as qc
 from qwirkle_core import cli
-from qwirkle_core.endgame import solve_endgame
+from qwirkle_core.evaluation.endgame import solve_endgame
 
 PLAYOUTS = 12  # enough for the checks below, small enough for a unit test
 
@@ -33,7 +33,13 @@ def record_from(g: qc.Game, moves: list[qc.Move]) -> qc.GameRecord:
 
 
 def _setup(g: qc.Game) -> dict:
-    return {"board": dict(g.board), "hands": [g.hand(p) for p in range(g.players)], "bag": [], "scores": list(g.scores), "current_player": g.current_player}
+    return {
+        "board": dict(g.board),
+        "hands": [g.hand(p) for p in range(g.players)],
+        "bag": [],
+        "scores": list(g.scores),
+        "current_player": g.current_player,
+    }
 
 
 def exact_value(g: qc.Game, move: qc.Move) -> int:
@@ -106,7 +112,24 @@ def qwirkle_position() -> tuple[qc.Game, qc.Move, qc.Move]:
     red = [qc.tile("red", s) for s in range(6)]
     board = {(0, c): red[c] for c in range(5)}
     board[(1, 0)] = qc.tile("orange", "circle")
-    hands = [[red[5], qc.tile("yellow", "square"), qc.tile("green", "diamond"), qc.tile("blue", "cross"), qc.tile("purple", "clover"), qc.tile("yellow", "clover")], [red[5], qc.tile("green", "star"), qc.tile("blue", "star"), qc.tile("orange", "star"), qc.tile("purple", "star"), qc.tile("yellow", "star")]]
+    hands = [
+        [
+            red[5],
+            qc.tile("yellow", "square"),
+            qc.tile("green", "diamond"),
+            qc.tile("blue", "cross"),
+            qc.tile("purple", "clover"),
+            qc.tile("yellow", "clover"),
+        ],
+        [
+            red[5],
+            qc.tile("green", "star"),
+            qc.tile("blue", "star"),
+            qc.tile("orange", "star"),
+            qc.tile("purple", "star"),
+            qc.tile("yellow", "star"),
+        ],
+    ]
     used = list(board.values()) + hands[0] + hands[1]
     bag = [t for t in range(36) for _ in range(3 - used.count(t))]
     random.Random(0).shuffle(bag)
@@ -203,7 +226,10 @@ def record_file(tmp_path):
 
 def test_cli_analyse_prints_and_writes(record_file, tmp_path, capsys):
     out = tmp_path / "analysis.json"
-    assert cli.main(["analyse", str(record_file), "--seat", "0", "--playouts", "4", "--json", str(out), "--no-progress"]) == 0
+    assert (
+        cli.main(["analyse", str(record_file), "--seat", "0", "--playouts", "4", "--json", str(out), "--no-progress"])
+        == 0
+    )
     printed = capsys.readouterr().out
     assert "seat 0 (greedy): mean loss" in printed and "seat 1" not in printed
     analysis = qc.Analysis.from_json(out.read_text())

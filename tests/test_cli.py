@@ -14,7 +14,7 @@ import pytest
 
 import qwirkle_core as qc
 from qwirkle_core import cli
-from qwirkle_core.rows import read_metadata
+from qwirkle_core.batch.rows import read_metadata
 
 
 @pytest.mark.parametrize(
@@ -64,18 +64,42 @@ def test_cli_simulate_writes_rows(tmp_path, capsys):
     expected = qc.simulate(40, seed=5, threads=1)
     for name, read in (("r.parquet", pq.read_table), ("r.csv", read_csv)):
         out = tmp_path / name
-        assert cli.main(["simulate", "--games", "40", "--seed", "5", "--threads", "1", "--no-progress", "--out", str(out)]) == 0
+        assert (
+            cli.main(["simulate", "--games", "40", "--seed", "5", "--threads", "1", "--no-progress", "--out", str(out)])
+            == 0
+        )
         table = read(str(out))
         assert table.num_rows == 40
         np.testing.assert_array_equal(np.asarray(table.column("score_0")), expected.scores[:, 0])
         np.testing.assert_array_equal(np.asarray(table.column("seed")).astype(np.uint64), expected.seeds)
         assert f"wrote 40 rows to {out}" in capsys.readouterr().out.replace("\n", "")
     meta = read_metadata(tmp_path / "r.parquet")
-    assert meta["agents"] == ["greedy", "greedy"] and meta["seed"] == 5 and meta["games"] == 40 and meta["version"] == qc.__version__
+    assert (
+        meta["agents"] == ["greedy", "greedy"]
+        and meta["seed"] == 5
+        and meta["games"] == 40
+        and meta["version"] == qc.__version__
+    )
 
 
 def test_cli_simulate_prints_the_summary(capsys):
-    assert cli.main(["simulate", "--games", "200", "--agents", "greedy,random", "--seed", "0x10", "--start", "5", "--no-progress"]) == 0
+    assert (
+        cli.main(
+            [
+                "simulate",
+                "--games",
+                "200",
+                "--agents",
+                "greedy,random",
+                "--seed",
+                "0x10",
+                "--start",
+                "5",
+                "--no-progress",
+            ]
+        )
+        == 0
+    )
     out = capsys.readouterr().out
     r = qc.simulate(200, agents=("greedy", "random"), seed=16, start=5)
     assert "200 games, seed 16" in out and "win rate" in out and "first player" in out
@@ -87,7 +111,7 @@ def test_cli_simulate_prints_the_summary(capsys):
 
 def table_rows(text: str, title: str) -> dict[str, list[str]]:
     """The rows of the rich table printed under ``title``: {first cell: other cells}."""
-    block = text[text.index(title):]
+    block = text[text.index(title) :]
     rows = {}
     for line in block.splitlines()[1:]:
         if line.startswith("└"):
@@ -100,7 +124,23 @@ def table_rows(text: str, title: str) -> dict[str, list[str]]:
 
 def test_cli_tournament_prints_pairings_standings_and_timing(capsys, tmp_path):
     png = tmp_path / "scores.png"
-    assert cli.main(["tournament", "--agents", "greedy,random", "--games", "20", "--seed", "3", "--no-progress", "--plot", str(png)]) == 0
+    assert (
+        cli.main(
+            [
+                "tournament",
+                "--agents",
+                "greedy,random",
+                "--games",
+                "20",
+                "--seed",
+                "3",
+                "--no-progress",
+                "--plot",
+                str(png),
+            ]
+        )
+        == 0
+    )
     out = capsys.readouterr().out
     t = qc.tournament(["greedy", "random"], games=20, seed=3, timing_games=1, timing_seconds=0)
     (m,) = t.matches
@@ -117,7 +157,9 @@ def test_cli_tournament_prints_pairings_standings_and_timing(capsys, tmp_path):
 
 def test_cli_play_reads_commands_from_stdin(monkeypatch, capsys):
     monkeypatch.setattr("sys.stdin", io.StringIO("show\nquit\n"))
-    assert cli.main(["play", "--players", "3", "--seed", "0x10", "--seat", "1", "--no-color", "--opponent", "random"]) == 0
+    assert (
+        cli.main(["play", "--players", "3", "--seed", "0x10", "--seat", "1", "--no-color", "--opponent", "random"]) == 0
+    )
     out = capsys.readouterr().out
     assert "you are seat 1; random plays seat 0, seat 2. Seed 16." in out
     assert "\x1b[" not in out and out.count("your hand: ") == 2

@@ -21,7 +21,7 @@ from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, ru
 
 import naive
 import qwirkle_core as qc
-from qwirkle_core.local import compile_seconds
+from qwirkle_core.batch.local import compile_seconds
 from strategies import (
     CUBES,
     advance_cubes,
@@ -120,13 +120,23 @@ def test_stuck_hands_swap_or_pass_and_match_reference(g, data):
     colours = data.draw(st.sampled_from([sorted(set(range(6)) - fits) or [0], sorted(fits) or [0]]), label="colours")
     rng = random.Random(data.draw(st.integers(0, 2**31 - 1)))
     hand = [rng.choice(colours) * 6 + rng.randrange(6) for _ in range(data.draw(st.integers(1, 6)))]
-    used = Counter(t // 6 for t in board.values()) + Counter(t // 6 for p in range(g.players) if p != g.current_player for t in g.hand(p))
+    used = Counter(t // 6 for t in board.values()) + Counter(
+        t // 6 for p in range(g.players) if p != g.current_player for t in g.hand(p)
+    )
     if any(used[c] + Counter(t // 6 for t in hand)[c] > 15 for c in range(6)):
         return
     g2 = rebuild_cubes(g, hand, rng)
     if data.draw(st.booleans(), label="empty bag"):
-        g2 = qc.Game.from_position(board=board, hands=[g2.hand(p) for p in range(g2.players)], bag=[], current_player=g2.current_player, rules=g2.rules)
-    event(("stuck" if naive.naive_cubes_stuck(board, hand) else "not stuck") + (", empty bag" if not g2.bag_size else ""))
+        g2 = qc.Game.from_position(
+            board=board,
+            hands=[g2.hand(p) for p in range(g2.players)],
+            bag=[],
+            current_player=g2.current_player,
+            rules=g2.rules,
+        )
+    event(
+        ("stuck" if naive.naive_cubes_stuck(board, hand) else "not stuck") + (", empty bag" if not g2.bag_size else "")
+    )
     check_against_reference(g2)
 
 
@@ -282,14 +292,21 @@ def stuck_position(g, rng):
         hands.append(hand)
     bag = [c for c in range(6) for _ in range(15 - used[c])] if rng.random() < 0.67 else []
     rng.shuffle(bag)
-    return qc.Game.from_position(board=board, hands=hands, bag=bag, scores=list(g.scores), current_player=g.current_player, rules=g.rules)
+    return qc.Game.from_position(
+        board=board, hands=hands, bag=bag, scores=list(g.scores), current_player=g.current_player, rules=g.rules
+    )
 
 
 class CubesMachine(RuleBasedStateMachine):
     """Random Qwirkle Cubes actions (re-rolls of any kind, placements, passes, agents'
     turns, refused actions), with invariants after every step."""
 
-    @initialize(seed=st.integers(0, 2**64 - 1), players=st.integers(2, 4), warm=st.integers(0, 70), rseed=st.integers(0, 2**31 - 1))
+    @initialize(
+        seed=st.integers(0, 2**64 - 1),
+        players=st.integers(2, 4),
+        warm=st.integers(0, 70),
+        rseed=st.integers(0, 2**31 - 1),
+    )
     def start(self, seed, players, warm, rseed):
         self.ended_by = None
         rng = random.Random(rseed)
@@ -315,7 +332,11 @@ class CubesMachine(RuleBasedStateMachine):
     def checked_reroll(self, data):
         g = self.g
         hand = list(g.hand())
-        tiles = hand if g.must_reroll else data.draw(st.permutations(hand), label="order")[: data.draw(st.integers(1, len(hand)), label="k")]
+        tiles = (
+            hand
+            if g.must_reroll
+            else data.draw(st.permutations(hand), label="order")[: data.draw(st.integers(1, len(hand)), label="k")]
+        )
         twin = g.copy()
         before, position = Counter(hand), g.to_json()
         m = g.reroll(tiles)
@@ -405,7 +426,9 @@ class CubesMachine(RuleBasedStateMachine):
         assert all(a.player == p and a.move.kind is qc.MoveKind.REROLL for a in actions[:-1])
         event(f"agent: {action.move.kind}")
         if g.is_over:
-            self.ended_by = {qc.MoveKind.PLACE: "out", qc.MoveKind.PASS: "passes", qc.MoveKind.EXCHANGE: "dead"}[action.move.kind]
+            self.ended_by = {qc.MoveKind.PLACE: "out", qc.MoveKind.PASS: "passes", qc.MoveKind.EXCHANGE: "dead"}[
+                action.move.kind
+            ]
 
     @invariant()
     def ninety_cubes(self):
@@ -448,7 +471,9 @@ class CubesMachine(RuleBasedStateMachine):
         assert replayed_state(qc.replay(record)) == replayed_state(g)
 
 
-CubesMachine.TestCase.settings = settings(max_examples=int(settings.default.max_examples * 0.75), stateful_step_count=40, deadline=None)
+CubesMachine.TestCase.settings = settings(
+    max_examples=int(settings.default.max_examples * 0.75), stateful_step_count=40, deadline=None
+)
 test_cubes_machine = CubesMachine.TestCase
 
 
@@ -477,8 +502,13 @@ def test_full_games(players):
                 g.pass_turn()
         out = [p for p in range(players) if not g.hand(p)]
         stuck = all(naive.naive_cubes_stuck(g.board, g.hand(p)) for p in range(players))
-        assert (g.bag_size == 0 and len(out) == 1) or (stuck and (g.passes == players or naive.naive_cubes_stuck(g.board, [6 * c for c in g.position().bag])))
-        assert naive.board_is_valid(g.board) and len(g.board) + sum(map(len, (g.hand(p) for p in range(players)))) + g.bag_size == 90
+        assert (g.bag_size == 0 and len(out) == 1) or (
+            stuck and (g.passes == players or naive.naive_cubes_stuck(g.board, [6 * c for c in g.position().bag]))
+        )
+        assert (
+            naive.board_is_valid(g.board)
+            and len(g.board) + sum(map(len, (g.hand(p) for p in range(players)))) + g.bag_size == 90
+        )
 
 
 # -- agents and batches -----------------------------------------------------------------------
@@ -530,7 +560,10 @@ def batch():
 def test_batch_is_the_same_at_any_thread_count(batch):
     other = qc.simulate(120, ("greedy", "heuristic", "random"), seed=5, threads=2, rules=cubes_rules(3))
     assert_same_rows(batch.rows, other.rows)
-    parts = [qc.simulate(n, ("greedy", "heuristic", "random"), seed=5, start=s, threads=2, rules=cubes_rules(3)) for s, n in ((0, 50), (50, 70))]
+    parts = [
+        qc.simulate(n, ("greedy", "heuristic", "random"), seed=5, start=s, threads=2, rules=cubes_rules(3))
+        for s, n in ((0, 50), (50, 70))
+    ]
     assert_same_rows(qc.GameRows.concat([p.rows for p in parts]), batch.rows)
 
 
@@ -579,7 +612,9 @@ def test_the_search_agent_and_analyse_refuse_cubes(capsys, tmp_path):
     ):
         assert cli.main(argv) == 2
         err = capsys.readouterr().err
-        assert err.count("\n") == 1 and ("search agent plays the tile game only" in err or "analyse judges tile games only" in err)
+        assert err.count("\n") == 1 and (
+            "search agent plays the tile game only" in err or "analyse judges tile games only" in err
+        )
     assert qc.Game(2, seed=3).play_agent("search:time_ms=1").player == 0
 
 
@@ -588,8 +623,14 @@ def test_compile_seconds_knows_the_cubes_kernel(tmp_path):
     batches: loaded (0) once a batch has run, a rough figure with an empty cache."""
     qc.simulate(2, ("greedy", "greedy"), seed=1, threads=1, rules=CUBES)
     assert compile_seconds(("greedy", "greedy"), CUBES) == 0.0
-    code = "import qwirkle_core as qc; from qwirkle_core.local import compile_seconds; print(compile_seconds(('mc', 'greedy'), qc.Rules(variant='cubes')), compile_seconds(('greedy', 'greedy')))"
-    out = subprocess.run([sys.executable, "-c", code], env={**os.environ, "NUMBA_CACHE_DIR": str(tmp_path)}, capture_output=True, text=True, check=True).stdout.split()
+    code = "import qwirkle_core as qc; from qwirkle_core.batch.local import compile_seconds; print(compile_seconds(('mc', 'greedy'), qc.Rules(variant='cubes')), compile_seconds(('greedy', 'greedy')))"
+    out = subprocess.run(
+        [sys.executable, "-c", code],
+        env={**os.environ, "NUMBA_CACHE_DIR": str(tmp_path)},
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.split()
     assert float(out[0]) >= 30 and float(out[1]) > 0  # nothing compiled there: both cold
 
 
@@ -627,7 +668,12 @@ def test_reroll_notation():
     assert m.faces == (2, 29) and qc.Move.parse(str(m)) == m
     assert str(qc.Move.parse("reroll R1 R1")) == "r R1 R1" and qc.Move.parse("r R1").faces == ()
     assert qc.Move.parse("r R1 R1 -> R5 R3") == qc.Move.parse("r R1 R1 -> R3 R5")  # identical cubes
-    for text, message in (("r", "1 to 6 cubes"), ("r R1 -> B1", "colour"), ("r R1 R2 -> R3", "2 faces"), ("r R9", "shape digit")):
+    for text, message in (
+        ("r", "1 to 6 cubes"),
+        ("r R1 -> B1", "colour"),
+        ("r R1 R2 -> R3", "2 faces"),
+        ("r R9", "shape digit"),
+    ):
         with pytest.raises(ValueError, match=message):
             qc.Move.parse(text)
 

@@ -32,22 +32,24 @@ from hypothesis import strategies as st
 
 import qwirkle_core as qc
 
-# Bound through the package first: importing the submodules qwirkle_core.simulate or
-# qwirkle_core.tournament before qc.simulate / qc.tournament were first used would make
+# Bound through the package first: importing the submodules qwirkle_core.batch.simulate or
+# qwirkle_core.batch.tournament before qc.simulate / qc.tournament were first used would make
 # those names the modules for the whole test session (reported to the lead).
 simulate, tournament = qc.simulate, qc.tournament
 
 from qwirkle_core import cli  # noqa: E402
-from qwirkle_core.rows import read_metadata, read_rows  # noqa: E402
+from qwirkle_core.batch.rows import read_metadata, read_rows  # noqa: E402
 
 distributed = pytest.importorskip("distributed")
-dist = pytest.importorskip("qwirkle_core.distributed")
+dist = pytest.importorskip("qwirkle_core.batch.distributed")
 
 
 @pytest.fixture(scope="module")
 def cluster():
     simulate(1, threads=1)  # compile here (or load): the workers then load the cache
-    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, host="127.0.0.1", dashboard_address=":0") as c:
+    with distributed.LocalCluster(
+        n_workers=2, threads_per_worker=1, processes=True, host="127.0.0.1", dashboard_address=":0"
+    ) as c:
         yield c
 
 
@@ -120,10 +122,21 @@ def test_auto_range_size_balances_and_bounds_the_tasks() -> None:
     ],
     ids=["2 players", "4 players"],
 )
-def test_distributed_rows_equal_the_local_batch(client, tmp_path: Path, games: int, agents: str, seed: int, start: int, size: int) -> None:
+def test_distributed_rows_equal_the_local_batch(
+    client, tmp_path: Path, games: int, agents: str, seed: int, start: int, size: int
+) -> None:
     out = tmp_path / "results"
     seen = []
-    r = simulate(games, agents=agents, seed=seed, start=start, client=client, out=out, range_size=size, progress=lambda d, t: seen.append((d, t)))
+    r = simulate(
+        games,
+        agents=agents,
+        seed=seed,
+        start=start,
+        client=client,
+        out=out,
+        range_size=size,
+        progress=lambda d, t: seen.append((d, t)),
+    )
     expected = local(games, agents, seed, start)
     assert_same_rows(out, expected)
     assert r.stats.to_dict() == expected.stats.to_dict()
@@ -146,7 +159,12 @@ def test_distributed_rows_equal_the_local_batch(client, tmp_path: Path, games: i
     meta = read_metadata(out / dist.part_name(a, b))
     assert (meta["start"], meta["games"], meta["seed"]) == (a, b - a, seed)
     part = expected.rows[a - start : b - start]
-    assert meta["stats"] == qc.BatchStats.from_rows(part.scores, part.winner, part.starter, part.turns, part.tiles_placed, part.qwirkles, part.truncated).to_dict()
+    assert (
+        meta["stats"]
+        == qc.BatchStats.from_rows(
+            part.scores, part.winner, part.starter, part.turns, part.tiles_placed, part.qwirkles, part.truncated
+        ).to_dict()
+    )
     assert not [p for p in out.iterdir() if p.name.startswith(".")]  # no temporary file left
 
 
@@ -174,7 +192,9 @@ def test_a_worker_killed_mid_run_still_gives_every_game_once(client, tmp_path: P
             killed.append((pid, done))
 
     out = tmp_path / "killed"
-    r = simulate(8_000, agents="greedy,greedy", seed=21, client=client, out=out, range_size=400, progress=kill_a_busy_worker)
+    r = simulate(
+        8_000, agents="greedy,greedy", seed=21, client=client, out=out, range_size=400, progress=kill_a_busy_worker
+    )
     assert killed and killed[0][1] < 8_000  # killed while ranges were still running
     assert not r.interrupted and r.games == 8_000
     rows = read_rows(out)
@@ -192,7 +212,9 @@ def test_resume_after_an_interruption_gives_the_uninterrupted_dataset(client, tm
         if done >= 1_000:
             raise KeyboardInterrupt  # what Ctrl-C does in the client
 
-    first = simulate(6_000, agents="heuristic,greedy", seed=8, client=client, out=out, range_size=500, progress=stop_after_two_ranges)
+    first = simulate(
+        6_000, agents="heuristic,greedy", seed=8, client=client, out=out, range_size=500, progress=stop_after_two_ranges
+    )
     assert first.interrupted and 1_000 <= first.games < 6_000
     kept = sum(b - a for a, b in dist.existing_parts(out, 0, 6_000))
     assert kept >= first.games  # ranges still running when it stopped may finish too
@@ -201,11 +223,15 @@ def test_resume_after_an_interruption_gives_the_uninterrupted_dataset(client, tm
     assert second.resumed >= kept and second.games == 6_000 and not second.interrupted
     assert second.stats.to_dict() == expected.stats.to_dict()
     assert_same_rows(out, expected)
-    assert part_files(out) == sorted(dist.part_name(a, b) for a, b in dist.ranges(0, 6_000, 500))  # the stored range size
+    assert part_files(out) == sorted(
+        dist.part_name(a, b) for a, b in dist.ranges(0, 6_000, 500)
+    )  # the stored range size
 
 
 @pytest.mark.parametrize("in_a_client_call", [False, True])
-def test_ctrl_c_in_the_client_stops_the_run_between_dask_calls(client, in_a_client_call: bool, caplog: pytest.LogCaptureFixture) -> None:
+def test_ctrl_c_in_the_client_stops_the_run_between_dask_calls(
+    client, in_a_client_call: bool, caplog: pytest.LogCaptureFixture
+) -> None:
     """A SIGINT to this process while it waits on the cluster, or while a blocking
     client call is under way (in ``progress``): that call finishes, the finished
     results come back with ``interrupted``, Python's Ctrl-C handler is back, and
@@ -304,9 +330,18 @@ def test_bad_arguments_are_refused_before_anything_runs(client, tmp_path: Path) 
 
 
 def test_python_agents_are_refused_on_a_cluster(client, tmp_path: Path) -> None:
-    with pytest.raises(TypeError, match="simulate runs built-in agents inside numba; play Python agents with qc.play_game"):
-        simulate(10, agents=("greedy", lambda observation, legal_moves, rng: legal_moves[0]), client=client, out=tmp_path / "x")
-    with pytest.raises(TypeError, match="a tournament on a cluster plays built-in agents only, not the Python agent 'bots:Best'"):
+    with pytest.raises(
+        TypeError, match="simulate runs built-in agents inside numba; play Python agents with qc.play_game"
+    ):
+        simulate(
+            10,
+            agents=("greedy", lambda observation, legal_moves, rng: legal_moves[0]),
+            client=client,
+            out=tmp_path / "x",
+        )
+    with pytest.raises(
+        TypeError, match="a tournament on a cluster plays built-in agents only, not the Python agent 'bots:Best'"
+    ):
         tournament(["bots:Best", "greedy"], games=2, client=client)
     assert not any(tmp_path.iterdir())
 
@@ -331,14 +366,41 @@ def test_a_tournament_on_the_cluster_equals_the_local_one(client) -> None:
 
 def test_cli_on_a_scheduler(cluster, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     out = tmp_path / "cli"
-    argv = ["simulate", "--games", "1500", "--agents", "greedy,heuristic", "--seed", "6", "--out", str(out), "--range-size", "500", "--no-progress"]
+    argv = [
+        "simulate",
+        "--games",
+        "1500",
+        "--agents",
+        "greedy,heuristic",
+        "--seed",
+        "6",
+        "--out",
+        str(out),
+        "--range-size",
+        "500",
+        "--no-progress",
+    ]
     assert cli.main([*argv, "--scheduler", cluster.scheduler_address]) == 0
     text = " ".join(capsys.readouterr().out.split())  # as one line (rich wraps it)
     assert "1,500 games in" in text and "on 2 workers" in text and "1,500 of 1,500 games in 3 part files" in text
     assert_same_rows(out, local(1_500, "greedy,heuristic", 6))
     assert cli.main([*argv, "--scheduler", cluster.scheduler_address]) == 2  # the folder holds it already
     assert "--resume" in capsys.readouterr().err
-    assert cli.main(["tournament", "--agents", "greedy,random", "--games", "40", "--no-progress", "--scheduler", cluster.scheduler_address]) == 0
+    assert (
+        cli.main(
+            [
+                "tournament",
+                "--agents",
+                "greedy,random",
+                "--games",
+                "40",
+                "--no-progress",
+                "--scheduler",
+                cluster.scheduler_address,
+            ]
+        )
+        == 0
+    )
     assert "greedy" in capsys.readouterr().out
 
 
@@ -346,8 +408,24 @@ def test_cli_ctrl_c_then_resume(cluster, tmp_path: Path, capsys: pytest.CaptureF
     """``qwirkle simulate --workers 2`` stopped by Ctrl-C (SIGINT), then ``--resume``
     on another cluster: the dataset of an uninterrupted run."""
     out = tmp_path / "ctrl-c"
-    argv = ["simulate", "--games", "20000", "--agents", "greedy,greedy", "--seed", "12", "--out", str(out), "--no-progress"]
-    proc = subprocess.Popen([sys.executable, "-m", "qwirkle_core.cli", *argv, "--workers", "2", "--range-size", "500"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    argv = [
+        "simulate",
+        "--games",
+        "20000",
+        "--agents",
+        "greedy,greedy",
+        "--seed",
+        "12",
+        "--out",
+        str(out),
+        "--no-progress",
+    ]
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "qwirkle_core.cli", *argv, "--workers", "2", "--range-size", "500"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     try:
         deadline = time.monotonic() + 120
         while len(dist.existing_parts(out, 0, 20_000)) < 2 and time.monotonic() < deadline and proc.poll() is None:
@@ -362,13 +440,31 @@ def test_cli_ctrl_c_then_resume(cluster, tmp_path: Path, capsys: pytest.CaptureF
     kept = dist.existing_parts(out, 0, 20_000)
     assert 2 <= len(kept) < 40
     assert cli.main([*argv, "--scheduler", cluster.scheduler_address, "--resume"]) == 0
-    assert f"{sum(b - a for a, b in kept):,} games were already in the part files" in " ".join(capsys.readouterr().out.split())
+    assert f"{sum(b - a for a, b in kept):,} games were already in the part files" in " ".join(
+        capsys.readouterr().out.split()
+    )
     assert_same_rows(out, local(20_000, "greedy,greedy", 12))
     assert part_files(out) == sorted(dist.part_name(a, b) for a, b in dist.ranges(0, 20_000, 500))
 
 
 def test_cli_tournament_on_local_workers(capsys: pytest.CaptureFixture[str]) -> None:
-    assert cli.main(["tournament", "--agents", "greedy,random", "--games", "40", "--seed", "3", "--no-progress", "--workers", "1"]) == 0
+    assert (
+        cli.main(
+            [
+                "tournament",
+                "--agents",
+                "greedy,random",
+                "--games",
+                "40",
+                "--seed",
+                "3",
+                "--no-progress",
+                "--workers",
+                "1",
+            ]
+        )
+        == 0
+    )
     text = capsys.readouterr().out
     here = tournament("greedy,random", games=40, seed=3, timing_games=1, timing_seconds=0.0)
     m = here.matches[0]
@@ -388,7 +484,9 @@ def test_cli_tournament_on_local_workers(capsys: pytest.CaptureFixture[str]) -> 
         (["--scheduler", "tcp://127.0.0.1:9", "--out", "r"], "cannot reach 'tcp://127.0.0.1:9'"),
     ],
 )
-def test_cli_usage_errors(argv: list[str], message: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+def test_cli_usage_errors(
+    argv: list[str], message: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
     monkeypatch.chdir(tmp_path)
     monkeypatch.setattr(cli, "CONNECT_SECONDS", 1)
     assert cli.main(["simulate", "--games", "10", *argv]) == 2
@@ -404,10 +502,26 @@ def test_without_dask_scheduler_says_what_to_install(tmp_path: Path) -> None:
         "sys.exit(main(sys.argv[1:]))\n"
     )
     proc = subprocess.run(
-        [sys.executable, "-c", code, "simulate", "--games", "10", "--out", str(tmp_path / "r"), "--scheduler", "tcp://127.0.0.1:8786"], capture_output=True, text=True, timeout=120
+        [
+            sys.executable,
+            "-c",
+            code,
+            "simulate",
+            "--games",
+            "10",
+            "--out",
+            str(tmp_path / "r"),
+            "--scheduler",
+            "tcp://127.0.0.1:8786",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
     )
     assert proc.returncode == 2
-    assert proc.stderr.strip().splitlines() == ["qwirkle: error: --scheduler and --workers need Dask (distributed): pip install 'qwirkle-core[dask]'"]
+    assert proc.stderr.strip().splitlines() == [
+        "qwirkle: error: --scheduler and --workers need Dask (distributed): pip install 'qwirkle-core[dask]'"
+    ]
 
 
 def test_the_library_imports_dask_only_for_a_cluster() -> None:

@@ -18,11 +18,11 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import qwirkle_core as qc
-from strategies import FULL_SUPPLY, examples, frontier_tiles
 from qwirkle_core._kernels import board as _bd
 from qwirkle_core._kernels import endgame as _eg
 from qwirkle_core._kernels import movegen as _mg
-from qwirkle_core.endgame import EndgameResult, solve_endgame
+from qwirkle_core.evaluation.endgame import EndgameResult, solve_endgame
+from strategies import FULL_SUPPLY, examples, frontier_tiles
 
 # --------------------------------------------------------------------------
 # the reference: plain minimax from the rule text
@@ -115,7 +115,11 @@ def chosen_endgame(seed: int, sizes: tuple[int, int], midgame: bool = False, stu
             return None
         hands.append(hand)
     return qc.Game.from_position(
-        board=g.board, hands=hands, bag=[], scores=[rng.randint(0, 250), rng.randint(0, 250)], current_player=rng.randint(0, 1)
+        board=g.board,
+        hands=hands,
+        bag=[],
+        scores=[rng.randint(0, 250), rng.randint(0, 250)],
+        current_player=rng.randint(0, 1),
     )
 
 
@@ -354,7 +358,9 @@ def test_kernel_restores_the_board_whenever_it_stops(seed):
         _eg.solve(ws, *arrays, max_nodes, 0.0)
         board, cross, anchors, bmeta, hands, gmeta = arrays
         live = bmeta[_bd.B_ANCHORS]  # the anchor list's entries in use
-        for now, then in zip((board, cross, anchors[:live], bmeta, hands, gmeta), (*before[:2], before[2][:live], *before[3:])):
+        for now, then in zip(
+            (board, cross, anchors[:live], bmeta, hands, gmeta), (*before[:2], before[2][:live], *before[3:])
+        ):
             np.testing.assert_array_equal(now, then)
         row, out = ws[_eg.W_BEST_ROW], ws[_eg.W_BEST]
         n = row[_mg.M_N]

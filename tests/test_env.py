@@ -12,12 +12,13 @@ import os
 import random
 from collections import Counter
 
-import bots
-import naive
 import numpy as np
 import pytest
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
+
+import bots
+import naive
 from strategies import duplicate_hand, examples, opening_len_for, reachable_games, rebuild, snake_board
 
 pettingzoo = pytest.importorskip("pettingzoo")
@@ -27,8 +28,8 @@ from gymnasium.utils.env_checker import check_env  # noqa: E402
 from pettingzoo.test import api_test, seed_test  # noqa: E402
 
 import qwirkle_core as qc  # noqa: E402
+from qwirkle_core.batch.players import legal_actions, run_game  # noqa: E402
 from qwirkle_core.env import WINDOW, QwirkleGymEnv, action_count, env, raw_env  # noqa: E402
-from qwirkle_core.players import legal_actions, run_game  # noqa: E402
 
 SCALE = int(os.environ.get("QWIRKLE_ENV_GAMES", "1"))
 W2 = WINDOW * WINDOW
@@ -320,7 +321,11 @@ def test_observations_show_the_board_the_own_hand_and_public_counts():
         else:
             assert not fresh
         assert board == expected
-        hand = [int(np.flatnonzero(row[:6])[0]) * 6 + int(np.flatnonzero(row[6:12])[0]) for row in o["hand"] if row[:12].any()]
+        hand = [
+            int(np.flatnonzero(row[:6])[0]) * 6 + int(np.flatnonzero(row[6:12])[0])
+            for row in o["hand"]
+            if row[:12].any()
+        ]
         assert tuple(hand) == view.hand == g.hand(p)
         assert list(o["hand"][:, 12]) == [int(i < len(hand) and not (p == me and i == s)) for i in range(6)]
         order = [(p + i) % 3 for i in range(3)]
@@ -406,7 +411,9 @@ def test_gym_wrapper_rewards_add_up_and_illegal_actions_are_no_ops():
 def test_gym_wrapper_reports_a_broken_opponent():
     e = QwirkleGymEnv(opponents=(bots.Raises,), seat=0)
     obs, _ = e.reset(seed=11)
-    with pytest.raises(qc.AgentFailure, match="'Raises' \\(seat 1\\) raised RuntimeError: bot exploded \\(game seed 11, turn"):
+    with pytest.raises(
+        qc.AgentFailure, match="'Raises' \\(seat 1\\) raised RuntimeError: bot exploded \\(game seed 11, turn"
+    ):
         for _ in range(500):
             obs, *_ = e.step(int(np.flatnonzero(obs["action_mask"])[0]))
     e = QwirkleGymEnv(opponents=("bots:Slow",), seat=1, time_limit=0.05)

@@ -10,7 +10,7 @@ from collections import Counter
 import pytest
 
 import qwirkle_core as qc
-from qwirkle_core.frontend import board_text, run_play
+from qwirkle_core.cli.play import board_text, run_play
 
 
 def scripted(seed, players=2, human=0, opponent="greedy"):
@@ -56,8 +56,28 @@ def test_a_whole_game_through_a_pipe(tmp_path, seed, players, human):
 def test_bad_input_and_commands_do_not_derail_the_game(tmp_path):
     lines, expected, _ = scripted(7)
     rng = random.Random(7)
-    noise = ["", "hello", "R9@0,0", "R1@0,0 R1@0,0", "x", "pass now", "moves", "moves all", "moves 3", "hint",
-             "hint me", "show", "help", "?", "save", "99999", "1 2", "Z1@3,3", "R1@200,200", "exchange Q1"]
+    noise = [
+        "",
+        "hello",
+        "R9@0,0",
+        "R1@0,0 R1@0,0",
+        "x",
+        "pass now",
+        "moves",
+        "moves all",
+        "moves 3",
+        "hint",
+        "hint me",
+        "show",
+        "help",
+        "?",
+        "save",
+        "99999",
+        "1 2",
+        "Z1@3,3",
+        "R1@200,200",
+        "exchange Q1",
+    ]
     script = []
     for i, line in enumerate(lines):
         script += rng.sample(noise, 3)
@@ -140,10 +160,19 @@ def test_issue9_terminal_game_messages():
     mention the +6 when the opponent went out."""
     lines, expected, hands = scripted(0)
     stuck = next(i for i, h in enumerate(hands) if lines[i].startswith("x "))  # no placement: the human exchanges
-    j = next(i for i in range(stuck + 1, len(lines)) if not lines[i].startswith("x ") and 1 in Counter(hands[i]).values())
+    j = next(
+        i for i in range(stuck + 1, len(lines)) if not lines[i].startswith("x ") and 1 in Counter(hands[i]).values()
+    )
     once = next(t for t, n in Counter(hands[j]).items() if n == 1)
     code = qc.tile_code(once)
-    script = lines[:stuck] + ["moves", "1"] + lines[stuck:j] + [f"{code}@50,50 {code}@50,51", "moves", "99"] + lines[j:] + ["quit"]
+    script = (
+        lines[:stuck]
+        + ["moves", "1"]
+        + lines[stuck:j]
+        + [f"{code}@50,50 {code}@50,51", "moves", "99"]
+        + lines[j:]
+        + ["quit"]
+    )
     game, text = play(script, seed=0)
     assert game.is_over and game.scores == expected.scores
     assert "error: the last 'moves' list is empty: no placement is possible" in text

@@ -32,14 +32,29 @@ from hypothesis.extra import numpy as hnp
 
 import qwirkle_core as qc
 from qwirkle_core._kernels.layout import SPEC_COLS
-from qwirkle_core.agents import agent_params
-from qwirkle_core.rows import read_rows
-from qwirkle_core.tiles import check_tile
+from qwirkle_core.batch.rows import read_rows
+from qwirkle_core.game.agents import agent_params
+from qwirkle_core.game.tiles import check_tile
 from strategies import CUBES, advance_cubes, examples, finished_game, mid_game
 
 # -- values of every kind ---------------------------------------------------------------
 
-HUGE = st.sampled_from([2**31 - 1, 2**31, -(2**31), 2**53 + 1, 2**63 - 1, 2**63, -(2**63) - 1, 2**64 - 1, 2**64, 10**30, -(10**30), 10**400])
+HUGE = st.sampled_from(
+    [
+        2**31 - 1,
+        2**31,
+        -(2**31),
+        2**53 + 1,
+        2**63 - 1,
+        2**63,
+        -(2**63) - 1,
+        2**64 - 1,
+        2**64,
+        10**30,
+        -(10**30),
+        10**400,
+    ]
+)
 NUMPY = st.one_of(
     st.integers(-128, 127).map(np.int8),
     st.integers(0, 2**64 - 1).map(np.uint64),
@@ -48,12 +63,27 @@ NUMPY = st.one_of(
     st.booleans().map(np.bool_),
 )
 SCALARS = st.one_of(
-    st.none(), st.booleans(), st.integers(-50, 50), st.integers(), HUGE, st.floats(allow_nan=True, allow_infinity=True),
-    st.text(max_size=12), st.binary(max_size=6), NUMPY,
+    st.none(),
+    st.booleans(),
+    st.integers(-50, 50),
+    st.integers(),
+    HUGE,
+    st.floats(allow_nan=True, allow_infinity=True),
+    st.text(max_size=12),
+    st.binary(max_size=6),
+    NUMPY,
 )
-ANY = st.recursive(SCALARS, lambda inner: st.one_of(st.lists(inner, max_size=4), st.tuples(inner, inner), st.dictionaries(st.text(max_size=6), inner, max_size=3)), max_leaves=8)
+ANY = st.recursive(
+    SCALARS,
+    lambda inner: st.one_of(
+        st.lists(inner, max_size=4), st.tuples(inner, inner), st.dictionaries(st.text(max_size=6), inner, max_size=3)
+    ),
+    max_leaves=8,
+)
 TILES = st.one_of(st.integers(0, 35), st.integers(-3, 40), SCALARS)
-COORDS = st.one_of(st.integers(-8, 8), st.integers(-(2**31) - 2, -(2**31) + 2), st.integers(2**31 - 2, 2**31 + 2), HUGE, SCALARS)
+COORDS = st.one_of(
+    st.integers(-8, 8), st.integers(-(2**31) - 2, -(2**31) + 2), st.integers(2**31 - 2, 2**31 + 2), HUGE, SCALARS
+)
 
 DOCUMENTED = (ValueError, TypeError)
 
@@ -96,7 +126,10 @@ def game_pool() -> tuple[qc.Game, ...]:
     rows = [r for r, _ in edge.board]
     shifted = qc.Game.from_position(
         board={(r + 2**31 - 1 - max(rows), c): t for (r, c), t in edge.board.items()},
-        hands=[edge.hand(p) for p in range(2)], bag=edge.position().bag, current_player=edge.current_player, seed=1,
+        hands=[edge.hand(p) for p in range(2)],
+        bag=edge.position().bag,
+        current_player=edge.current_player,
+        seed=1,
     )
     blocked = qc.Game.from_position(board={}, hands=[[0, 7, 14, 21, 28, 35], [1, 2, 3]], bag=[0, 1, 2], rules=CUBES)
     cubes_mid = qc.Game(seed=7, rules=qc.Rules(players=3, variant="cubes"))
@@ -110,7 +143,15 @@ def game_pool() -> tuple[qc.Game, ...]:
     while not cubes_over.is_over:
         cubes_over.play_agent("random")
     cubes = (qc.Game(seed=9, rules=CUBES), blocked, cubes_mid, rerolled, cubes_end, cubes_over)
-    return (qc.Game(seed=1), qc.Game(players=3, seed=2), mid_game(seed=3, turns=10), endgame, finished_game(4), shifted, *cubes)
+    return (
+        qc.Game(seed=1),
+        qc.Game(players=3, seed=2),
+        mid_game(seed=3, turns=10),
+        endgame,
+        finished_game(4),
+        shifted,
+        *cubes,
+    )
 
 
 GAMES = st.integers(0, 11).map(lambda i: game_pool()[i].copy())
@@ -120,8 +161,28 @@ GAMES = st.integers(0, 11).map(lambda i: game_pool()[i].copy())
 
 PARAM_NAMES = sorted({p.name for a in qc.AGENTS for p in agent_params(a)})
 NUMBER_TEXT = st.one_of(
-    st.integers(-5, 70).map(str), HUGE.map(str), st.floats(allow_nan=True, allow_infinity=True).map(repr),
-    st.sampled_from(["nan", "inf", "-inf", "1e400", "1e12", "2.5", "0x10", "", " ", "1_000", "٣", "random", "greedy", "heuristic", "7"]),
+    st.integers(-5, 70).map(str),
+    HUGE.map(str),
+    st.floats(allow_nan=True, allow_infinity=True).map(repr),
+    st.sampled_from(
+        [
+            "nan",
+            "inf",
+            "-inf",
+            "1e400",
+            "1e12",
+            "2.5",
+            "0x10",
+            "",
+            " ",
+            "1_000",
+            "٣",
+            "random",
+            "greedy",
+            "heuristic",
+            "7",
+        ]
+    ),
 )
 AGENT_TEXT = st.one_of(
     st.text(max_size=30),
@@ -135,7 +196,12 @@ AGENT_TEXT = st.one_of(
 SPEC_ROWS = st.one_of(
     hnp.arrays(np.float64, st.integers(0, 16), elements=st.floats(allow_nan=True, allow_infinity=True)),
     hnp.arrays(np.float64, 10, elements=st.one_of(st.integers(-2, 70).map(float), st.floats(-2, 2000))),
-    st.builds(lambda agent, col, value: _mutated_row(agent, col, value), st.sampled_from(qc.AGENTS), st.integers(0, 9), st.floats(allow_nan=True, allow_infinity=True)),
+    st.builds(
+        lambda agent, col, value: _mutated_row(agent, col, value),
+        st.sampled_from(qc.AGENTS),
+        st.integers(0, 9),
+        st.floats(allow_nan=True, allow_infinity=True),
+    ),
     hnp.arrays(st.sampled_from([np.int64, np.int8, np.uint64, np.bool_, np.float32, object]), st.integers(0, 12)),
     hnp.arrays(np.float64, st.tuples(st.integers(0, 3), st.integers(0, 11))),
 )
@@ -149,19 +215,34 @@ def near_agents(draw):
     pairs = []
     for p in draw(st.lists(st.sampled_from(params), max_size=3, unique=True)) if params else []:
         if p.kind == "choice":
-            value = draw(st.sampled_from([n for n, _ in p.choices] + [str(v) for _, v in p.choices] + ["3", "-1", "mc"]))
+            value = draw(
+                st.sampled_from([n for n, _ in p.choices] + [str(v) for _, v in p.choices] + ["3", "-1", "mc"])
+            )
         elif p.kind == "int":
-            value = str(draw(st.one_of(st.integers(p.lo, min(p.hi, p.lo + 3)), st.sampled_from([p.lo - 1, p.hi, p.hi + 1]))))
+            value = str(
+                draw(st.one_of(st.integers(p.lo, min(p.hi, p.lo + 3)), st.sampled_from([p.lo - 1, p.hi, p.hi + 1])))
+            )
         else:
-            value = repr(draw(st.one_of(st.floats(p.lo, p.hi), st.sampled_from([p.lo, p.hi, p.hi * 1.0001, float("nan")]))))
+            value = repr(
+                draw(st.one_of(st.floats(p.lo, p.hi), st.sampled_from([p.lo, p.hi, p.hi * 1.0001, float("nan")])))
+            )
         pairs.append(f"{p.name}={value}")
     return ":".join([name, *pairs])
 
 
 AGENTS = st.one_of(
-    near_agents(), AGENT_TEXT, SPEC_ROWS,
-    st.tuples(st.one_of(st.sampled_from(qc.AGENTS), st.text(max_size=5)), st.dictionaries(st.sampled_from(PARAM_NAMES), SCALARS, max_size=3)),
-    st.builds(qc.AgentSpec, st.one_of(st.sampled_from(qc.AGENTS), ANY), st.one_of(st.lists(st.tuples(st.sampled_from(PARAM_NAMES), SCALARS), max_size=3).map(tuple), ANY)),
+    near_agents(),
+    AGENT_TEXT,
+    SPEC_ROWS,
+    st.tuples(
+        st.one_of(st.sampled_from(qc.AGENTS), st.text(max_size=5)),
+        st.dictionaries(st.sampled_from(PARAM_NAMES), SCALARS, max_size=3),
+    ),
+    st.builds(
+        qc.AgentSpec,
+        st.one_of(st.sampled_from(qc.AGENTS), ANY),
+        st.one_of(st.lists(st.tuples(st.sampled_from(PARAM_NAMES), SCALARS), max_size=3).map(tuple), ANY),
+    ),
     ANY,
 )
 
@@ -219,7 +300,14 @@ def test_play_agent_with_any_agent(g, agent):
 @examples(24)
 @given(ANY, ANY)
 def test_tiles(a, b):
-    for call, args in ((qc.parse_tile, (a,)), (check_tile, (a,)), (qc.tile, (a, b)), (qc.tile_code, (a,)), (qc.tile_name, (a,)), (qc.color_of, (a,))):
+    for call, args in (
+        (qc.parse_tile, (a,)),
+        (check_tile, (a,)),
+        (qc.tile, (a, b)),
+        (qc.tile_code, (a,)),
+        (qc.tile_name, (a,)),
+        (qc.color_of, (a,)),
+    ):
         ok, result = outcome(call, *args)
         if ok:
             assert isinstance(result, (int, str))
@@ -228,11 +316,43 @@ def test_tiles(a, b):
 
 
 WORDS = st.one_of(
-    st.builds("{}@{},{}".format, st.sampled_from(["R1", "p6", "B4", "R7", "Z1", "R", "R12", ""]), COORDS.map(str), COORDS.map(str)),
-    st.sampled_from(["x", "exchange", "pass", "PASS", "R1", "b6", "@", ",", "R1@", "R1@0", "R1@0,", "R1@,0", "R1@0,0,0", "R1@+0,-0", "R1@1e3,0", "r", "R", "reroll", "->", "-", ">", "r1->r2"]),
+    st.builds(
+        "{}@{},{}".format,
+        st.sampled_from(["R1", "p6", "B4", "R7", "Z1", "R", "R12", ""]),
+        COORDS.map(str),
+        COORDS.map(str),
+    ),
+    st.sampled_from(
+        [
+            "x",
+            "exchange",
+            "pass",
+            "PASS",
+            "R1",
+            "b6",
+            "@",
+            ",",
+            "R1@",
+            "R1@0",
+            "R1@0,",
+            "R1@,0",
+            "R1@0,0,0",
+            "R1@+0,-0",
+            "R1@1e3,0",
+            "r",
+            "R",
+            "reroll",
+            "->",
+            "-",
+            ">",
+            "r1->r2",
+        ]
+    ),
     st.text(max_size=6),
 )
-MOVE_TEXT = st.one_of(st.text(max_size=40), st.lists(WORDS, max_size=8).map(" ".join), st.lists(WORDS, max_size=8).map("\t ".join))
+MOVE_TEXT = st.one_of(
+    st.text(max_size=40), st.lists(WORDS, max_size=8).map(" ".join), st.lists(WORDS, max_size=8).map("\t ".join)
+)
 
 
 @examples(24)
@@ -263,7 +383,12 @@ def test_moves_from_anything(arg):
 
 
 @examples(12)
-@given(GAMES, st.sampled_from(["play", "check", "exchange", "check_exchange", "pass_turn", "reroll"]), st.one_of(MOVE_ARGS, st.lists(TILES, max_size=7), st.none()), st.data())
+@given(
+    GAMES,
+    st.sampled_from(["play", "check", "exchange", "check_exchange", "pass_turn", "reroll"]),
+    st.one_of(MOVE_ARGS, st.lists(TILES, max_size=7), st.none()),
+    st.data(),
+)
 def test_game_actions_with_any_input(g, action, arg, data):
     """A refused action changes nothing; check and check_exchange never change anything."""
     if action in ("play", "check") and g.legal_moves() and data.draw(st.booleans(), label="near a legal move"):
@@ -271,7 +396,9 @@ def test_game_actions_with_any_input(g, action, arg, data):
         placements = [list(p) for p in m.placements]
         if data.draw(st.booleans(), label="damaged"):
             i = data.draw(st.integers(0, len(placements) - 1), label="i")
-            placements[i][data.draw(st.integers(0, 2), label="field")] = data.draw(st.one_of(st.integers(-3, 3).map(lambda d: placements[i][0] + d), COORDS, TILES), label="value")
+            placements[i][data.draw(st.integers(0, 2), label="field")] = data.draw(
+                st.one_of(st.integers(-3, 3).map(lambda d: placements[i][0] + d), COORDS, TILES), label="value"
+            )
         arg = placements
     before = observable(g)
     ok, result = outcome(getattr(g, action), *(() if action == "pass_turn" else (arg,)))
@@ -283,22 +410,48 @@ def test_game_actions_with_any_input(g, action, arg, data):
         if action == "play":
             assert g.history[-1].points == result and len(g.history) == len(before[1]) + 1
     if ok and action == "reroll":  # a re-roll keeps every cube's colour
-        assert g.rules.cubes and result == g.history[-1].move and [t // 6 for t in result.tiles] == [f // 6 for f in result.faces]
+        assert (
+            g.rules.cubes
+            and result == g.history[-1].move
+            and [t // 6 for t in result.tiles] == [f // 6 for f in result.faces]
+        )
 
 
 # -- games set up from arguments -----------------------------------------------------------------
 
 
 @examples(8)
-@given(arguments(
-    {"players": st.one_of(st.none(), st.integers(2, 6)), "seed": st.one_of(st.none(), st.integers(0, 2**64 - 1), st.integers(0, 2**64 - 1).map(np.uint64)), "rules": st.none()},
-    {"players": st.one_of(st.integers(), ANY), "seed": st.one_of(st.integers(), SCALARS), "rules": st.one_of(st.builds(qc.Rules, st.integers(2, 6), st.sampled_from(["largest_group", "any_line"]), st.sampled_from(["classic", "cubes"])), ANY)},
-))
+@given(
+    arguments(
+        {
+            "players": st.one_of(st.none(), st.integers(2, 6)),
+            "seed": st.one_of(st.none(), st.integers(0, 2**64 - 1), st.integers(0, 2**64 - 1).map(np.uint64)),
+            "rules": st.none(),
+        },
+        {
+            "players": st.one_of(st.integers(), ANY),
+            "seed": st.one_of(st.integers(), SCALARS),
+            "rules": st.one_of(
+                st.builds(
+                    qc.Rules,
+                    st.integers(2, 6),
+                    st.sampled_from(["largest_group", "any_line"]),
+                    st.sampled_from(["classic", "cubes"]),
+                ),
+                ANY,
+            ),
+        },
+    )
+)
 def test_game_arguments(kwargs):
     ok, g = outcome(qc.Game, **kwargs)
     if ok:
         # a Cubes opener none of whose cubes share a colour or a shape must re-roll first (docs/rules.md)
-        assert 2 <= g.players <= 6 and (g.legal_moves() or g.must_reroll) and qc.Game.from_json(g.to_json()).to_json() == g.to_json()
+        assert (
+            2 <= g.players <= 6
+            and (g.legal_moves() or g.must_reroll)
+            and qc.Game.from_json(g.to_json()).to_json() == g.to_json()
+        )
 
 
 @st.composite
@@ -315,22 +468,34 @@ def positions(draw):
         "rules": st.sampled_from([None, g.rules]),
         "seed": st.one_of(st.none(), st.integers(0, 2**64 - 1)),
     }
+
     def damaged_board(board):
         cells = dict(board)
         key = draw(st.sampled_from(sorted(cells)), label="cell") if cells else (0, 0)
         t = cells.pop(key, 0)
         if draw(st.booleans(), label="key"):
-            cells[draw(st.one_of(st.tuples(COORDS, COORDS), SCALARS, st.tuples(SCALARS, SCALARS, SCALARS)), label="new key")] = t
+            cells[
+                draw(
+                    st.one_of(st.tuples(COORDS, COORDS), SCALARS, st.tuples(SCALARS, SCALARS, SCALARS)), label="new key"
+                )
+            ] = t
         else:
             cells[key] = draw(TILES, label="new tile")
         return cells
+
     weird = {
-        "board": st.one_of(st.builds(damaged_board, st.just(g.board)), st.dictionaries(st.tuples(COORDS, COORDS), TILES, max_size=4), ANY),
+        "board": st.one_of(
+            st.builds(damaged_board, st.just(g.board)),
+            st.dictionaries(st.tuples(COORDS, COORDS), TILES, max_size=4),
+            ANY,
+        ),
         "hands": st.one_of(st.lists(st.lists(TILES, max_size=7), max_size=7), ANY),
         "bag": st.one_of(st.lists(TILES, max_size=4), ANY),
         "scores": st.one_of(st.lists(SCALARS, max_size=3), ANY),
         "current_player": st.one_of(st.integers(-1, 7), SCALARS),
-        "rules": st.one_of(st.builds(qc.Rules, st.integers(2, 6), st.just("largest_group"), st.sampled_from(["classic", "cubes"])), ANY),
+        "rules": st.one_of(
+            st.builds(qc.Rules, st.integers(2, 6), st.just("largest_group"), st.sampled_from(["classic", "cubes"])), ANY
+        ),
         "seed": SCALARS,
     }
     return draw(arguments(valid, weird))
@@ -359,18 +524,41 @@ def documents() -> dict[str, list[dict]]:
     cubes = [qc.play_game(("greedy", "random"), seed=3, rules=CUBES)]
     return {
         "position": [g.to_dict() for g in games],
-        "record": [json.loads(qc.play_game(("greedy", "random"), seed=s).to_json()) for s in (1, 2)] + [qc.GameRecord.from_game(set_up).to_dict()] + [r.to_dict() for r in cubes],
+        "record": [json.loads(qc.play_game(("greedy", "random"), seed=s).to_json()) for s in (1, 2)]
+        + [qc.GameRecord.from_game(set_up).to_dict()]
+        + [r.to_dict() for r in cubes],
         "observation": [g.observation(p).to_dict() for g in games[:5] + games[6:11] for p in (0, 1)],
     }
 
 
 READERS = {"position": qc.Game.from_json, "record": qc.GameRecord.from_json, "observation": qc.Observation.from_json}
 JSON_VALUES = st.recursive(
-    st.one_of(st.none(), st.booleans(), st.integers(-5, 200), HUGE, st.floats(allow_nan=False), st.text(max_size=20), st.sampled_from(["R1", "R1@0,0", "x R1", "pass", "qwirkle-core/position"])),
+    st.one_of(
+        st.none(),
+        st.booleans(),
+        st.integers(-5, 200),
+        HUGE,
+        st.floats(allow_nan=False),
+        st.text(max_size=20),
+        st.sampled_from(["R1", "R1@0,0", "x R1", "pass", "qwirkle-core/position"]),
+    ),
     lambda inner: st.one_of(st.lists(inner, max_size=5), st.dictionaries(st.text(max_size=8), inner, max_size=4)),
     max_leaves=10,
 )
-RAW = st.sampled_from(["[" * 3000 + "]" * 3000, "9" * 5000, "-" + "9" * 4400, '"' + "x" * 20000 + '"', "1e400", "-0", "NaN", "Infinity", "1.5e308", "[[[[[[[[[[1]]]]]]]]]]"])
+RAW = st.sampled_from(
+    [
+        "[" * 3000 + "]" * 3000,
+        "9" * 5000,
+        "-" + "9" * 4400,
+        '"' + "x" * 20000 + '"',
+        "1e400",
+        "-0",
+        "NaN",
+        "Infinity",
+        "1.5e308",
+        "[[[[[[[[[[1]]]]]]]]]]",
+    ]
+)
 _HOLE = "\u0000hole\u0000"
 
 
@@ -405,7 +593,19 @@ def mutated(draw, kind):
             elif isinstance(old, int):
                 parent[key] = draw(st.one_of(st.integers(-2, max(3, 2 * old)), HUGE))
             elif isinstance(old, str):
-                parent[key] = draw(st.one_of(st.sampled_from(["R1", "P6", "B4", "R1@0,0", "R1@0,1 R2@0,2", "R1@-1,0", "x R1", "pass", "0" * 16, "f" * 16]), st.builds("{}@{},{}".format, st.sampled_from(["R1", "Y3", "G6"]), st.integers(-3, 3), st.integers(-3, 3))))
+                parent[key] = draw(
+                    st.one_of(
+                        st.sampled_from(
+                            ["R1", "P6", "B4", "R1@0,0", "R1@0,1 R2@0,2", "R1@-1,0", "x R1", "pass", "0" * 16, "f" * 16]
+                        ),
+                        st.builds(
+                            "{}@{},{}".format,
+                            st.sampled_from(["R1", "Y3", "G6"]),
+                            st.integers(-3, 3),
+                            st.integers(-3, 3),
+                        ),
+                    )
+                )
             elif isinstance(old, list) and old:
                 del old[draw(st.integers(0, len(old) - 1))]
             else:
@@ -466,19 +666,41 @@ def test_json_readers_take_anything(kind, value):
     ok, result = outcome(READERS[kind], value)
     if not ok and isinstance(value, (str, bytes)):
         assert isinstance(result, qc.FormatError)
-    ok, result = outcome({"position": qc.Game.from_dict, "record": qc.GameRecord.from_dict, "observation": qc.Observation.from_dict}[kind], value)
+    ok, result = outcome(
+        {"position": qc.Game.from_dict, "record": qc.GameRecord.from_dict, "observation": qc.Observation.from_dict}[
+            kind
+        ],
+        value,
+    )
     if not ok:
         assert isinstance(result, qc.FormatError)
 
 
 # -- batches: simulate, evaluate_moves, tournament ---------------------------------------------------
 
-CHEAP_AGENTS = st.sampled_from(["random", "greedy", "heuristic", "heuristic:reply=1:horizon=108:breadth=2", "mc:playouts=2:candidates=2:depth=2:policy=greedy"])
-AGENT_LISTS = st.one_of(st.lists(CHEAP_AGENTS, min_size=2, max_size=3), st.lists(st.one_of(CHEAP_AGENTS, AGENT_TEXT, SPEC_ROWS, ANY), max_size=7), CHEAP_AGENTS, ANY)
-VALID_SEEDS = st.one_of(st.integers(0, 2**64 - 1), st.integers(0, 2**64 - 1).map(np.uint64), st.integers(0, 2**63 - 1).map(np.int64))
+CHEAP_AGENTS = st.sampled_from(
+    [
+        "random",
+        "greedy",
+        "heuristic",
+        "heuristic:reply=1:horizon=108:breadth=2",
+        "mc:playouts=2:candidates=2:depth=2:policy=greedy",
+    ]
+)
+AGENT_LISTS = st.one_of(
+    st.lists(CHEAP_AGENTS, min_size=2, max_size=3),
+    st.lists(st.one_of(CHEAP_AGENTS, AGENT_TEXT, SPEC_ROWS, ANY), max_size=7),
+    CHEAP_AGENTS,
+    ANY,
+)
+VALID_SEEDS = st.one_of(
+    st.integers(0, 2**64 - 1), st.integers(0, 2**64 - 1).map(np.uint64), st.integers(0, 2**63 - 1).map(np.int64)
+)
 CHEAP_POLICIES = st.sampled_from(["random", "greedy", "heuristic:reply=0", "heuristic:horizon=108:breadth=2"])
 # game counts that are valid are kept tiny; invalid ones of every kind
-BAD_COUNTS = st.one_of(st.integers(max_value=0), st.just(2**62 + 1), st.sampled_from([1.0, 2.5, "3", True, None, [2], np.float64(2)]))
+BAD_COUNTS = st.one_of(
+    st.integers(max_value=0), st.just(2**62 + 1), st.sampled_from([1.0, 2.5, "3", True, None, [2], np.float64(2)])
+)
 THREADS = st.one_of(st.none(), st.sampled_from([1, 2, np.int64(1), 10**20]), SCALARS)
 
 
@@ -495,23 +717,43 @@ def empty_folder():
 
 
 @examples(8)
-@given(arguments(
-    {
-        "games": st.integers(1, 3), "agents": st.lists(CHEAP_AGENTS, min_size=2, max_size=3), "seed": VALID_SEEDS,
-        "threads": st.sampled_from([None, 1, 2]), "rules": st.none(), "progress": st.sampled_from([None, lambda d, n: None]),
-        "start": st.integers(0, 2**62 - 3), "out": st.sampled_from([None, "r.parquet", "r.csv"]), "keep_rows": st.sampled_from([None, True, False]),
-    },
-    {
-        "games": BAD_COUNTS, "agents": AGENT_LISTS, "seed": SCALARS, "threads": THREADS,
-        "rules": st.one_of(st.sampled_from([qc.Rules(2), qc.Rules(3, "any_line"), qc.Rules(2, variant="cubes"), qc.Rules(3, variant="cubes")]), ANY), "progress": st.sampled_from(["bar", 5, print]),
-        "start": st.one_of(st.integers(max_value=-1), st.just(2**62), SCALARS),
-        "out": st.sampled_from(["r.txt", "/sys/r.parquet", "", "no/r.csv", ".", "r.parquet/", 5, b"r.csv"]), "keep_rows": st.sampled_from(["yes", 0, 1, None]),
-    },
-))
+@given(
+    arguments(
+        {
+            "games": st.integers(1, 3),
+            "agents": st.lists(CHEAP_AGENTS, min_size=2, max_size=3),
+            "seed": VALID_SEEDS,
+            "threads": st.sampled_from([None, 1, 2]),
+            "rules": st.none(),
+            "progress": st.sampled_from([None, lambda d, n: None]),
+            "start": st.integers(0, 2**62 - 3),
+            "out": st.sampled_from([None, "r.parquet", "r.csv"]),
+            "keep_rows": st.sampled_from([None, True, False]),
+        },
+        {
+            "games": BAD_COUNTS,
+            "agents": AGENT_LISTS,
+            "seed": SCALARS,
+            "threads": THREADS,
+            "rules": st.one_of(
+                st.sampled_from(
+                    [qc.Rules(2), qc.Rules(3, "any_line"), qc.Rules(2, variant="cubes"), qc.Rules(3, variant="cubes")]
+                ),
+                ANY,
+            ),
+            "progress": st.sampled_from(["bar", 5, print]),
+            "start": st.one_of(st.integers(max_value=-1), st.just(2**62), SCALARS),
+            "out": st.sampled_from(["r.txt", "/sys/r.parquet", "", "no/r.csv", ".", "r.parquet/", 5, b"r.csv"]),
+            "keep_rows": st.sampled_from(["yes", 0, 1, None]),
+        },
+    )
+)
 def test_simulate_arguments(kwargs):
     games = kwargs.pop("games")
     with empty_folder() as folder:
-        ok, r = outcome(qc.simulate, games, documented=(*DOCUMENTED, OSError), **kwargs)  # OSError: out cannot be written
+        ok, r = outcome(
+            qc.simulate, games, documented=(*DOCUMENTED, OSError), **kwargs
+        )  # OSError: out cannot be written
         if not ok:
             assert os.listdir(folder) == []  # nothing written, nothing left behind
             return
@@ -528,14 +770,22 @@ def evaluations(draw):
     g = draw(GAMES)
     legal = [str(m) for m in g.legal_moves()[:5]]
     valid = {
-        "playouts": st.integers(2, 3), "policy": CHEAP_POLICIES, "seed": VALID_SEEDS,
+        "playouts": st.integers(2, 3),
+        "policy": CHEAP_POLICIES,
+        "seed": VALID_SEEDS,
         "moves": st.one_of(st.none(), st.lists(st.sampled_from(legal), max_size=2) if legal else st.none()),
-        "top": st.integers(1, 3), "depth": st.integers(0, 3), "threads": st.sampled_from([None, 1, 2]),
+        "top": st.integers(1, 3),
+        "depth": st.integers(0, 3),
+        "threads": st.sampled_from([None, 1, 2]),
     }
     weird = {
-        "playouts": st.one_of(BAD_COUNTS, st.just(10**6 + 1)), "policy": AGENTS, "seed": SCALARS,
-        "moves": st.one_of(st.lists(MOVE_ARGS, max_size=3), ANY), "top": st.one_of(BAD_COUNTS, st.just(1001)),
-        "depth": st.one_of(st.integers(max_value=-1), st.just(10**9), SCALARS), "threads": THREADS,
+        "playouts": st.one_of(BAD_COUNTS, st.just(10**6 + 1)),
+        "policy": AGENTS,
+        "seed": SCALARS,
+        "moves": st.one_of(st.lists(MOVE_ARGS, max_size=3), ANY),
+        "top": st.one_of(BAD_COUNTS, st.just(1001)),
+        "depth": st.one_of(st.integers(max_value=-1), st.just(10**9), SCALARS),
+        "threads": THREADS,
     }
     return g, draw(arguments(valid, weird))
 
@@ -556,17 +806,28 @@ def test_evaluate_moves_arguments(case):
 
 
 @examples(4)
-@given(arguments(
-    {
-        "agents": st.lists(CHEAP_AGENTS, min_size=2, max_size=3, unique=True), "games": st.just(2), "seed": VALID_SEEDS, "threads": st.sampled_from([None, 1]),
-        "timing_games": st.just(1), "timing_seconds": st.sampled_from([0, 0.0, -0.0]), "progress": st.sampled_from([None, lambda d, n: None]),
-    },
-    {
-        "agents": AGENT_LISTS, "games": st.one_of(BAD_COUNTS, st.sampled_from([3, 10**9 + 2])), "seed": SCALARS, "threads": THREADS,
-        "timing_games": st.one_of(BAD_COUNTS, st.just(4097)), "timing_seconds": st.sampled_from([-1, float("nan"), float("inf"), "0", None, 10**6, [0]]),
-        "progress": st.sampled_from(["bar", 5]),
-    },
-))
+@given(
+    arguments(
+        {
+            "agents": st.lists(CHEAP_AGENTS, min_size=2, max_size=3, unique=True),
+            "games": st.just(2),
+            "seed": VALID_SEEDS,
+            "threads": st.sampled_from([None, 1]),
+            "timing_games": st.just(1),
+            "timing_seconds": st.sampled_from([0, 0.0, -0.0]),
+            "progress": st.sampled_from([None, lambda d, n: None]),
+        },
+        {
+            "agents": AGENT_LISTS,
+            "games": st.one_of(BAD_COUNTS, st.sampled_from([3, 10**9 + 2])),
+            "seed": SCALARS,
+            "threads": THREADS,
+            "timing_games": st.one_of(BAD_COUNTS, st.just(4097)),
+            "timing_seconds": st.sampled_from([-1, float("nan"), float("inf"), "0", None, 10**6, [0]]),
+            "progress": st.sampled_from(["bar", 5]),
+        },
+    )
+)
 def test_tournament_arguments(kwargs):
     ok, t = outcome(qc.tournament, **kwargs)
     if ok:

@@ -25,9 +25,9 @@ import pytest
 
 import qwirkle_core as qc
 from qwirkle_core import cli
-from qwirkle_core.agents import agent_params
-from qwirkle_core.frontend import run_play
-from qwirkle_core.rows import COLUMNS, read_rows
+from qwirkle_core.batch.rows import COLUMNS, read_rows
+from qwirkle_core.cli.play import run_play
+from qwirkle_core.game.agents import agent_params
 from strategies import mid_game, snapshot
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -39,12 +39,16 @@ _ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
 
 def run_python(code: str, timeout: float = 300, **env: str) -> subprocess.CompletedProcess:
     """Run ``code`` in a fresh interpreter (so a crash cannot take pytest down)."""
-    return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=timeout, env={**os.environ, **env})
+    return subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=timeout, env={**os.environ, **env}
+    )
 
 
 def run_cli(*args: str, timeout: float = 300, cwd: Path | None = None) -> subprocess.CompletedProcess:
     """``qwirkle ARGS`` as a process: its exit status, stdout and stderr."""
-    return subprocess.run([sys.executable, "-m", "qwirkle_core.cli", *args], capture_output=True, text=True, timeout=timeout, cwd=cwd)
+    return subprocess.run(
+        [sys.executable, "-m", "qwirkle_core.cli", *args], capture_output=True, text=True, timeout=timeout, cwd=cwd
+    )
 
 
 class Running:
@@ -53,10 +57,19 @@ class Running:
 
     def __init__(self, *args: str, cwd: Path | None = None) -> None:
         env = {**os.environ, "FORCE_COLOR": "1", "COLUMNS": "150"}
-        self.proc = subprocess.Popen([sys.executable, "-m", "qwirkle_core.cli", *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env, cwd=cwd)
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "qwirkle_core.cli", *args],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            env=env,
+            cwd=cwd,
+        )
         self.out: list[bytes] = []
         self.err: list[bytes] = []
-        self.readers = [threading.Thread(target=self._read, args=(s, b), daemon=True) for s, b in ((self.proc.stdout, self.out), (self.proc.stderr, self.err))]
+        self.readers = [
+            threading.Thread(target=self._read, args=(s, b), daemon=True)
+            for s, b in ((self.proc.stdout, self.out), (self.proc.stderr, self.err))
+        ]
         for r in self.readers:
             r.start()
 
@@ -77,7 +90,9 @@ class Running:
         """Wait until the output matches ``pattern`` (the regex)."""
         end = time.monotonic() + timeout
         while not re.search(pattern, self.stdout):
-            assert self.proc.poll() is None, f"exited with {self.proc.returncode} before {pattern!r}:\n{self.stdout[-2000:]}\n{self.stderr}"
+            assert self.proc.poll() is None, (
+                f"exited with {self.proc.returncode} before {pattern!r}:\n{self.stdout[-2000:]}\n{self.stderr}"
+            )
             assert time.monotonic() < end, f"no {pattern!r} after {timeout} s:\n{self.stdout[-2000:]}"
             time.sleep(0.02)
 
@@ -230,7 +245,12 @@ def test_issue9_coordinates_outside_the_range_are_refused_everywhere():
             assert "outside the board" in str(err.value)
     assert snapshot(g) == before
     out = io.StringIO()
-    run_play(seed=1, input_stream=io.StringIO(f"{code}@{2**64},0\n{code}@0,{-(2**70)}\nquit\n"), output_stream=out, color=False)
+    run_play(
+        seed=1,
+        input_stream=io.StringIO(f"{code}@{2**64},0\n{code}@0,{-(2**70)}\nquit\n"),
+        output_stream=out,
+        color=False,
+    )
     assert out.getvalue().count("outside the board") == 2 and "Traceback" not in out.getvalue()
 
 
@@ -307,7 +327,7 @@ def test_issue9_record_actions_with_huge_numbers_name_the_action():
     "text, words",
     [
         ("[" * 100_000, "nested too deeply"),
-        ("{\"turn\": " + "9" * 5000 + "}", "4300"),
+        ('{"turn": ' + "9" * 5000 + "}", "4300"),
         ('{"format": "qwirkle-core/position", "version": 1, "turn": ' + "9" * 4400 + "}", "4300"),
     ],
 )
@@ -335,7 +355,9 @@ def test_issue9_one_seed_policy(entry):
     every entry point takes an int 0 .. 2**64-1 (numpy ints too), TypeError for any other
     type, ValueError out of range."""
     call = SEEDED[entry]
-    bad_types = [1.5, 1.0, "1", b"1", True, np.float64(2)] + ([None] if entry not in ("Game", "Game.from_position") else [])
+    bad_types = [1.5, 1.0, "1", b"1", True, np.float64(2)] + (
+        [None] if entry not in ("Game", "Game.from_position") else []
+    )
     for bad in bad_types:
         with pytest.raises(TypeError, match="seed must be an int"):
             call(bad)
@@ -374,7 +396,9 @@ def test_issue9_a_batch_too_big_for_memory_is_refused_up_front(games):
     """qc.simulate(2.5e8) allocated 2 GB before the first game (10**9 would need 40 GB);
     now a batch whose rows would not fit in 1 GiB is refused at once, saying how much
     it would take and what to do instead."""
-    with pytest.raises(ValueError, match=r"would keep [\d.]+ GiB of per-game rows in memory .* pass out=.* or keep_rows=False"):
+    with pytest.raises(
+        ValueError, match=r"would keep [\d.]+ GiB of per-game rows in memory .* pass out=.* or keep_rows=False"
+    ):
         qc.simulate(games)
 
 
@@ -387,7 +411,10 @@ def test_issue9_a_batch_too_big_for_memory_is_refused_up_front(games):
         (["simulate", "--games", "100000", "--out", "/sys/x.parquet"], "cannot write '/sys/x.parquet'"),
         (["simulate", "--games", "100000", "--out", "{tmp}/x.parquet"], "is a folder"),
         (["simulate", "--games", "100000", "--out", "{tmp}/x.parquet/"], "is a folder"),
-        (["tournament", "--agents", "greedy,random", "--games", "100000", "--plot", "/proc/x.png"], "cannot write '/proc/x.png'"),
+        (
+            ["tournament", "--agents", "greedy,random", "--games", "100000", "--plot", "/proc/x.png"],
+            "cannot write '/proc/x.png'",
+        ),
         (["tournament", "--agents", "greedy,random", "--games", "100000", "--plot", "{tmp}/no/x.png"], "cannot write"),
     ],
 )
@@ -408,7 +435,20 @@ def test_issue9_a_write_that_fails_at_the_end_saves_the_rows_elsewhere(tmp_path)
     work = tmp_path / "work"
     work.mkdir()
     dest = tmp_path / "r.parquet"
-    run = Running("simulate", "--games", "12000", "--agents", "greedy,random", "--seed", "3", "--threads", "2", "--out", str(dest), cwd=work)
+    run = Running(
+        "simulate",
+        "--games",
+        "12000",
+        "--agents",
+        "greedy,random",
+        "--seed",
+        "3",
+        "--threads",
+        "2",
+        "--out",
+        str(dest),
+        cwd=work,
+    )
     run.wait_for(r"\d+/12000")
     dest.mkdir()
     (dest / "keep").write_text("x")
@@ -438,8 +478,8 @@ def test_issue9_ctrl_c_stops_a_tournament_and_reports_only_finished_deals():
     deals, games = (int(x.replace(",", "")) for x in title.groups())
     assert games == 2 * deals > 0
     row = next(line for line in plain_lines(out) if re.match(r"\W*greedy\s+.\s*random", line))
-    w, l, t = (int(x) for x in re.search(r"(\d+)-(\d+)-(\d+)", row).groups())
-    assert w + l + t == games
+    wins, losses, ties = (int(x) for x in re.search(r"(\d+)-(\d+)-(\d+)", row).groups())
+    assert wins + losses + ties == games
     assert "Traceback" not in run.stderr
 
 
@@ -462,7 +502,11 @@ def test_issue9_ctrl_c_before_a_game_finishes_keeps_an_existing_file(tmp_path):
 
 def test_issue9_ctrl_c_while_the_engine_loads_is_no_traceback():
     """Ctrl-C during the import of numba printed its traceback."""
-    proc = subprocess.Popen([sys.executable, "-m", "qwirkle_core.cli", "simulate", "--games", "1000000"], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "qwirkle_core.cli", "simulate", "--games", "1000000"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
     maps = Path(f"/proc/{proc.pid}/maps")
     end = time.monotonic() + 60
     while proc.poll() is None and time.monotonic() < end:

@@ -22,10 +22,9 @@ from qwirkle_core._kernels import batch as _bt
 from qwirkle_core._kernels import board as _bd
 from qwirkle_core._kernels import layout as _lo
 from qwirkle_core._kernels import mc as _mc
-from qwirkle_core._kernels import movegen as _mg
 from qwirkle_core._kernels import state as _st
 from qwirkle_core._kernels._jit import drop_stale_cache
-from qwirkle_core.agents import agent_params
+from qwirkle_core.game.agents import agent_params
 
 ALL_PARAMS = [(agent, p) for agent, params in enumerate(_lo.AGENT_PARAMS) for p in params]
 
@@ -47,7 +46,20 @@ def test_spec_columns_follow_the_parameter_table():
     assert [_lo.AGENT_IDS[name] for name in _lo.AGENT_NAMES] == list(range(len(_lo.AGENT_NAMES)))
     heuristic = [p.name for p in _lo.AGENT_PARAMS[_lo.HEURISTIC]]
     mc = [p.name for p in _lo.AGENT_PARAMS[_lo.MONTE_CARLO]]
-    assert heuristic == ["group", "dup", "danger", "setup", "reply", "breadth", "horizon", "samples", "follow", "cycle", "fits", "out"]
+    assert heuristic == [
+        "group",
+        "dup",
+        "danger",
+        "setup",
+        "reply",
+        "breadth",
+        "horizon",
+        "samples",
+        "follow",
+        "cycle",
+        "fits",
+        "out",
+    ]
     assert mc == ["playouts", "candidates", "depth", "policy"]
     for name in heuristic:
         assert getattr(_lo, f"P_HEUR_{name.upper()}") == 1 + heuristic.index(name)
@@ -55,8 +67,12 @@ def test_spec_columns_follow_the_parameter_table():
         assert getattr(_lo, f"P_MC_{name.upper()}") == 1 + mc.index(name)
     assert _lo.param(_lo.MONTE_CARLO, "candidates").hi == _lo.MAX_CANDIDATES == 64
     # The defaults as the agents have always played them (docs/agents.md).
-    np.testing.assert_array_equal(_lo.DEFAULT_SPECS[_lo.HEURISTIC], np.r_[2, 0.0, 0.5, 6.0, 6.0, 0.5, 4, 0, 1, 0.3, np.zeros(W - 10)])
-    np.testing.assert_array_equal(_lo.DEFAULT_SPECS[_lo.MONTE_CARLO], np.r_[3, 24, 8, 4, _lo.HEURISTIC, np.zeros(W - 5)])
+    np.testing.assert_array_equal(
+        _lo.DEFAULT_SPECS[_lo.HEURISTIC], np.r_[2, 0.0, 0.5, 6.0, 6.0, 0.5, 4, 0, 1, 0.3, np.zeros(W - 10)]
+    )
+    np.testing.assert_array_equal(
+        _lo.DEFAULT_SPECS[_lo.MONTE_CARLO], np.r_[3, 24, 8, 4, _lo.HEURISTIC, np.zeros(W - 5)]
+    )
     for agent in range(len(_lo.AGENT_NAMES)):
         np.testing.assert_array_equal(_lo.make_spec(agent), _lo.DEFAULT_SPECS[agent])
 
@@ -64,7 +80,9 @@ def test_spec_columns_follow_the_parameter_table():
 def allowed(p, value):
     """Whether ``value`` may be given for parameter ``p``, from the documented ranges."""
     if p.kind == _lo.CHOICE:
-        return value in [name for name, _ in p.choices] or any(value == stored and not isinstance(value, (bool, str)) for _, stored in p.choices)
+        return value in [name for name, _ in p.choices] or any(
+            value == stored and not isinstance(value, (bool, str)) for _, stored in p.choices
+        )
     if isinstance(value, (bool, str)) or not math.isfinite(value) or not p.lo <= value <= p.hi:
         return False
     return p.kind == _lo.FLOAT or float(value).is_integer()
@@ -137,7 +155,10 @@ def test_unseen_counts_are_the_bag_and_the_other_hands(players, seed, turns):
         assert out.tolist() == list(g.observation(viewer).unseen)
 
 
-@pytest.mark.parametrize("seed,turns,shift", [(1, 0, (0, 0)), (2, 9, (70_001, -130_000)), (6, 24, (-(2**30), 2**30 - 60)), (7, 40, (127, -129))])
+@pytest.mark.parametrize(
+    "seed,turns,shift",
+    [(1, 0, (0, 0)), (2, 9, (70_001, -130_000)), (6, 24, (-(2**30), 2**30 - 60)), (7, 40, (127, -129))],
+)
 def test_true_coords_give_the_legal_placements_in_true_coordinates(seed, turns, shift):
     g = greedy_game(seed, turns)
     dr, dc = shift
@@ -149,9 +170,14 @@ def test_true_coords_give_the_legal_placements_in_true_coordinates(seed, turns, 
     found = {}
     for i in range(n):
         k = moves[i, _lo.M_N]
-        found[frozenset(zip(rows[i, :k].tolist(), cols[i, :k].tolist(), moves[i, _lo.M_TILE : _lo.M_TILE + k].tolist()))] = int(moves[i, _lo.M_SCORE])
+        found[
+            frozenset(zip(rows[i, :k].tolist(), cols[i, :k].tolist(), moves[i, _lo.M_TILE : _lo.M_TILE + k].tolist()))
+        ] = int(moves[i, _lo.M_SCORE])
         cells = moves[i, _lo.M_CELL : _lo.M_CELL + k]
-        assert [(_bd.unwrap(c >> _bd.GRID_BITS, gs.bmeta[_lo.B_MINR]), _bd.unwrap(c & _bd.GMASK, gs.bmeta[_lo.B_MINC])) for c in cells] == list(zip(rows[i, :k], cols[i, :k]))
+        assert [
+            (_bd.unwrap(c >> _bd.GRID_BITS, gs.bmeta[_lo.B_MINR]), _bd.unwrap(c & _bd.GMASK, gs.bmeta[_lo.B_MINC]))
+            for c in cells
+        ] == list(zip(rows[i, :k], cols[i, :k]))
     opening = int(_st.opening_len(gs.gmeta)) or None
     assert len(found) == n and found == naive.naive_legal_placements(shifted.board, shifted.hand(), opening)
 
@@ -246,7 +272,9 @@ def test_kernel_cache_is_dropped_when_any_kernel_source_changes(tmp_path):
 
 def _python(code, **env):
     """The stdout of ``python -c code`` in a fresh process (its own numba dispatchers)."""
-    return subprocess.run([sys.executable, "-c", code], env={**os.environ, **env}, capture_output=True, text=True, check=True).stdout.split()
+    return subprocess.run(
+        [sys.executable, "-c", code], env={**os.environ, **env}, capture_output=True, text=True, check=True
+    ).stdout.split()
 
 
 def test_a_stale_cache_under_numba_cache_dir_is_dropped(tmp_path):
@@ -265,12 +293,20 @@ def test_a_stale_cache_under_numba_cache_dir_is_dropped(tmp_path):
 def test_a_batch_compiles_only_the_kernel_of_its_agents():
     """Random and greedy batches share the smallest kernel; the heuristic and the other
     agents each add a larger one. A greedy batch neither compiles nor loads them."""
-    kind = {name: _bt.kernel_for(np.stack([_lo.make_spec(_lo.AGENT_IDS[name])] * 2)).__name__ for name in _lo.AGENT_NAMES}
-    assert kind == {"random": "run_plain", "greedy": "run_plain", "heuristic": "run_heuristic", "mc": "run_any", "search": "run_any"}
+    kind = {
+        name: _bt.kernel_for(np.stack([_lo.make_spec(_lo.AGENT_IDS[name])] * 2)).__name__ for name in _lo.AGENT_NAMES
+    }
+    assert kind == {
+        "random": "run_plain",
+        "greedy": "run_plain",
+        "heuristic": "run_heuristic",
+        "mc": "run_any",
+        "search": "run_any",
+    }
     code = """
 import qwirkle_core as qc
 from qwirkle_core._kernels import batch, mc, policies
-from qwirkle_core.local import compile_seconds
+from qwirkle_core.batch.local import compile_seconds
 qc.simulate(3, ("greedy", "random"), seed=1, threads=1)
 print(compile_seconds(("greedy", "greedy")), len(batch.run_plain.signatures))
 print(len(batch.run_heuristic.signatures), len(batch.run_any.signatures), len(mc.mc_choose.signatures), len(policies.reply_choose.signatures))

@@ -16,47 +16,22 @@ Run ``python tests/test_layers.py`` to print the import graph, layer by layer.
 from __future__ import annotations
 
 import ast
-import fnmatch
 from pathlib import Path
 
 PACKAGE = "qwirkle_core"
 SRC = Path(__file__).resolve().parent.parent / "src" / PACKAGE
 
-# Lowest first. A module may import modules of its own layer or of a lower one.
-LAYERS = (
-    ("kernels", ("qwirkle_core._kernels", "qwirkle_core._kernels.*")),
-    ("base", ("qwirkle_core._version", "qwirkle_core.errors", "qwirkle_core._checks", "qwirkle_core._threads")),
-    (
-        "values",
-        (
-            "qwirkle_core.tiles",
-            "qwirkle_core.rules",
-            "qwirkle_core.notation",
-            "qwirkle_core.move",
-            "qwirkle_core.agents",
-            "qwirkle_core.position",
-            "qwirkle_core.observation",
-            "qwirkle_core.stats",
-            "qwirkle_core.rows",
-        ),
-    ),
-    ("game", ("qwirkle_core.game",)),
-    (
-        "built on Game",
-        (
-            "qwirkle_core.records",
-            "qwirkle_core.evaluate",
-            "qwirkle_core.endgame",
-            "qwirkle_core.local",
-            "qwirkle_core.simulate",
-            "qwirkle_core.tournament",
-            "qwirkle_core.players",
-            "qwirkle_core.distributed",
-            "qwirkle_core.analysis",
-        ),
-    ),
-    ("interfaces", ("qwirkle_core.env", "qwirkle_core.frontend", "qwirkle_core.server", "qwirkle_core.server.*", "qwirkle_core.cli")),
-    ("package", ("qwirkle_core",)),
+# The layers are the package's folders, lowest first (docs/architecture.md). A module
+# belongs to the layer of its folder and may import modules of its own layer or of a
+# lower one; a module directly in the package folder belongs to "base"; a new folder
+# must be given a layer here.
+LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
+    ("kernels", ("_kernels",)),
+    ("base", ("",)),
+    ("game", ("game",)),
+    ("built on Game", ("evaluation", "batch")),
+    ("interfaces", ("cli", "env", "server")),
+    ("package", (PACKAGE,)),
 )
 
 
@@ -71,11 +46,30 @@ def modules() -> dict[str, Path]:
     return {module_name(p): p for p in sorted(SRC.rglob("*.py"))}
 
 
+def folder_of(name: str) -> str:
+    """The folder of a module below the package: ``qwirkle_core.game.move`` -> ``game``;
+    ``""`` for a module directly in the package folder; the package itself is its own."""
+    if name == PACKAGE:
+        return PACKAGE
+    path = SRC.joinpath(*name.split(".")[1:])
+    return name.split(".")[1] if path.is_dir() or len(name.split(".")) > 2 else ""
+
+
 def layer_of(name: str) -> int:
-    for rank, (_, patterns) in enumerate(LAYERS):
-        if any(fnmatch.fnmatchcase(name, pattern) for pattern in patterns):
+    folder = folder_of(name)
+    for rank, (_, folders) in enumerate(LAYERS):
+        if folder in folders:
             return rank
-    raise AssertionError(f"module {name} has no layer: add it to LAYERS in tests/test_layers.py (and docs/architecture.md)")
+    raise AssertionError(
+        f"folder {folder}/ of {name} has no layer: add it to LAYERS in tests/test_layers.py (and docs/architecture.md)"
+    )
+
+
+def test_every_folder_has_a_layer() -> None:
+    folders = {p.name for p in SRC.iterdir() if p.is_dir() and (p / "__init__.py").exists()}
+    listed = {f for _, fs in LAYERS for f in fs}
+    assert folders <= listed, f"folders without a layer: {sorted(folders - listed)}"
+    assert listed - {"", PACKAGE} <= folders, f"layers name missing folders: {sorted(listed - {'', PACKAGE} - folders)}"
 
 
 def _resolve(importer: str, is_package: bool, node: ast.ImportFrom) -> str:
@@ -121,7 +115,9 @@ class _Module:
                     else:
                         self.imports.add(base)
                         if _private(alias.name):
-                            self.problems.append(f"{self.name}:{node.lineno} imports the private name {alias.name} of {base}")
+                            self.problems.append(
+                                f"{self.name}:{node.lineno} imports the private name {alias.name} of {base}"
+                            )
 
     def _check_private(self) -> None:
         defined = _defined_names(self.tree)
@@ -130,7 +126,9 @@ class _Module:
                 continue
             base = node.value
             if isinstance(base, ast.Name) and base.id in self.aliases:
-                self.problems.append(f"{self.name}:{node.lineno} uses {self.aliases[base.id]}.{node.attr}, a private name of another module")
+                self.problems.append(
+                    f"{self.name}:{node.lineno} uses {self.aliases[base.id]}.{node.attr}, a private name of another module"
+                )
             elif node.attr not in defined:
                 self.problems.append(f"{self.name}:{node.lineno} uses .{node.attr}, a private name it does not define")
 
@@ -154,7 +152,12 @@ def _defined_names(tree: ast.Module) -> set[str]:
                         names.add(sub.id)
                     elif isinstance(sub, ast.Attribute):
                         names.add(sub.attr)
-        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in ("setattr", "getattr") and len(node.args) >= 2:
+        elif (
+            isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Name)
+            and node.func.id in ("setattr", "getattr")
+            and len(node.args) >= 2
+        ):
             if isinstance(node.args[1], ast.Constant) and isinstance(node.args[1].value, str):
                 names.add(node.args[1].value)
         elif isinstance(node, ast.Constant) and isinstance(node.value, str) and node.value.isidentifier():
@@ -175,7 +178,9 @@ def analyse() -> tuple[dict[str, set[str]], list[str]]:
     for name, deps in graph.items():
         for dep in sorted(deps):
             if layer_of(dep) > layer_of(name):
-                problems.append(f"{name} ({LAYERS[layer_of(name)][0]}) imports {dep} from a higher layer ({LAYERS[layer_of(dep)][0]})")
+                problems.append(
+                    f"{name} ({LAYERS[layer_of(name)][0]}) imports {dep} from a higher layer ({LAYERS[layer_of(dep)][0]})"
+                )
     problems.extend(f"import cycle: {' -> '.join(cycle)}" for cycle in _cycles(graph))
     return graph, problems
 
@@ -233,8 +238,8 @@ def test_the_checker_sees_a_cycle_a_lazy_import_and_a_private_name(tmp_path: Pat
     code = "def f(g):\n    from .game import Game\n    return g._board\n"
     path = tmp_path / "probe.py"
     path.write_text(code)
-    m = _Module("qwirkle_core.records", path, set(modules()))
-    assert "qwirkle_core.game" in m.imports
+    m = _Module("qwirkle_core.game.records", path, set(modules()))
+    assert "qwirkle_core.game.game" in m.imports
     assert any("_board" in p for p in m.problems)
 
 
@@ -245,8 +250,16 @@ def test_the_library_below_the_interfaces_imports_neither_rich_nor_argparse() ->
             continue
         tree = ast.parse(path.read_text())
         for node in ast.walk(tree):
-            roots = [a.name.split(".")[0] for a in node.names] if isinstance(node, ast.Import) else [(node.module or "").split(".")[0]] if isinstance(node, ast.ImportFrom) and node.level == 0 else []
-            assert not {"rich", "argparse"} & set(roots), f"{name} imports {roots}: interface code belongs to cli.py / frontend.py"
+            roots = (
+                [a.name.split(".")[0] for a in node.names]
+                if isinstance(node, ast.Import)
+                else [(node.module or "").split(".")[0]]
+                if isinstance(node, ast.ImportFrom) and node.level == 0
+                else []
+            )
+            assert not {"rich", "argparse"} & set(roots), (
+                f"{name} imports {roots}: interface code belongs to the cli/ folder"
+            )
 
 
 if __name__ == "__main__":

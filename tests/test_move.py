@@ -11,7 +11,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import qwirkle_core as qc
-from qwirkle_core.move import moves_from_arrays
+from qwirkle_core.game.move import moves_from_arrays
 from strategies import games
 
 tiles = st.integers(0, 35)
@@ -161,7 +161,12 @@ def test_moves_from_arrays_builds_what_the_checked_constructor_builds(g):
     (row, col) order, tiles, scores and (empty) faces as Move(...) makes them, in any
     input order, and equal to them (Move.__eq__ reads every slot)."""
     a = g.legal_move_arrays()
-    checked = [qc.Move(zip(r[:k], c[:k], t[:k]), score=s) for r, c, t, k, s in zip(a.rows.tolist(), a.cols.tolist(), a.tiles.tolist(), a.counts.tolist(), a.scores.tolist())]
+    checked = [
+        qc.Move(zip(r[:k], c[:k], t[:k]), score=s)
+        for r, c, t, k, s in zip(
+            a.rows.tolist(), a.cols.tolist(), a.tiles.tolist(), a.counts.tolist(), a.scores.tolist()
+        )
+    ]
     fields = [(m.kind, m.placements, m.tiles, m.score, m.faces) for m in checked]
     assert [(m.kind, m.placements, m.tiles, m.score, m.faces) for m in g.legal_moves()] == fields
     assert g.legal_moves() == checked
@@ -169,11 +174,19 @@ def test_moves_from_arrays_builds_what_the_checked_constructor_builds(g):
     for i, k in enumerate(a.counts):
         for x in flipped:
             x[i, :k] = x[i, :k][::-1]
-    assert [(m.kind, m.placements, m.tiles, m.score, m.faces) for m in moves_from_arrays(*flipped, a.counts, a.scores)] == fields
+    assert [
+        (m.kind, m.placements, m.tiles, m.score, m.faces) for m in moves_from_arrays(*flipped, a.counts, a.scores)
+    ] == fields
 
 
 def test_moves_from_arrays_refuses_what_move_refuses():
-    ok = dict(rows=np.zeros((1, 6), np.int64), cols=np.array([[0, 1, 0, 0, 0, 0]]), tiles=np.array([[0, 1, -1, -1, -1, -1]]), counts=np.array([2]), scores=np.array([2]))
+    ok = dict(
+        rows=np.zeros((1, 6), np.int64),
+        cols=np.array([[0, 1, 0, 0, 0, 0]]),
+        tiles=np.array([[0, 1, -1, -1, -1, -1]]),
+        counts=np.array([2]),
+        scores=np.array([2]),
+    )
     assert moves_from_arrays(**ok) == [qc.Move([(0, 0, 0), (0, 1, 1)])]
     for field, value, message in (
         ("counts", np.array([0]), "1 to 6 tiles"),

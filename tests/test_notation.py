@@ -7,7 +7,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from qwirkle_core.notation import format_cells, format_tiles, parse_cells, parse_tiles
+from qwirkle_core.game.notation import format_cells, format_tiles, parse_cells, parse_tiles
 
 tiles = st.integers(0, 35)
 coords = st.integers(-(2**31) + 1, 2**31 - 1)

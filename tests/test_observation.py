@@ -54,7 +54,12 @@ def test_observation_contents(g):
         assert obs.hand_sizes == tuple(len(g.hand(p)) for p in range(g.players)) == g.hand_sizes
         assert obs.scores == g.scores and obs.qwirkles == g.qwirkles and obs.bag_size == g.bag_size
         assert (obs.current_player, obs.turn, obs.passes, obs.is_over, obs.winner) == (
-            g.current_player, g.turn, g.passes, g.is_over, g.winner)
+            g.current_player,
+            g.turn,
+            g.passes,
+            g.is_over,
+            g.winner,
+        )
         # all 108 tiles are in play: unseen = 3 copies - board - own hand
         seen = Counter(g.board.values()) + Counter(g.hand(viewer))
         assert obs.unseen == tuple(FULL_SUPPLY[t] - seen[t] for t in range(36))
@@ -68,8 +73,24 @@ def test_observation_json_has_no_secrets():
     g = qc.Game(seed=0x9E3779B97F4A7C15)
     g.play_agent("greedy")
     d = json.loads(g.observation(0).to_json())
-    assert set(d) == {"format", "version", "player", "rules", "board", "hand", "hand_sizes", "scores", "qwirkles",
-                      "bag_size", "unseen", "current_player", "turn", "passes", "is_over", "winner"}
+    assert set(d) == {
+        "format",
+        "version",
+        "player",
+        "rules",
+        "board",
+        "hand",
+        "hand_sizes",
+        "scores",
+        "qwirkles",
+        "bag_size",
+        "unseen",
+        "current_player",
+        "turn",
+        "passes",
+        "is_over",
+        "winner",
+    }
     assert d["format"] == "qwirkle-core/observation"
     assert d["hand"] == [qc.tile_code(t) for t in g.hand(0)]
     assert d["board"] == [f"{qc.tile_code(t)}@{r},{c}" for (r, c), t in sorted(g.board.items())]

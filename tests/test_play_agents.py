@@ -15,15 +15,18 @@ import naive
 import qwirkle_core as qc
 from qwirkle_core._kernels import board as bd
 from qwirkle_core._kernels import layout
-from qwirkle_core.agents import agent_params
-from strategies import finished_game, mid_game, snapshot
-
 from qwirkle_core._kernels.policies import heuristic_values
+from qwirkle_core.game.agents import agent_params
+from strategies import finished_game, mid_game, snapshot
 
 
 @pytest.mark.parametrize(
     "agents",
-    [("heuristic", "greedy"), ("mc:playouts=3:candidates=3:depth=2", "random"), ("heuristic:horizon=30:samples=2", "mc:playouts=2:policy=greedy")],
+    [
+        ("heuristic", "greedy"),
+        ("mc:playouts=3:candidates=3:depth=2", "random"),
+        ("heuristic:horizon=30:samples=2", "mc:playouts=2:policy=greedy"),
+    ],
 )
 def test_agents_only_play_legal_moves(agents):
     record = qc.play_game(agents, seed=21)
@@ -56,7 +59,9 @@ def test_greedy_always_plays_a_best_move():
 def test_greedy_exchanges_whole_hand_when_stuck():
     # A single red circle on the board and a hand with no red and no circle: nothing fits.
     hand = [qc.tile("blue", "square")] * 2 + [qc.tile("green", "star")] * 2 + [qc.tile("yellow", "cross")] * 2
-    g = qc.Game.from_position(board={(0, 0): qc.tile("red", "circle")}, hands=[hand, [1]], bag=list(range(10, 20)), seed=3)
+    g = qc.Game.from_position(
+        board={(0, 0): qc.tile("red", "circle")}, hands=[hand, [1]], bag=list(range(10, 20)), seed=3
+    )
     assert g.legal_moves() == []
     action = g.play_agent("greedy")
     assert action.move.kind == "exchange" and sorted(action.move.tiles) == sorted(hand)
@@ -88,7 +93,9 @@ def test_random_agent_is_uniform_over_legal_moves():
 
 def test_heuristic_with_zero_weights_is_greedy():
     plain = qc.simulate(60, agents=("greedy", "greedy"), seed=3, threads=1)
-    zero = qc.simulate(60, agents=("heuristic:group=0:dup=0:danger=0:setup=0:reply=0:follow=0", "greedy"), seed=3, threads=1)
+    zero = qc.simulate(
+        60, agents=("heuristic:group=0:dup=0:danger=0:setup=0:reply=0:follow=0", "greedy"), seed=3, threads=1
+    )
     np.testing.assert_array_equal(plain.scores, zero.scores)
 
 
@@ -193,7 +200,10 @@ def reference_heuristic(g, move, w):
         ends = [(line[0][0] - dr, line[0][1] - dc), (line[-1][0] + dr, line[-1][1] + dc)]
 
         def fits_an_end(t):  # across the line, on the board as it is
-            return any(naive.naive_is_valid_line([{**after, e: t}[x] for x in naive.run_through({**after, e: t}, e, (dc, dr))]) for e in ends)
+            return any(
+                naive.naive_is_valid_line([{**after, e: t}[x] for x in naive.run_through({**after, e: t}, e, (dc, dr))])
+                for e in ends
+            )
 
         fitting = [t for t in missing if fits_an_end(t)]
         if fitting and len(fitting) == len(missing):
@@ -204,7 +214,14 @@ def reference_heuristic(g, move, w):
     follow = max((max(naive.naive_legal_placements(board, [t]).values(), default=0) for t in +leave), default=0)
     # distinct leave tiles that fit somewhere on the board before the move
     fits = sum(1 for t in +leave if naive.naive_legal_placements(board, [t]))
-    value = move.score + w["cycle"] * len(move.tiles) - w["danger"] * risk + w["setup"] * promise + w["follow"] * follow + w["fits"] * fits
+    value = (
+        move.score
+        + w["cycle"] * len(move.tiles)
+        - w["danger"] * risk
+        + w["setup"] * promise
+        + w["follow"] * follow
+        + w["fits"] * fits
+    )
     if g.bag_size > 0:
         value -= w["dup"] * (sum(leave.values()) - len(+leave))
         value += w["group"] * naive.largest_group(+leave)
@@ -225,7 +242,18 @@ def move_buffer(moves):
     return buf
 
 
-@pytest.mark.parametrize("seed,turns,extra", [(1, 10, {}), (2, 24, {"cycle": 1.0, "fits": 0.25}), (5, 33, {}), (8, 40, {"cycle": -0.5, "fits": 2.0}), (9, 47, {}), (10, 48, {"out": 6.0}), (39, 45, {"out": -3.0, "cycle": 1.0})])
+@pytest.mark.parametrize(
+    "seed,turns,extra",
+    [
+        (1, 10, {}),
+        (2, 24, {"cycle": 1.0, "fits": 0.25}),
+        (5, 33, {}),
+        (8, 40, {"cycle": -0.5, "fits": 2.0}),
+        (9, 47, {}),
+        (10, 48, {"out": 6.0}),
+        (39, 45, {"out": -3.0, "cycle": 1.0}),
+    ],
+)
 def test_heuristic_values_match_the_reference(seed, turns, extra):
     g = qc.Game(seed=seed)
     while g.turn < turns and not g.is_over:

@@ -1,4 +1,4 @@
-"""Python agents (qwirkle_core.players) in games, play_game, tournaments, the command line
+"""Python agents (qwirkle_core.batch.players) in games, play_game, tournaments, the command line
 and the terminal front end: legal actions, reproducing greedy, and every way an agent
 can fail (raises, illegal or malformed answers, too slow)."""
 
@@ -17,14 +17,14 @@ import time
 from collections import Counter
 from pathlib import Path
 
-import bots
 import numpy as np
 import pytest
 
+import bots
 import qwirkle_core as qc
 from qwirkle_core import cli
-from qwirkle_core.frontend import run_play
-from qwirkle_core.players import Player, is_builtin, legal_actions, load_agent, play_games, run_game
+from qwirkle_core.batch.players import Player, is_builtin, legal_actions, load_agent, play_games, run_game
+from qwirkle_core.cli.play import run_play
 
 
 def advance_randomly(g, turns, rng):
@@ -66,7 +66,11 @@ def test_legal_actions_are_exactly_the_actions_the_rules_allow():
         assert places == g.legal_moves() and all(m.score is not None for m in places)
         # exchanges: every subset of hand slots the engine accepts, and nothing else
         hand = g.hand()
-        subsets = {tuple(sorted(hand[i] for i in idx)) for k in range(1, 7) for idx in itertools.combinations(range(len(hand)), k)}
+        subsets = {
+            tuple(sorted(hand[i] for i in idx))
+            for k in range(1, 7)
+            for idx in itertools.combinations(range(len(hand)), k)
+        }
         accepted = {s for s in subsets if engine_accepts(g, qc.Move.exchange(s))}
         assert {m.tiles for m in actions if m.kind == "exchange"} == accepted
         assert (qc.Move.pass_turn() in actions) == engine_accepts(g, qc.Move.pass_turn())
@@ -188,7 +192,9 @@ def test_a_broken_agent_is_named_with_the_seed_and_turn(agent, kind, detail):
 
 
 def test_a_slow_agent_times_out_and_a_hung_one_is_interrupted():
-    with pytest.raises(qc.AgentFailure, match=r"took .* over the limit of 0.05 s|more than the limit of 0.05 s") as info:
+    with pytest.raises(
+        qc.AgentFailure, match=r"took .* over the limit of 0.05 s|more than the limit of 0.05 s"
+    ) as info:
         qc.play_game((bots.Slow, "greedy"), seed=3, time_limit=0.05)
     assert info.value.kind == "timeout" and info.value.seed == 3
     with pytest.raises(qc.AgentFailure, match="more than the limit of 0.2 s") as info:
@@ -225,9 +231,13 @@ def test_worker_processes_give_the_same_games():
     with pytest.raises(ValueError, match="cannot be sent to worker processes"):
         play_games((lambda o, m, r: m[0], "greedy"), 4, processes=2)
     # an agent of an interactive session (here python -c) pickles, but no worker could import it
-    code = "from qwirkle_core.players import play_games\ndef best(o, m, r):\n    return m[0]\nplay_games((best, 'greedy'), 4, processes=2)"
+    code = "from qwirkle_core.batch.players import play_games\ndef best(o, m, r):\n    return m[0]\nplay_games((best, 'greedy'), 4, processes=2)"
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
-    assert r.returncode == 1 and "ValueError: agent 'best' cannot be sent to worker processes (it is defined in an interactive session" in r.stderr
+    assert (
+        r.returncode == 1
+        and "ValueError: agent 'best' cannot be sent to worker processes (it is defined in an interactive session"
+        in r.stderr
+    )
 
 
 # -- tournaments ----------------------------------------------------------------------------
@@ -292,12 +302,18 @@ def test_an_interrupted_tournament_with_a_python_agent_keeps_only_finished_deals
     (m,) = t.matches
     assert t.interrupted and not t.failures and m.games % 2 == 0 and 0 < m.games < 20_000
     deals = m.games // 2
-    np.testing.assert_array_equal(m.scores_first[:deals], play_games(("bots:Best", "greedy"), deals, seed=3).scores[:, 0])
+    np.testing.assert_array_equal(
+        m.scores_first[:deals], play_games(("bots:Best", "greedy"), deals, seed=3).scores[:, 0]
+    )
 
 
 def test_tournament_time_limit():
     r = qc.tournament([Quick, "bots:Slow", "greedy"], games=2, seed=1, threads=1, time_limit=0.1)
-    assert {(m.first, m.second): m.games for m in r.matches} == {("Quick", "bots:Slow"): 0, ("Quick", "greedy"): 2, ("bots:Slow", "greedy"): 0}
+    assert {(m.first, m.second): m.games for m in r.matches} == {
+        ("Quick", "bots:Slow"): 0,
+        ("Quick", "greedy"): 2,
+        ("bots:Slow", "greedy"): 0,
+    }
     assert {f.agent for f in r.failures} == {"bots:Slow"} and {f.kind for f in r.failures} == {"timeout"}
     assert r.seconds_per_move["Quick"] > 0.002
 
@@ -308,7 +324,10 @@ def test_cli_tournament_with_python_agents(monkeypatch, capsys):
     assert cli.main(argv) == 0
     out = capsys.readouterr().out
     assert "bots:Best" in out and "Traceback" not in out
-    assert "4 games not counted: agent 'bots:Raises' (seat " in out and "raised RuntimeError: bot exploded (game seed " in out
+    assert (
+        "4 games not counted: agent 'bots:Raises' (seat " in out
+        and "raised RuntimeError: bot exploded (game seed " in out
+    )
     assert cli.main(argv[:2] + ["bots:Slow,greedy", "--games", "2", "--threads", "1", "--time-limit", "0.05"]) == 0
     assert "2 games not counted: agent 'bots:Slow'" in capsys.readouterr().out
     assert cli.main(["tournament", "--agents", "nosuch:Bot,greedy"]) == 2
@@ -324,7 +343,14 @@ def test_ctrl_c_stops_a_tournament_in_worker_processes_and_leaves_no_process():
     tests = Path(bots.__file__).parent
     env = {**os.environ, "FORCE_COLOR": "1", "COLUMNS": "150"}
     argv = ["tournament", "--agents", "bots:Best,greedy", "--games", "100000", "--threads", "2", "--seed", "5"]
-    proc = subprocess.Popen([sys.executable, "-m", "qwirkle_core.cli", *argv], cwd=tests, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "qwirkle_core.cli", *argv],
+        cwd=tests,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        start_new_session=True,
+    )
     out: list[bytes] = []
     reader = threading.Thread(target=lambda: out.extend(iter(lambda: proc.stdout.read1(65536), b"")))
     reader.start()
@@ -341,7 +367,10 @@ def test_ctrl_c_stops_a_tournament_in_worker_processes_and_leaves_no_process():
     reader.join()
     text = re.sub(r"\x1b\[[0-9;?]*[A-Za-z]", "", b"".join(out).decode())
     assert "INTERRUPTED" in text and "interrupted: only finished deals (both seats) are counted" in text
-    deals, games = (int(x.replace(",", "")) for x in re.search(r"INTERRUPTED: ([\d,]+) finished deals \(([\d,]+) games\)", text).groups())
+    deals, games = (
+        int(x.replace(",", ""))
+        for x in re.search(r"INTERRUPTED: ([\d,]+) finished deals \(([\d,]+) games\)", text).groups()
+    )
     assert games == 2 * deals > 0
     wins, losses, ties = (int(x) for x in re.search(r"(\d+)-(\d+)-(\d+)", text.split("W-L-T")[1]).groups())
     assert wins + losses + ties == games and "Traceback" not in proc.stderr.read().decode()
@@ -359,7 +388,10 @@ def test_cli_refuses_python_agents_where_they_cannot_play(monkeypatch, capsys):
     monkeypatch.chdir(bots.__file__.rsplit("/", 1)[0])
     assert cli.main(["tournament", "--agents", "bots:Best,greedy", "--workers", "2"]) == 2
     err = capsys.readouterr().err
-    assert "'bots:Best' is a Python agent; a tournament on a cluster plays built-in agents only" in err and err.count("\n") == 1
+    assert (
+        "'bots:Best' is a Python agent; a tournament on a cluster plays built-in agents only" in err
+        and err.count("\n") == 1
+    )
     assert cli.main(["tournament", "--agents", "bots:Best,greedy", "--time-limit", "0"]) == 2
     assert "--time-limit: must be a positive number of seconds" in capsys.readouterr().err
     assert cli.main(["simulate", "--agents", "greedy,bots:Best"]) == 2
@@ -387,7 +419,9 @@ def scripted(seed, opponent):
 
 def play(lines, **kwargs):
     out = io.StringIO()
-    game = run_play(input_stream=io.StringIO("".join(f"{line}\n" for line in lines)), output_stream=out, color=False, **kwargs)
+    game = run_play(
+        input_stream=io.StringIO("".join(f"{line}\n" for line in lines)), output_stream=out, color=False, **kwargs
+    )
     return game, out.getvalue()
 
 
@@ -416,14 +450,18 @@ def test_cli_play_with_a_broken_agent_is_one_line(monkeypatch, capsys):
     monkeypatch.setattr("sys.stdin", io.StringIO("".join(f"{line}\n" for line in lines)))
     assert cli.main(["play", "--opponent", "bots:Raises", "--seed", "8", "--no-color"]) == 1
     err = capsys.readouterr().err
-    assert err.startswith("qwirkle: error: agent 'bots:Raises' (seat 1) raised RuntimeError: bot exploded (game seed 8, turn ")
+    assert err.startswith(
+        "qwirkle: error: agent 'bots:Raises' (seat 1) raised RuntimeError: bot exploded (game seed 8, turn "
+    )
     assert err.count("\n") == 1
     assert cli.main(["play", "--opponent", "bots:Nope"]) == 2
     assert "bots has no attribute 'Nope'" in capsys.readouterr().err
 
 
 def test_simulate_points_python_agents_elsewhere():
-    with pytest.raises(TypeError, match="simulate runs built-in agents inside numba; play Python agents with qc.play_game"):
+    with pytest.raises(
+        TypeError, match="simulate runs built-in agents inside numba; play Python agents with qc.play_game"
+    ):
         qc.simulate(10, agents=(bots.best_move, "greedy"))
 
 
@@ -442,7 +480,10 @@ def test_python_agents_are_refused_under_qwirkle_cubes_rules(monkeypatch, capsys
     built_in = play_games(["greedy", "greedy"], 2, seed=1, rules=cubes)
     assert built_in.ok.all() and built_in.scores.shape == (2, 2) and built_in.scores.min() > 0
     monkeypatch.chdir(bots.__file__.rsplit("/", 1)[0])
-    assert cli.main(["tournament", "--agents", "bots:Best,greedy", "--games", "2", "--variant", "cubes", "--no-progress"]) == 2
+    assert (
+        cli.main(["tournament", "--agents", "bots:Best,greedy", "--games", "2", "--variant", "cubes", "--no-progress"])
+        == 2
+    )
     err = capsys.readouterr().err
     assert "built-in agents only" in err and "Traceback" not in err
     assert cli.main(["play", "--opponent", "bots:Best", "--variant", "cubes"]) == 2

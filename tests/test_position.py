@@ -12,7 +12,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import qwirkle_core as qc
-from qwirkle_core.position import Position
+from qwirkle_core.game.position import Position
 from strategies import engine_state, finished_game, games, random_action, rebuild
 
 
@@ -106,7 +106,10 @@ def good_position():
         (lambda d: d.update(board="R1@0,0"), "board must be a list of strings"),
         (lambda d: d.update(rules={"players": 2, "opening": "fast"}), "unknown opening rule 'fast'"),
         (lambda d: d.update(rules=[2]), "rules must be an object"),
-        (lambda d: d.update(board=[], starting_player=1 - d["current_player"]), "with an empty board the starting player"),
+        (
+            lambda d: d.update(board=[], starting_player=1 - d["current_player"]),
+            "with an empty board the starting player",
+        ),
         (lambda d: d.update(seed=-1), "position seed must be 0 to 18,446,744,073,709,551,615, not -1"),
         (lambda d: d.update(passes=3), "passes must be 0 to 2, not 3"),
         (lambda d: d.update(bag=["R1"] * 200), "bag holds 200 tiles; a game has 108"),

@@ -122,7 +122,9 @@ def test_corruption_messages():
         qc.replay(qc.GameRecord.from_dict(d))
     d = record_dict()
     d["actions"][6]["move"] = "R9@0,0"
-    with pytest.raises(qc.RecordError, match=r"action 6: move 'R9@0,0', word 1: tile code 'R9': unknown shape digit '9'"):
+    with pytest.raises(
+        qc.RecordError, match=r"action 6: move 'R9@0,0', word 1: tile code 'R9': unknown shape digit '9'"
+    ):
         qc.GameRecord.from_dict(d)
     d = record_dict()
     d["final_scores"][0] += 1
@@ -156,7 +158,10 @@ def test_truncated_records_name_the_action_cut(k):
         (lambda d: d.update(agents="greedy"), "agents must be null or 2 strings"),
         (lambda d: d.update(winner=5), "winner must be -1 to 1, not 5"),
         (lambda d: d.update(setup={"format": "qwirkle-core/position"}), "give either a seed .* or a setup position"),
-        (lambda d: d.update(seed=None, setup={"format": "qwirkle-core/position", "version": 1}), "record setup: position: missing field 'rules'"),
+        (
+            lambda d: d.update(seed=None, setup={"format": "qwirkle-core/position", "version": 1}),
+            "record setup: position: missing field 'rules'",
+        ),
     ],
 )
 def test_malformed_records_are_refused(change, message):

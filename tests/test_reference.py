@@ -53,9 +53,8 @@ def check_against_reference(g, opening="largest_group"):
         f"extra ({len(extra)}), e.g. {[sorted(m) for m in list(extra)[:3]]}"
     )
     wrong = {k: (got[k], want[k]) for k in want if got[k] != want[k]}
-    assert not wrong, (
-        f"scores differ (got, want)\n{describe(g)}\n"
-        + "\n".join(f"{sorted(k)}: {v}" for k, v in list(wrong.items())[:5])
+    assert not wrong, f"scores differ (got, want)\n{describe(g)}\n" + "\n".join(
+        f"{sorted(k)}: {v}" for k, v in list(wrong.items())[:5]
     )
     # Move equality/hash: the engine's moves equal freshly built ones
     assert set(g.legal_moves()) == {qc.Move(k) for k in want}
@@ -92,9 +91,7 @@ def test_any_line_opening_matches_reference(seed, players):
     assert g.current_player == 0
     got, _ = check_against_reference(g, opening="any_line")
     # every single tile of the hand is an opening on its own
-    assert {k for k in got if len(k) == 1} == {
-        frozenset({(0, 0, t)}) for t in set(g.hand())
-    }
+    assert {k for k in got if len(k) == 1} == {frozenset({(0, 0, t)}) for t in set(g.hand())}
 
 
 @given(reachable_games(min_turns=1, max_turns=25))
@@ -141,12 +138,12 @@ def test_long_snake_boards_match_reference(n_rows, sym, players, data):
     board = {(r + dr, c + dc): t for (r, c), t in board.items()}
     assert naive.board_is_valid(board)
     if len(rest) >= 6 * players:
-        hands, bag = [rest[6 * p: 6 * p + 6] for p in range(players)], rest[6 * players:]
+        hands, bag = [rest[6 * p : 6 * p + 6] for p in range(players)], rest[6 * players :]
     else:  # an endgame: the bag is empty, the rest is shared out
         hands, bag = [rest[p::players] for p in range(players)], []
-    g = qc.Game.from_position(board=board, hands=hands, bag=bag,
-                              scores=[0] * players,
-                              current_player=data.draw(st.integers(0, players - 1)))
+    g = qc.Game.from_position(
+        board=board, hands=hands, bag=bag, scores=[0] * players, current_player=data.draw(st.integers(0, players - 1))
+    )
     assert g.board == board
     got, want = check_against_reference(g)
     assert want, "the snake should leave room to play"
@@ -163,19 +160,15 @@ def test_translated_far_positions_match_reference(g, data):
     rows = [r for r, _ in g.board]
     cols = [c for _, c in g.board]
     lim = 107
-    dr = data.draw(st.sampled_from([-lim - min(rows) + 1, lim - max(rows) - 1,
-                                    0, -lim // 2]))
-    dc = data.draw(st.sampled_from([-lim - min(cols) + 1, lim - max(cols) - 1,
-                                    0, lim // 2]))
+    dr = data.draw(st.sampled_from([-lim - min(rows) + 1, lim - max(rows) - 1, 0, -lim // 2]))
+    dc = data.draw(st.sampled_from([-lim - min(cols) + 1, lim - max(cols) - 1, 0, lim // 2]))
     rng = random.Random(data.draw(st.integers(0, 2**31 - 1)))
     g2 = rebuild(g, shift=(dr, dc), rng=rng)
     assert g2.board == {(r + dr, c + dc): t for (r, c), t in g.board.items()}
     assert sorted(g2.hand()) == sorted(g.hand())
     got2, _ = check_against_reference(g2)
     got1 = engine_moves(g)
-    shifted = {
-        frozenset((r + dr, c + dc, t) for r, c, t in k): v for k, v in got1.items()
-    }
+    shifted = {frozenset((r + dr, c + dc, t) for r, c, t in k): v for k, v in got1.items()}
     assert shifted == got2
 
 
@@ -186,8 +179,7 @@ def test_duplicate_tiles_in_hand_match_reference(g, data):
     rng = random.Random(data.draw(st.integers(0, 2**31 - 1)))
     g2 = rebuild(g, hand=hand, rng=rng)
     assert sorted(g2.hand()) == sorted(hand)
-    assert len(g2.board) + sum(len(g2.hand(p)) for p in range(g2.players)) \
-        + g2.bag_size == 108
+    assert len(g2.board) + sum(len(g2.hand(p)) for p in range(g2.players)) + g2.bag_size == 108
     check_against_reference(g2)
 
 
@@ -211,12 +203,11 @@ def test_empty_board_from_position_matches_reference(data):
     if data.draw(st.booleans()):  # force a duplicate into the first hand
         j = supply.index(supply[0], 1)
         supply.insert(1, supply.pop(j))
-    hands = [supply[6 * p: 6 * p + 6] for p in range(players)]
-    bag = supply[6 * players:]
+    hands = [supply[6 * p : 6 * p + 6] for p in range(players)]
+    bag = supply[6 * players :]
     cur = data.draw(st.integers(0, players - 1))
     hands[0], hands[cur] = hands[cur], hands[0]
-    g = qc.Game.from_position(board={}, hands=hands, bag=bag,
-                              scores=[0] * players, current_player=cur)
+    g = qc.Game.from_position(board={}, hands=hands, bag=bag, scores=[0] * players, current_player=cur)
     assert g.current_player == cur
     got, _ = check_against_reference(g)
     n = naive.largest_group(g.hand())
@@ -232,9 +223,9 @@ def test_empty_bag_endgame_hands_match_reference(g, data):
         h = list(g.hand(p))
         rng.shuffle(h)
         hands.append(h[: data.draw(st.integers(1, len(h)))])
-    g2 = qc.Game.from_position(board=g.board, hands=hands, bag=[],
-                               scores=list(g.scores),
-                               current_player=g.current_player)
+    g2 = qc.Game.from_position(
+        board=g.board, hands=hands, bag=[], scores=list(g.scores), current_player=g.current_player
+    )
     assert g2.bag_size == 0
     check_against_reference(g2)
 
@@ -260,10 +251,17 @@ def test_plays_through_existing_tiles_and_into_gaps():
         (1, 4): T("orange", "diamond"),
     }
     assert naive.board_is_valid(board)
-    hand = [T("red", "clover"), T("red", "cross"), T("red", "star"),
-            T("red", "clover"), T("blue", "circle"), T("yellow", "cross")]
-    g = qc.Game.from_position(board=board, hands=[hand, [T("green", "star")] * 2],
-                              bag=[], scores=[0, 0], current_player=0)
+    hand = [
+        T("red", "clover"),
+        T("red", "cross"),
+        T("red", "star"),
+        T("red", "clover"),
+        T("blue", "circle"),
+        T("yellow", "cross"),
+    ]
+    g = qc.Game.from_position(
+        board=board, hands=[hand, [T("green", "star")] * 2], bag=[], scores=[0, 0], current_player=0
+    )
     got, want = check_against_reference(g)
     # the gap alone: row RC RS RX RD (4) + column RX/OX (2)
     assert got[frozenset({(0, 3, T("red", "cross"))})] == 6
@@ -271,8 +269,7 @@ def test_plays_through_existing_tiles_and_into_gaps():
     through = frozenset({(0, 0, T("red", "clover")), (0, 3, T("red", "cross"))})
     assert got[through] == 7
     # three placed tiles around four old ones complete a Qwirkle: 12 + 2
-    qwirkle = frozenset({(0, 0, T("red", "clover")), (0, 3, T("red", "cross")),
-                         (0, 5, T("red", "star"))})
+    qwirkle = frozenset({(0, 0, T("red", "clover")), (0, 3, T("red", "cross")), (0, 5, T("red", "star"))})
     assert got[qwirkle] == 14
     # leaving the gap at (0,3) empty is illegal
     gap = frozenset({(0, 0, T("red", "clover")), (0, 5, T("red", "star"))})
@@ -344,8 +341,7 @@ def candidate_placements(g, want, rng, n=60):
         base = [list(x) for x in rng.choice(legal)]
         kind = rng.randrange(8)
         if kind == 0:  # shift the whole placement
-            dr, dc = rng.choice([(0, 1), (0, -1), (1, 0), (-1, 0), (0, 2), (2, 0),
-                                 (1, 1), (-3, 0)])
+            dr, dc = rng.choice([(0, 1), (0, -1), (1, 0), (-1, 0), (0, 2), (2, 0), (1, 1), (-3, 0)])
             base = [[r + dr, c + dc, t] for r, c, t in base]
         elif kind == 1:  # replace one tile by another hand tile or any tile
             i = rng.randrange(len(base))
@@ -371,9 +367,10 @@ def candidate_placements(g, want, rng, n=60):
                 base[0][0], base[0][1] = r, c
         elif kind == 6:  # random scatter near the board
             k = rng.randint(1, 3)
-            base = [[rng.randint(min(rows) - 2, max(rows) + 2),
-                     rng.randint(min(cols) - 2, max(cols) + 2),
-                     rng.choice(hand)] for _ in range(k)]
+            base = [
+                [rng.randint(min(rows) - 2, max(rows) + 2), rng.randint(min(cols) - 2, max(cols) + 2), rng.choice(hand)]
+                for _ in range(k)
+            ]
         else:  # the same tile used more often than held
             t = rng.choice(hand)
             held = hand.count(t)
@@ -427,8 +424,12 @@ def test_reference_enumeration_is_complete_for_small_placements(g, data):
     want = naive.naive_legal_placements(board, hand, None)
     rows = [r for r, _ in board]
     cols = [c for _, c in board]
-    empty = [(r, c) for r in range(min(rows) - 2, max(rows) + 3)
-             for c in range(min(cols) - 2, max(cols) + 3) if (r, c) not in board]
+    empty = [
+        (r, c)
+        for r in range(min(rows) - 2, max(rows) + 3)
+        for c in range(min(cols) - 2, max(cols) + 3)
+        if (r, c) not in board
+    ]
     found = set()
     tiles = sorted(set(hand))
     for cell in empty:
@@ -436,8 +437,7 @@ def test_reference_enumeration_is_complete_for_small_placements(g, data):
             k = frozenset({(*cell, t)})
             if naive.naive_is_legal(board, hand, k):
                 found.add(k)
-    near = [cell for cell in empty
-            if any((cell[0] + a, cell[1] + b) in board for a, b in naive.NEIGHBOURS)]
+    near = [cell for cell in empty if any((cell[0] + a, cell[1] + b) in board for a, b in naive.NEIGHBOURS)]
     for a in near:
         for b in empty:
             if a == b or (a[0] != b[0] and a[1] != b[1]):
@@ -447,7 +447,6 @@ def test_reference_enumeration_is_complete_for_small_placements(g, data):
             for t1 in tiles:
                 for t2 in tiles:
                     k = frozenset({(*a, t1), (*b, t2)})
-                    if len(k) == 2 and k not in found and \
-                            naive.naive_is_legal(board, hand, k):
+                    if len(k) == 2 and k not in found and naive.naive_is_legal(board, hand, k):
                         found.add(k)
     assert found == {k for k in want if len(k) <= 2}

@@ -8,7 +8,15 @@ import os
 import pytest
 
 import qwirkle_core as qc
-from qwirkle_core.rows import COLUMNS, GameRows, RowWriter, check_output_path, read_metadata, read_rows, write_rows
+from qwirkle_core.batch.rows import (
+    COLUMNS,
+    GameRows,
+    RowWriter,
+    check_output_path,
+    read_metadata,
+    read_rows,
+    write_rows,
+)
 from strategies import assert_same_rows
 
 
@@ -18,8 +26,21 @@ def rows():
 
 
 def test_columns_are_the_documented_ones_in_file_order(rows):
-    assert list(rows.columns()) == ["game", "seed", "score_0", "score_1", "score_2", "winner", "starter", "turns",
-                                    "tiles_placed", "qwirkles_0", "qwirkles_1", "qwirkles_2", "truncated"]
+    assert list(rows.columns()) == [
+        "game",
+        "seed",
+        "score_0",
+        "score_1",
+        "score_2",
+        "winner",
+        "starter",
+        "turns",
+        "tiles_placed",
+        "qwirkles_0",
+        "qwirkles_1",
+        "qwirkles_2",
+        "truncated",
+    ]
     documented = {name.replace("_P", f"_{p}") for name in COLUMNS for p in range(3)}
     assert set(rows.columns()) <= documented
     assert len(rows) == 60 and rows.players == 3

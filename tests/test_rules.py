@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 import qwirkle_core as qc
-from qwirkle_core.rules import MAX_PLAYERS, MIN_PLAYERS, resolve_rules
+from qwirkle_core.game.rules import MAX_PLAYERS, MIN_PLAYERS, resolve_rules
 
 
 def test_rules_defaults_and_frozen():

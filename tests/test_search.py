@@ -13,15 +13,15 @@ from hypothesis import strategies as st
 
 import qwirkle_core as qc
 from naive import naive_legal_placements
-from strategies import advance, assert_same_rows, examples, reachable_games
 from qwirkle_core._kernels import agents as _ag
 from qwirkle_core._kernels import layout as _lo
 from qwirkle_core._kernels import mc as _mc
 from qwirkle_core._kernels import search as _se
 from qwirkle_core._kernels.actions import legal_moves
 from qwirkle_core._kernels.policies import heuristic_values
-from qwirkle_core.endgame import solve_endgame
-from qwirkle_core.tournament import play_deals
+from qwirkle_core.batch.tournament import play_deals
+from qwirkle_core.evaluation.endgame import solve_endgame
+from strategies import advance, assert_same_rows, examples, reachable_games
 
 FAST = "search:time_ms=1"  # about 220 playout turns per decision (WORK_PER_MS)
 
@@ -32,7 +32,11 @@ def legal_now(g: qc.Game, move: qc.Move) -> bool:
     if move.kind == "place":
         return move in moves
     if move.kind == "exchange":  # the agent exchanges only when it cannot place
-        return not moves and 0 < len(move.tiles) <= g.bag_size and all(move.tiles.count(t) <= g.hand().count(t) for t in move.tiles)
+        return (
+            not moves
+            and 0 < len(move.tiles) <= g.bag_size
+            and all(move.tiles.count(t) <= g.hand().count(t) for t in move.tiles)
+        )
     return not moves and g.bag_size == 0
 
 
@@ -43,7 +47,16 @@ def greedy_until(seed: int, players: int, stop) -> qc.Game:
     return g
 
 
-def playout_values(g: qc.Game, limit: int, playouts: int, depth: int, seed: int, outlook: float = 0.0, tempo: float = 0.0, win: float = 0.0) -> np.ndarray:
+def playout_values(
+    g: qc.Game,
+    limit: int,
+    playouts: int,
+    depth: int,
+    seed: int,
+    outlook: float = 0.0,
+    tempo: float = 0.0,
+    win: float = 0.0,
+) -> np.ndarray:
     """float64[k, playouts]: the search's playout values of the ``limit`` best
     candidates of ``g`` (the heuristic playing every seat)."""
     a = g.kernel_arrays()
@@ -51,7 +64,20 @@ def playout_values(g: qc.Game, limit: int, playouts: int, depth: int, seed: int,
     cands = np.zeros((_lo.MAX_CANDIDATES, _lo.CAND_COLS), np.int64)
     k = _se.engine_candidates(a, limit, scratch, cands)
     out = np.zeros((k, playouts))
-    _se.evaluate_candidates(a, cands, k, _lo.DEFAULT_SPECS[_lo.HEURISTIC].copy(), playouts, depth, np.uint64(seed), scratch, out, outlook, tempo, win)
+    _se.evaluate_candidates(
+        a,
+        cands,
+        k,
+        _lo.DEFAULT_SPECS[_lo.HEURISTIC].copy(),
+        playouts,
+        depth,
+        np.uint64(seed),
+        scratch,
+        out,
+        outlook,
+        tempo,
+        win,
+    )
     return out
 
 
@@ -62,12 +88,35 @@ def test_search_is_an_agent_with_checked_parameters():
     assert "search" in qc.AGENTS
     spec = qc.parse_agent("search:time_ms=20:budget=clock:candidates=8")
     assert spec.value("time_ms") == 20.0 and spec.value("budget") == "clock" and spec.value("depth") == 4
-    assert spec.value("outlook") == 1.05 and spec.value("tempo") == 0.24 and qc.parse_agent("search:outlook=0").row()[_lo.P_SEARCH_OUTLOOK] == 0.0
-    assert qc.parse_agent("search").row()[_lo.P_SEARCH_TIME] == 50.0 and spec.value("finish") == 12 and spec.value("win") == 6.0
-    assert spec.value("pcycle") == 1.0 and spec.value("pfits") == 0.25 and spec.value("pgroup") == 0.0 and spec.value("pdup") == 0.5 and spec.value("pout") == 0.0
-    for bad, message in (("search:time_ms=0", "time_ms must be"), ("search:budget=fast", "budget must be one of work, clock"),
-                         ("search:candidates=65", "candidates must be an int in 1..64"), ("search:solver=2", "solver must be"), ("search:outlook=nan", "outlook must be"),
-                         ("search:finish=109", "finish must be an int in 0..108"), ("search:win=-1", "win must be"), ("search:tempo=inf", "tempo must be"), ("search:pfits=nan", "pfits must be"), ("search:pout=inf", "pout must be")):
+    assert (
+        spec.value("outlook") == 1.05
+        and spec.value("tempo") == 0.24
+        and qc.parse_agent("search:outlook=0").row()[_lo.P_SEARCH_OUTLOOK] == 0.0
+    )
+    assert (
+        qc.parse_agent("search").row()[_lo.P_SEARCH_TIME] == 50.0
+        and spec.value("finish") == 12
+        and spec.value("win") == 6.0
+    )
+    assert (
+        spec.value("pcycle") == 1.0
+        and spec.value("pfits") == 0.25
+        and spec.value("pgroup") == 0.0
+        and spec.value("pdup") == 0.5
+        and spec.value("pout") == 0.0
+    )
+    for bad, message in (
+        ("search:time_ms=0", "time_ms must be"),
+        ("search:budget=fast", "budget must be one of work, clock"),
+        ("search:candidates=65", "candidates must be an int in 1..64"),
+        ("search:solver=2", "solver must be"),
+        ("search:outlook=nan", "outlook must be"),
+        ("search:finish=109", "finish must be an int in 0..108"),
+        ("search:win=-1", "win must be"),
+        ("search:tempo=inf", "tempo must be"),
+        ("search:pfits=nan", "pfits must be"),
+        ("search:pout=inf", "pout must be"),
+    ):
         with pytest.raises(qc.AgentError, match=message):
             qc.parse_agent(bad)
 
@@ -78,7 +127,10 @@ def test_the_playouts_heuristic_takes_the_p_parameters():
     ``pcycle``, ``pfits``, ``pgroup``, ``pdup`` and ``pout``."""
     out = np.full(_lo.SPEC_COLS, -1.0)
     columns = [_lo.P_HEUR_CYCLE, _lo.P_HEUR_FITS, _lo.P_HEUR_GROUP, _lo.P_HEUR_DUP, _lo.P_HEUR_OUT]
-    for agent, weights in (("search", [1.0, 0.25, 0.0, 0.5, 0.0]), ("search:pcycle=0:pfits=-2:pgroup=3:pdup=0:pout=-1", [0.0, -2.0, 3.0, 0.0, -1.0])):
+    for agent, weights in (
+        ("search", [1.0, 0.25, 0.0, 0.5, 0.0]),
+        ("search:pcycle=0:pfits=-2:pgroup=3:pdup=0:pout=-1", [0.0, -2.0, 3.0, 0.0, -1.0]),
+    ):
         _se._policy(qc.parse_agent(agent).row(), out)
         expected = _lo.DEFAULT_SPECS[_lo.HEURISTIC].copy()
         expected[columns] = weights
@@ -91,7 +143,17 @@ def test_the_playouts_heuristic_takes_the_p_parameters():
 
 
 @examples(0.5)
-@given(reachable_games(max_turns=60), st.sampled_from([FAST, "search:time_ms=1:depth=0", "search:time_ms=1:candidates=3:policy=greedy", "search:time_ms=0.5:budget=clock"]))
+@given(
+    reachable_games(max_turns=60),
+    st.sampled_from(
+        [
+            FAST,
+            "search:time_ms=1:depth=0",
+            "search:time_ms=1:candidates=3:policy=greedy",
+            "search:time_ms=0.5:budget=clock",
+        ]
+    ),
+)
 def test_the_search_agent_plays_only_legal_actions(g, agent):
     before = g.copy()
     action = g.play_agent(agent)
@@ -211,7 +273,22 @@ def test_search_playouts_are_the_monte_carlo_playouts(g, depth, seed):
     n = int(a.bmeta[_lo.B_TILES])
     rows, cols, tiles = np.zeros(max(n, 1), np.int64), np.zeros(max(n, 1), np.int64), np.zeros(max(n, 1), np.int8)
     _mc.board_tiles(a.board, a.bmeta, rows, cols, tiles)
-    theirs = _mc.evaluate(rows, cols, tiles, n, a.hands.copy(), a.bag.copy(), a.gmeta.copy(), cands, k, policy, 6, depth, np.uint64(seed), 1)
+    theirs = _mc.evaluate(
+        rows,
+        cols,
+        tiles,
+        n,
+        a.hands.copy(),
+        a.bag.copy(),
+        a.gmeta.copy(),
+        cands,
+        k,
+        policy,
+        6,
+        depth,
+        np.uint64(seed),
+        1,
+    )
     assert ours.tolist() == theirs.tolist()
 
 
@@ -225,7 +302,10 @@ def test_a_playout_that_ends_the_game_counts_the_win_bonus(g, seed):
         return
     depth = 2 if g.bag_size >= 20 else 0
     margins = playout_values(g, 3, 4, depth, seed)
-    assert playout_values(g, 3, 4, depth, seed, win=5.0).tolist() == (margins if depth else margins + 5.0 * np.sign(margins)).tolist()
+    assert (
+        playout_values(g, 3, 4, depth, seed, win=5.0).tolist()
+        == (margins if depth else margins + 5.0 * np.sign(margins)).tolist()
+    )
 
 
 @examples(0.3)

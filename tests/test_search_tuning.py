@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 
 import qwirkle_core as qc
-from qwirkle_core.tournament import play_deals
+from qwirkle_core.batch.tournament import play_deals
 
 SCRIPT = Path(__file__).resolve().parents[1] / "benchmarks" / "search_tuning.py"
 

@@ -6,12 +6,12 @@ import random
 import warnings
 
 import pytest
-from server_support import bearer, choose, play_out
 
 import qwirkle_core as qc
 from qwirkle_core.server import create_app
 from qwirkle_core.server.app import MAX_BODY, MAX_MOVE
 from qwirkle_core.server.store import Store
+from server_support import bearer, choose, play_out
 
 with warnings.catch_warnings():  # starlette asks for httpx2, the next httpx; httpx works
     warnings.filterwarnings("ignore", message=".*httpx2")
@@ -126,8 +126,16 @@ def test_spectator_sees_no_hand(client):
 def play_a_few(client, game_id, tokens, n, rng=None):
     rng = rng or random.Random(0)
     for _ in range(n):
-        view = next(v for v in (client.get(f"/api/games/{game_id}", headers=bearer(t)).json() for t in tokens.values()) if v["to_move"] == v["seat"])
-        r = client.post(f"/api/games/{game_id}/actions", json={"move": choose(view, rng, exchange_rate=0)}, headers=bearer(tokens[view["seat"]]))
+        view = next(
+            v
+            for v in (client.get(f"/api/games/{game_id}", headers=bearer(t)).json() for t in tokens.values())
+            if v["to_move"] == v["seat"]
+        )
+        r = client.post(
+            f"/api/games/{game_id}/actions",
+            json={"move": choose(view, rng, exchange_rate=0)},
+            headers=bearer(tokens[view["seat"]]),
+        )
         assert r.status_code == 200, r.text
 
 
@@ -164,7 +172,11 @@ def test_refused_requests_change_nothing(client, db):
 
     for text in (f"{hand[0]}@{occupied}", f"{missing}@500,500", f"x {missing}", "pass"):
         expect(409, client.post(url, json={"move": text}, headers=bearer(tokens[mover])), library_message(text))
-    expect(409, client.post(url, json={"move": legal}, headers=bearer(tokens[other])), f"it is seat {mover}'s turn, not seat {other}'s")
+    expect(
+        409,
+        client.post(url, json={"move": legal}, headers=bearer(tokens[other])),
+        f"it is seat {mover}'s turn, not seat {other}'s",
+    )
     expect(403, client.post(url, json={"move": legal}))
     expect(403, client.post(url, json={"move": legal}, headers=bearer("not-a-token")))
     expect(403, client.post(url, json={"move": legal}, params={"token": "x" * 20}))
@@ -174,10 +186,24 @@ def test_refused_requests_change_nothing(client, db):
     _, elsewhere = new_game(client, ["human", "greedy"])
     expect(403, client.post(url, json={"move": legal}, headers=bearer(elsewhere[0])))
     mover_auth = bearer(tokens[mover])
-    expect(413, client.post(url, content=json.dumps({"move": "R1@0,0 " * 1000}), headers={**mover_auth, "Content-Type": "application/json"}))
-    expect(413, client.post(url, content=b"{" + b" " * (MAX_BODY + 1) + b"}", headers={**mover_auth, "Content-Type": "application/json"}))
+    expect(
+        413,
+        client.post(
+            url,
+            content=json.dumps({"move": "R1@0,0 " * 1000}),
+            headers={**mover_auth, "Content-Type": "application/json"},
+        ),
+    )
+    expect(
+        413,
+        client.post(
+            url, content=b"{" + b" " * (MAX_BODY + 1) + b"}", headers={**mover_auth, "Content-Type": "application/json"}
+        ),
+    )
     expect(422, client.post(url, json={"move": "R1@0,0" + " " * MAX_MOVE}, headers=mover_auth))
-    expect(422, client.post(url, content=b'{"move": "R1@0,0"', headers={**mover_auth, "Content-Type": "application/json"}))
+    expect(
+        422, client.post(url, content=b'{"move": "R1@0,0"', headers={**mover_auth, "Content-Type": "application/json"})
+    )
     expect(422, client.post(url, json={}, headers=mover_auth))
     expect(422, client.post(url, json={"move": 7}, headers=mover_auth))
     expect(422, client.post(url, json={"move": legal, "points": 99}, headers=mover_auth))
@@ -324,7 +350,13 @@ def test_pages_and_openapi(client):
     for name in ("board.js", "boardview.js", "tiles.js", "api.js", "lobby.js", "style.css", "favicon.svg"):
         assert client.get(f"/static/{name}").status_code == 200
     paths = client.get("/openapi.json").json()["paths"]
-    assert {"/api/games", "/api/games/{game_id}", "/api/games/{game_id}/actions", "/api/games/{game_id}/undo", "/api/games/{game_id}/record"} <= set(paths)
+    assert {
+        "/api/games",
+        "/api/games/{game_id}",
+        "/api/games/{game_id}/actions",
+        "/api/games/{game_id}/undo",
+        "/api/games/{game_id}/record",
+    } <= set(paths)
     assert client.get("/api/agents").json()["agents"] == list(qc.AGENTS)
 
 
@@ -349,8 +381,14 @@ def test_games_dropped_from_memory_come_back_from_the_store(db):
         (["serve", "--port", "70000"], "argument --port: a port is 1 .. 65535, not 70000"),
         (["serve", "--port", "http"], "argument --port: expected a port number, got 'http'"),
         (["serve", "--db", "/no/such/folder/games.sqlite"], "folder /no/such/folder does not exist"),
-        (["bot", "--url", "http://127.0.0.1:1", "--game", "g", "--token", "t", "--agent", "wizard"], "argument --agent: unknown agent 'wizard'"),
-        (["bot", "--url", "127.0.0.1:8000", "--game", "g", "--token", "t"], "argument --url: expected http://HOST:PORT"),
+        (
+            ["bot", "--url", "http://127.0.0.1:1", "--game", "g", "--token", "t", "--agent", "wizard"],
+            "argument --agent: unknown agent 'wizard'",
+        ),
+        (
+            ["bot", "--url", "127.0.0.1:8000", "--game", "g", "--token", "t"],
+            "argument --url: expected http://HOST:PORT",
+        ),
         (["bot", "--url", "http://127.0.0.1:1", "--game", "g"], "argument --token: give the seat's token"),
         (["bot", "--game", "g", "--token", "t"], "the following arguments are required: --url"),
     ],
@@ -362,7 +400,6 @@ def test_command_line_mistakes(argv, message, capsys, monkeypatch):
     assert main(argv) == 2
     err = capsys.readouterr().err
     assert err.startswith("qwirkle: error:") and message in err and err.count("\n") == 1
-
 
 
 def test_a_failed_write_refuses_the_action_and_changes_nothing(client, db, monkeypatch):

@@ -11,9 +11,9 @@ from urllib.parse import parse_qs, urlsplit
 
 import httpx
 import pytest
-from server_support import CHROMIUM, CHROMIUM_ARGS, LiveServer, bearer
 
 import qwirkle_core as qc
+from server_support import CHROMIUM, CHROMIUM_ARGS, LiveServer, bearer
 
 pytestmark = pytest.mark.skipif(
     CHROMIUM is None, reason="no Chromium: install Debian's package (apt-get install chromium); .ci/run does"
@@ -38,7 +38,10 @@ def page(tmp_path):
 
 
 def cursor(page):
-    return page.eval_on_selector(".layer-cursor", "g => g.firstElementChild ? [g.firstElementChild.getAttribute('x'), g.firstElementChild.getAttribute('y')] : null")
+    return page.eval_on_selector(
+        ".layer-cursor",
+        "g => g.firstElementChild ? [g.firstElementChild.getAttribute('x'), g.firstElementChild.getAttribute('y')] : null",
+    )
 
 
 def play_by_mouse(page, move, points):
@@ -140,7 +143,9 @@ def test_play_a_game_in_the_browser(tmp_path, page):
         shown = [int(x) for x in page.locator("#end-scores .final-score").all_inner_texts()]
         assert shown == list(record.final_scores) == list(qc.replay(record).scores)
         title = page.inner_text("#end-title")
-        assert title == ("A tie" if record.winner == -1 else "You win!" if record.winner == 0 else "greedy (seat 1) wins")
+        assert title == (
+            "A tie" if record.winner == -1 else "You win!" if record.winner == 0 else "greedy (seat 1) wins"
+        )
         assert page.get_attribute("#download", "href") == f"/api/games/{game_id}/record"
         page.screenshot(path=str(tmp_path / "board-end.png"))
         assert page.errors == []

@@ -11,11 +11,11 @@ from pathlib import Path
 
 import httpx
 import pytest
-from server_support import LiveServer, Moments, ServerProcess, bearer, leaks, play_out
 from websockets.sync.client import connect
 
 import qwirkle_core as qc
 from qwirkle_core.server.bot import BotError, play_remote
+from server_support import LiveServer, Moments, ServerProcess, bearer, leaks, play_out
 
 SEED = 0xC0FFEE_D15EA5E_5  # long, so its digits cannot turn up by chance
 
@@ -93,7 +93,9 @@ def test_websocket_pushes_a_view_after_every_action(live):
         assert all(json.loads(m)["observation"]["hand"] == [] for m in watcher.messages)
 
 
-@pytest.mark.parametrize("game_id, token, code", [("nosuchgame", None, 4404), ("GOOD", "wrong-token", 4403), ("GOOD", "t" * 500, 4403)])
+@pytest.mark.parametrize(
+    "game_id, token, code", [("nosuchgame", None, 4404), ("GOOD", "wrong-token", 4403), ("GOOD", "t" * 500, 4403)]
+)
 def test_websocket_refusals(live, game_id, token, code):
     with httpx.Client(base_url=live.url, timeout=30) as client:
         good, _ = create(client, ["human", "greedy"])
@@ -112,7 +114,14 @@ def test_no_seat_receives_hidden_information(live):
         game_id, tokens = create(client, ["human", "human", "greedy"], seed=SEED)
         received = {seat: [] for seat in (0, 1, None)}
         listeners = {seat: Listener(ws_url(live, game_id, tokens.get(seat))) for seat in received}
-        final, posted = play_out(client, game_id, tokens, random.Random(2), seen=lambda s, text, k: received[s].append((text, k)), exchange_rate=0.2)
+        final, posted = play_out(
+            client,
+            game_id,
+            tokens,
+            random.Random(2),
+            seen=lambda s, text, k: received[s].append((text, k)),
+            exchange_rate=0.2,
+        )
         spectator = client.get(f"/api/games/{game_id}")
         received[None].append((spectator.text, spectator.json()["version"] - 1))
         record = qc.GameRecord.from_json(client.get(f"/api/games/{game_id}/record").text)
@@ -186,14 +195,34 @@ def test_remote_bots_play_a_game(live):
 def test_qwirkle_bot_command(live):
     with httpx.Client(base_url=live.url, timeout=30) as client:
         game_id, tokens = create(client, ["greedy", "human"], seed=5)
-    cmd = [sys.executable, "-m", "qwirkle_core.cli", "bot", "--url", live.url, "--game", game_id, "--token", tokens[1], "--agent", "heuristic", "--seed", "1"]
+    cmd = [
+        sys.executable,
+        "-m",
+        "qwirkle_core.cli",
+        "bot",
+        "--url",
+        live.url,
+        "--game",
+        game_id,
+        "--token",
+        tokens[1],
+        "--agent",
+        "heuristic",
+        "--seed",
+        "1",
+    ]
     done = subprocess.run(cmd, capture_output=True, text=True, timeout=180)
     assert done.returncode == 0, done.stderr
     assert "game over" in done.stdout and "seat 1:" in done.stdout
     record = qc.GameRecord.from_json(httpx.get(f"{live.url}/api/games/{game_id}/record").text)
     assert record.agents == ["greedy", "human"] and qc.replay(record).is_over
     bad = subprocess.run(cmd[:-6] + ["--token", "wrong"], capture_output=True, text=True, timeout=60)
-    assert bad.returncode == 1 and bad.stderr.startswith("qwirkle: error:") and "403" in bad.stderr and "Traceback" not in bad.stderr
+    assert (
+        bad.returncode == 1
+        and bad.stderr.startswith("qwirkle: error:")
+        and "403" in bad.stderr
+        and "Traceback" not in bad.stderr
+    )
 
 
 def test_killed_server_resumes_every_game(tmp_path):
@@ -211,8 +240,14 @@ def test_killed_server_resumes_every_game(tmp_path):
                 view = client.get(f"/api/games/{game_id}", headers=auth).json()
                 if view["observation"]["bag_size"] < 54:
                     break
-                move = view["legal_moves"][rng.randrange(len(view["legal_moves"]))]["move"] if view["legal_moves"] else "x " + view["observation"]["hand"][0]
-                assert client.post(f"/api/games/{game_id}/actions", json={"move": move}, headers=auth).status_code == 200
+                move = (
+                    view["legal_moves"][rng.randrange(len(view["legal_moves"]))]["move"]
+                    if view["legal_moves"]
+                    else "x " + view["observation"]["hand"][0]
+                )
+                assert (
+                    client.post(f"/api/games/{game_id}/actions", json={"move": move}, headers=auth).status_code == 200
+                )
         server.kill()
         assert server.proc.returncode == -9
         assert tokens[0].encode() not in db.read_bytes() + (tmp_path / "games.sqlite-wal").read_bytes()
@@ -225,7 +260,12 @@ def test_killed_server_resumes_every_game(tmp_path):
         game = qc.replay(record)
         assert game.is_over and list(game.scores) == final["scores"]
         for a, h in zip(record.actions, view["history"]):
-            assert (a.player, a.points, list(a.scores), len(a.move)) == (h["player"], h["points"], h["scores"], h["tiles"])
+            assert (a.player, a.points, list(a.scores), len(a.move)) == (
+                h["player"],
+                h["points"],
+                h["scores"],
+                h["tiles"],
+            )
             assert h["move"] in (str(a.move), None)
     finally:
         server.kill()
@@ -241,7 +281,12 @@ def test_the_minimal_bot_of_the_docs_plays_a_game(live, tmp_path):
     (tmp_path / "bot.py").write_text(code)
     with httpx.Client(base_url=live.url, timeout=30) as client:
         game_id, tokens = create(client, ["human", "greedy"], seed=8)
-    done = subprocess.run([sys.executable, str(tmp_path / "bot.py"), live.url, game_id, tokens[0]], capture_output=True, text=True, timeout=180)
+    done = subprocess.run(
+        [sys.executable, str(tmp_path / "bot.py"), live.url, game_id, tokens[0]],
+        capture_output=True,
+        text=True,
+        timeout=180,
+    )
     assert done.returncode == 0, done.stderr
     record = qc.GameRecord.from_json(httpx.get(f"{live.url}/api/games/{game_id}/record").text)
     assert done.stdout.splitlines()[-1] == f"final scores {list(qc.replay(record).scores)}"

@@ -9,8 +9,8 @@ import numpy as np
 import pytest
 
 import qwirkle_core as qc
-from qwirkle_core.rows import read_metadata
-from qwirkle_core.simulate import ROW_BYTES, row_bytes
+from qwirkle_core.batch.rows import read_metadata
+from qwirkle_core.batch.simulate import ROW_BYTES, row_bytes
 from strategies import assert_same_rows
 
 
@@ -26,7 +26,10 @@ def test_threads_do_not_change_results(batch):
 
 
 def test_any_split_into_ranges_gives_the_same_rows(batch):
-    parts = [qc.simulate(n, agents=("greedy", "random"), seed=7, start=s, threads=1) for s, n in ((0, 17), (17, 200), (217, 83))]
+    parts = [
+        qc.simulate(n, agents=("greedy", "random"), seed=7, start=s, threads=1)
+        for s, n in ((0, 17), (17, 200), (217, 83))
+    ]
     assert [p.start for p in parts] == [0, 17, 217]
     assert_same_rows(qc.GameRows.concat([p.rows for p in parts]), batch.rows)
     merged = parts[0].stats.merge(parts[1].stats).merge(parts[2].stats)
@@ -109,7 +112,9 @@ def test_three_to_six_players_and_any_line_opening():
 def test_progress_and_time_exclude_the_kernel_preparation():
     calls = []
     t0 = time.perf_counter()
-    r = qc.simulate(500, seed=2, threads=1, progress=lambda done, total: calls.append((done, total, time.perf_counter())))
+    r = qc.simulate(
+        500, seed=2, threads=1, progress=lambda done, total: calls.append((done, total, time.perf_counter()))
+    )
     t1 = time.perf_counter()
     assert calls[0][:2] == (0, 500) and calls[-1][:2] == (500, 500)
     assert [c[0] for c in calls] == sorted(c[0] for c in calls)
@@ -151,7 +156,9 @@ def test_rows_streamed_to_a_file_are_read_back_lazily(tmp_path, batch):
 
 def test_parquet_files_describe_their_batch(tmp_path):
     path = tmp_path / "r.parquet"
-    qc.simulate(20, agents=("greedy", "heuristic:dup=1"), seed=5, start=40, out=path, rules=qc.Rules(opening="any_line"))
+    qc.simulate(
+        20, agents=("greedy", "heuristic:dup=1"), seed=5, start=40, out=path, rules=qc.Rules(opening="any_line")
+    )
     meta = read_metadata(path)
     assert meta["agents"] == ["greedy", "heuristic:dup=1"]
     assert meta["rules"] == {"players": 2, "opening": "any_line"}
@@ -179,7 +186,9 @@ def test_huge_batches_need_a_file_or_no_rows():
     # game, seed, scores and qwirkles per seat, winner, starter, turns, tiles_placed, truncated
     assert row_bytes(2) == ROW_BYTES == 8 + 8 + 2 * (4 + 2) + 1 + 1 + 4 + 2 + 1
     assert row_bytes(4) == ROW_BYTES + 2 * 6
-    with pytest.raises(ValueError, match=r"1,000,000,000 games\) would keep 34\.5 GiB .* pass out=.* or keep_rows=False"):
+    with pytest.raises(
+        ValueError, match=r"1,000,000,000 games\) would keep 34\.5 GiB .* pass out=.* or keep_rows=False"
+    ):
         qc.simulate(10**9)
 
 
@@ -230,8 +239,8 @@ def test_the_package_exports_functions_not_their_modules():
     code = (
         "import qwirkle_core as qc\n"
         "qc.tournament\n"
-        "import qwirkle_core.simulate, qwirkle_core.tournament\n"
-        "from qwirkle_core.simulate import ROW_BYTES, row_bytes\n"
+        "import qwirkle_core.batch.simulate, qwirkle_core.batch.tournament\n"
+        "from qwirkle_core.batch.simulate import ROW_BYTES, row_bytes\n"
         "assert qc.simulate.__name__ == 'simulate' and callable(qc.simulate), qc.simulate\n"
         "assert qc.tournament.__name__ == 'tournament' and callable(qc.tournament), qc.tournament\n"
         "print(qc.simulate(3, seed=1, threads=1).games)\n"

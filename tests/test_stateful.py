@@ -67,8 +67,7 @@ def check_play(g, move, rng_note=""):
     out = before["bag_size"] == 0 and k == len(before["hands"][p])
     assert g.scores[p] == before["scores"][p] + pts + (6 if out else 0)
     assert all(g.scores[q] == before["scores"][q] for q in range(g.players) if q != p)
-    assert g.board == {**before["board"],
-                       **{(r, c): t for r, c, t in move.placements}}
+    assert g.board == {**before["board"], **{(r, c): t for r, c, t in move.placements}}
     drawn = min(k, before["bag_size"])
     assert g.bag_size == before["bag_size"] - drawn
     kept = Counter(before["hands"][p]) - Counter(t for _, _, t in move.placements)
@@ -135,8 +134,7 @@ def endgame_position(seed, players, rng):
     avail = Counter({t: 3 for t in range(36)}) - Counter(board.values())
     colors = {naive.color(t) for t in board.values()}
     shapes = {naive.shape(t) for t in board.values()}
-    dead = [t for t in range(36)
-            if naive.color(t) not in colors and naive.shape(t) not in shapes]
+    dead = [t for t in range(36) if naive.color(t) not in colors and naive.shape(t) not in shapes]
     hands = []
     for _ in range(players):
         hand = []
@@ -154,8 +152,7 @@ def endgame_position(seed, players, rng):
             hand = [t]
         hands.append(hand)
     scores = [rng.randint(0, 40) for _ in range(players)]
-    return qc.Game.from_position(board=board, hands=hands, bag=[], scores=scores,
-                                 current_player=rng.randrange(players))
+    return qc.Game.from_position(board=board, hands=hands, bag=[], scores=scores, current_player=rng.randrange(players))
 
 
 class QwirkleMachine(RuleBasedStateMachine):
@@ -208,8 +205,7 @@ class QwirkleMachine(RuleBasedStateMachine):
         if biggest:
             m = max(self.moves, key=lambda m: (len(m.placements), m.score))
         else:
-            m = self.moves[data.draw(st.integers(0, len(self.moves) - 1),
-                                     label="move")]
+            m = self.moves[data.draw(st.integers(0, len(self.moves) - 1), label="move")]
         if check_play(g, m):
             self.ended_by = "out"
             event("game ended by going out")
@@ -226,8 +222,7 @@ class QwirkleMachine(RuleBasedStateMachine):
         hand = list(g.hand())
         if g.is_over or g.bag_size == 0 or not g.board:
             # docs/rules.md: "The opener may not exchange instead of opening."
-            event("exchange refused: " + ("over" if g.is_over else
-                                          "empty bag" if g.board else "opening"))
+            event("exchange refused: " + ("over" if g.is_over else "empty bag" if g.board else "opening"))
             tiles = hand[:1] or [0]
             refused(g, lambda: g.exchange(tiles))
             return
@@ -276,8 +271,7 @@ class QwirkleMachine(RuleBasedStateMachine):
         g.pass_turn()
         self.passes += 1
         assert g.scores == before["scores"] and g.board == before["board"]
-        assert [sorted(g.hand(q)) for q in range(g.players)] == \
-            [list(h) for h in before["hands"]]
+        assert [sorted(g.hand(q)) for q in range(g.players)] == [list(h) for h in before["hands"]]
         if self.passes == g.players:
             assert g.is_over
             assert g.winner == expected_winner(list(g.scores))
@@ -402,20 +396,17 @@ def test_full_games(players):
                 break
             moves = g.legal_moves()
             if moves:
-                assert g.board or all(len(m.placements) ==
-                                      naive.largest_group(g.hand()) for m in moves)
+                assert g.board or all(len(m.placements) == naive.largest_group(g.hand()) for m in moves)
                 if g.board:
                     refused(g, g.pass_turn)
-                m = rng.choice(moves) if rng.random() < 0.5 else max(
-                    moves, key=lambda m: len(m.placements))
+                m = rng.choice(moves) if rng.random() < 0.5 else max(moves, key=lambda m: len(m.placements))
                 if check_play(g, m):
                     ended_by = "out"
                 passes = 0
             elif g.bag_size > 0:
                 refused(g, g.pass_turn)
                 hand = list(g.hand())
-                if check_exchange(g, rng.sample(hand, rng.randint(
-                        1, min(len(hand), g.bag_size)))):
+                if check_exchange(g, rng.sample(hand, rng.randint(1, min(len(hand), g.bag_size)))):
                     ended_by = "dead"
                 passes = 0
             else:

@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from qwirkle_core.stats import BatchStats, wilson_interval
+from qwirkle_core.batch.stats import BatchStats, wilson_interval
 
 
 def test_wilson_interval_known_value():
@@ -25,7 +25,11 @@ def rows(draw, players=None):
     """Per-game rows as simulate makes them (any values: the statistics are plain sums)."""
     players = players or draw(st.integers(2, 4))
     n = draw(st.integers(0, 30))
-    ints = lambda lo, hi, shape: np.array(draw(st.lists(st.integers(lo, hi), min_size=int(np.prod(shape)), max_size=int(np.prod(shape)))), np.int64).reshape(shape)  # noqa: E731
+
+    def ints(lo, hi, shape):
+        size = int(np.prod(shape))
+        return np.array(draw(st.lists(st.integers(lo, hi), min_size=size, max_size=size)), np.int64).reshape(shape)
+
     return dict(
         scores=ints(0, 400, (n, players)).astype(np.int32),
         winner=ints(-1, players - 1, (n,)).astype(np.int8),

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 import qwirkle_core as qc
-from qwirkle_core.tiles import check_tile
+from qwirkle_core.game.tiles import check_tile
 
 
 def test_every_tile_code_round_trips():
@@ -54,7 +54,12 @@ def test_tile_refuses_bad_colours_and_shapes(color, shape, error, message):
 
 @pytest.mark.parametrize(
     "text, message",
-    [("R7", "unknown shape digit '7'"), ("X1", "unknown colour letter 'X'"), ("R", "expected a colour letter"), ("R1 ", None)],
+    [
+        ("R7", "unknown shape digit '7'"),
+        ("X1", "unknown colour letter 'X'"),
+        ("R", "expected a colour letter"),
+        ("R1 ", None),
+    ],
 )
 def test_tile_codes(text, message):
     if message is None:

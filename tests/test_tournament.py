@@ -13,7 +13,14 @@ import qwirkle_core as qc
 
 def test_tournament_swaps_seats_on_the_same_deals():
     calls = []
-    t = qc.tournament(["greedy", "random"], games=40, seed=1, timing_games=4, timing_seconds=0, progress=lambda d, n: calls.append((d, n)))
+    t = qc.tournament(
+        ["greedy", "random"],
+        games=40,
+        seed=1,
+        timing_games=4,
+        timing_seconds=0,
+        progress=lambda d, n: calls.append((d, n)),
+    )
     (m,) = t.matches
     assert (m.first, m.second) == ("greedy", "random")
     assert m.games == 40 and m.wins > 35 and m.wins + m.losses + m.ties == 40
@@ -26,14 +33,20 @@ def test_tournament_swaps_seats_on_the_same_deals():
     ba = qc.simulate(20, agents=("random", "greedy"), seed=1, threads=1)
     np.testing.assert_array_equal(m.scores_first, np.concatenate([ab.scores[:, 0], ba.scores[:, 1]]))
     np.testing.assert_array_equal(m.scores_second, np.concatenate([ab.scores[:, 1], ba.scores[:, 0]]))
-    np.testing.assert_array_equal(np.sort(t.scores("random")), np.sort(np.concatenate([ab.scores[:, 1], ba.scores[:, 0]])))
+    np.testing.assert_array_equal(
+        np.sort(t.scores("random")), np.sort(np.concatenate([ab.scores[:, 1], ba.scores[:, 0]]))
+    )
     low, high = m.interval()
     assert low <= m.win_rate <= high
 
 
 def test_every_pair_plays():
     t = qc.tournament("greedy,random,heuristic:reply=0", games=4, seed=2, timing_games=1, timing_seconds=0)
-    assert [(m.first, m.second) for m in t.matches] == [("greedy", "random"), ("greedy", "heuristic:reply=0"), ("random", "heuristic:reply=0")]
+    assert [(m.first, m.second) for m in t.matches] == [
+        ("greedy", "random"),
+        ("greedy", "heuristic:reply=0"),
+        ("random", "heuristic:reply=0"),
+    ]
     assert all(m.games == 4 for m in t.matches)
     assert len(t.scores("greedy")) == 8 and len(t.scores("nobody")) == 0
 
@@ -59,7 +72,7 @@ def test_rounds_of_slow_games_still_fill_every_thread(monkeypatch):
     """Rounds shrink to about a second of games (so Ctrl-C is taken soon), but never
     below one deal per thread: a round of one deal plays each seat's game alone, and
     the other threads would idle (slow agents such as search)."""
-    tm = importlib.import_module("qwirkle_core.tournament")  # qc.tournament is the function
+    tm = importlib.import_module("qwirkle_core.batch.tournament")  # qc.tournament is the function
     rounds = []
 
     def spy(games, *args, **kwargs):
@@ -71,7 +84,9 @@ def test_rounds_of_slow_games_still_fill_every_thread(monkeypatch):
     t = qc.tournament(["greedy", "random"], games=2 * 70, seed=4, threads=2, timing_games=1, timing_seconds=0)
     played = [n for n, threads in rounds if threads == 2]
     assert played == [64, 64] + [2, 2] * 3
-    np.testing.assert_array_equal(t.matches[0].scores_first[:70], qc.simulate(70, agents=("greedy", "random"), seed=4, threads=1).scores[:, 0])
+    np.testing.assert_array_equal(
+        t.matches[0].scores_first[:70], qc.simulate(70, agents=("greedy", "random"), seed=4, threads=1).scores[:, 0]
+    )
 
 
 @pytest.mark.parametrize(

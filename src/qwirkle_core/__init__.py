@@ -13,70 +13,68 @@ and the command line can catch Ctrl-C while the engine loads.
 from __future__ import annotations
 
 import importlib
-import sys
-import types
 from typing import TYPE_CHECKING, Any
 
 from ._version import __version__
 
 if TYPE_CHECKING:
-    from .agents import AGENTS, AgentSpec, parse_agent, parse_agents
-    from .analysis import ActionAnalysis, Analysis, MoveValue, analyse
-    from .endgame import EndgameResult, solve_endgame
+    from .batch.rows import GameRows
+    from .batch.simulate import SimulationResult, play_game, simulate
+    from .batch.stats import BatchStats
+    from .batch.tournament import TournamentResult, tournament
     from .errors import AgentError, AgentFailure, FormatError, IllegalMoveError, RecordError
-    from .evaluate import MoveEvaluation, evaluate_moves
-    from .game import Game
-    from .move import Action, Move, MoveKind
-    from .observation import Observation
-    from .records import GameRecord, replay
-    from .rows import GameRows
-    from .rules import Rules
-    from .simulate import SimulationResult, play_game, simulate
-    from .stats import BatchStats
-    from .tiles import COLORS, SHAPES, color_of, parse_tile, shape_of, tile, tile_code, tile_name
-    from .tournament import TournamentResult, tournament
+    from .evaluation.analysis import ActionAnalysis, Analysis, MoveValue, analyse
+    from .evaluation.endgame import EndgameResult, solve_endgame
+    from .evaluation.evaluate import MoveEvaluation, evaluate_moves
+    from .game.agents import AGENTS, AgentSpec, parse_agent, parse_agents
+    from .game.game import Game
+    from .game.move import Action, Move, MoveKind
+    from .game.observation import Observation
+    from .game.records import GameRecord, replay
+    from .game.rules import Rules
+    from .game.tiles import COLORS, SHAPES, color_of, parse_tile, shape_of, tile, tile_code, tile_name
 
 _EXPORTS = {
-    "AGENTS": "agents",
-    "AgentSpec": "agents",
-    "parse_agent": "agents",
-    "parse_agents": "agents",
-    "ActionAnalysis": "analysis",
-    "Analysis": "analysis",
-    "MoveValue": "analysis",
-    "analyse": "analysis",
-    "EndgameResult": "endgame",
-    "solve_endgame": "endgame",
+    "AGENTS": "game.agents",
+    "AgentSpec": "game.agents",
+    "parse_agent": "game.agents",
+    "parse_agents": "game.agents",
+    "ActionAnalysis": "evaluation.analysis",
+    "Analysis": "evaluation.analysis",
+    "MoveValue": "evaluation.analysis",
+    "analyse": "evaluation.analysis",
+    "EndgameResult": "evaluation.endgame",
+    "solve_endgame": "evaluation.endgame",
     "AgentError": "errors",
     "AgentFailure": "errors",
     "FormatError": "errors",
     "IllegalMoveError": "errors",
     "RecordError": "errors",
-    "MoveEvaluation": "evaluate",
-    "evaluate_moves": "evaluate",
-    "Game": "game",
-    "Action": "move",
-    "Move": "move",
-    "MoveKind": "move",
-    "Observation": "observation",
-    "GameRecord": "records",
-    "replay": "records",
-    "GameRows": "rows",
-    "Rules": "rules",
-    "SimulationResult": "simulate",
-    "play_game": "simulate",
-    "simulate": "simulate",
-    "BatchStats": "stats",
-    "COLORS": "tiles",
-    "SHAPES": "tiles",
-    "color_of": "tiles",
-    "parse_tile": "tiles",
-    "shape_of": "tiles",
-    "tile": "tiles",
-    "tile_code": "tiles",
-    "tile_name": "tiles",
-    "TournamentResult": "tournament",
-    "tournament": "tournament",
+    "MoveEvaluation": "evaluation.evaluate",
+    "evaluate_moves": "evaluation.evaluate",
+    "Game": "game.game",
+    "Action": "game.move",
+    "Move": "game.move",
+    "MoveKind": "game.move",
+    "Observation": "game.observation",
+    "GameRecord": "game.records",
+    "replay": "game.records",
+    "GameRows": "batch.rows",
+    "Rules": "game.rules",
+    "SimulationResult": "batch.simulate",
+    "play_game": "batch.simulate",
+    "simulate": "batch.simulate",
+    "BatchStats": "batch.stats",
+    "COLORS": "game.tiles",
+    "SHAPES": "game.tiles",
+    "color_of": "game.tiles",
+    "parse_tile": "game.tiles",
+    "shape_of": "game.tiles",
+    "tile": "game.tiles",
+    "tile_code": "game.tiles",
+    "tile_name": "game.tiles",
+    "TournamentResult": "batch.tournament",
+    "tournament": "batch.tournament",
 }
 
 __all__ = sorted(_EXPORTS) + ["__version__"]
@@ -93,21 +91,3 @@ def __getattr__(name: str) -> Any:
 
 def __dir__() -> list[str]:
     return sorted(set(globals()) | set(_EXPORTS))
-
-
-_SHADOWED = frozenset(name for name, module in _EXPORTS.items() if name == module)
-"""Exported functions named like their module (``simulate``, ``tournament``)."""
-
-
-class _Package(types.ModuleType):
-    """The package's module type: importing the submodule ``simulate`` (directly, or
-    through another module) binds the package attribute ``simulate`` to the function,
-    not to the submodule, which would otherwise hide it from ``qc.simulate``."""
-
-    def __setattr__(self, name: str, value: Any) -> None:
-        if name in _SHADOWED and isinstance(value, types.ModuleType):
-            value = getattr(value, name)
-        super().__setattr__(name, value)
-
-
-sys.modules[__name__].__class__ = _Package

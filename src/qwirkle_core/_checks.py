@@ -8,10 +8,9 @@ raise :class:`~qwirkle_core.errors.FormatError` naming the field.
 
 from __future__ import annotations
 
-import operator
-
 import json
 import math
+import operator
 from typing import Any
 
 from .errors import FormatError
@@ -41,7 +40,9 @@ INT_FIELD_LIMIT = 2**31 - 1
 """The largest counter (score, turn, Qwirkles...) a JSON document may hold."""
 
 
-def check_int(value: Any, name: str, lo: int | None = None, hi: int | None = None, error: type[ValueError] = ValueError) -> int:
+def check_int(
+    value: Any, name: str, lo: int | None = None, hi: int | None = None, error: type[ValueError] = ValueError
+) -> int:
     """``value`` as a Python int in ``[lo, hi]`` (either bound may be None).
 
     Accepts ints and integer-like objects (numpy integers; anything with
@@ -139,7 +140,9 @@ def json_object(data: Any, what: str, fmt: str | None = None, version: int | Non
         if data.get("format") != fmt:
             raise FormatError(f"not a qwirkle-core {what}: 'format' must be {fmt!r}, not {_short(data.get('format'))}")
         if data.get("version") != version:
-            raise FormatError(f"unsupported {what} version {_short(data.get('version'))}; this library reads version {version}")
+            raise FormatError(
+                f"unsupported {what} version {_short(data.get('version'))}; this library reads version {version}"
+            )
     return data
 
 

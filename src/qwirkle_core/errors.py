@@ -35,7 +35,7 @@ class AgentError(ValueError):
 
 
 class AgentFailure(ValueError):
-    """A Python agent (``qwirkle_core.players``) failed during a game.
+    """A Python agent (``qwirkle_core.batch.players``) failed during a game.
 
     agent:  the agent's label; seat: its seat; seed: the game's seed; turn: the turn
             (``Game.turn``) it was asked to play;

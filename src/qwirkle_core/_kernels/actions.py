@@ -18,7 +18,28 @@ import numpy as np
 
 from ._jit import keep, njit
 from .board import new_board, place_cells
-from .layout import A_CELL, A_KIND, A_N, A_POINTS, A_QWIRKLES, A_TILE, ACT_SIZE, EXCHANGE, G_BAG, G_CURRENT, G_HAND, M_CELL, M_N, M_SCORE, M_TILE, MOVE_COLS, PASS, PLACE, R_AGENTS, GameState
+from .layout import (
+    A_CELL,
+    A_KIND,
+    A_N,
+    A_POINTS,
+    A_QWIRKLES,
+    A_TILE,
+    ACT_SIZE,
+    EXCHANGE,
+    G_BAG,
+    G_CURRENT,
+    G_HAND,
+    M_CELL,
+    M_N,
+    M_SCORE,
+    M_TILE,
+    MOVE_COLS,
+    PASS,
+    PLACE,
+    R_AGENTS,
+    GameState,
+)
 from .movegen import generate_all, new_scratch_array
 from .rng import below
 from .scoring import qwirkles_made
@@ -30,7 +51,9 @@ def new_state():
     """A fresh :class:`.layout.GameState` and a move buffer int32[1024, MOVE_COLS]."""
     board, cross, anchors, bmeta = new_board()
     hands, bag, gmeta, rng = new_game_arrays()
-    gs = GameState(board, cross, anchors, bmeta, hands, bag, gmeta, rng, new_scratch_array(), np.zeros(ACT_SIZE, np.int64))
+    gs = GameState(
+        board, cross, anchors, bmeta, hands, bag, gmeta, rng, new_scratch_array(), np.zeros(ACT_SIZE, np.int64)
+    )
     return gs, np.zeros((1024, MOVE_COLS), np.int32)
 
 
@@ -41,7 +64,9 @@ def legal_moves(gs, moves, best_only):
     """
     gmeta = gs.gmeta
     hand = hand_mask(gs.hands, gmeta, gmeta[G_CURRENT])
-    return generate_all(gs.board, gs.cross, gs.anchors, gs.bmeta, hand, opening_len(gmeta), moves, gs.gen_scratch, best_only)
+    return generate_all(
+        gs.board, gs.cross, gs.anchors, gs.bmeta, hand, opening_len(gmeta), moves, gs.gen_scratch, best_only
+    )
 
 
 @njit

@@ -47,7 +47,22 @@ from .search import new_search_scratch, search_choose
 from .state import NTILES
 
 AGENTS = AGENT_IDS
-__all__ = ["ACT_SIZE", "AGENTS", "EXCHANGE", "GREEDY", "HEURISTIC", "MONTE_CARLO", "PASS", "PLACE", "RANDOM", "SEARCH", "make_spec", "new_agent_scratch", "searches", "take_turn"]
+__all__ = [
+    "ACT_SIZE",
+    "AGENTS",
+    "EXCHANGE",
+    "GREEDY",
+    "HEURISTIC",
+    "MONTE_CARLO",
+    "PASS",
+    "PLACE",
+    "RANDOM",
+    "SEARCH",
+    "make_spec",
+    "new_agent_scratch",
+    "searches",
+    "take_turn",
+]
 
 
 @njit
@@ -75,7 +90,15 @@ def new_agent_scratch(search):
         np.zeros(SPEC_COLS, np.float64),
         new_undo_stack(1),
     )
-    return AgentScratch(np.zeros(1024, np.float64), np.zeros(HEURISTIC_WORK, np.float64), sim, smoves, np.zeros(1024, np.float64), root, new_search_scratch(search))
+    return AgentScratch(
+        np.zeros(1024, np.float64),
+        np.zeros(HEURISTIC_WORK, np.float64),
+        sim,
+        smoves,
+        np.zeros(1024, np.float64),
+        root,
+        new_search_scratch(search),
+    )
 
 
 @njit(inline="always")  # into the heuristic batch loop and take_turn
@@ -110,5 +133,23 @@ def take_turn(spec, gs, moves, scratch):
     if not simple_turn(int(spec[SPEC_ID]), spec[P_HEUR_REPLY], spec[P_HEUR_HORIZON], gmeta[G_BAG], True):
         return search_turn(spec, gs, moves, scratch, True)
     specs = spec.reshape((1, spec.shape[0]))
-    moves, _ = play_turns(specs, board, cross, anchors, bmeta, hands, bag, gmeta, rng, st, act, moves, scratch.values, scratch.work, gmeta[G_TURNS] + 1, True, True)
+    moves, _ = play_turns(
+        specs,
+        board,
+        cross,
+        anchors,
+        bmeta,
+        hands,
+        bag,
+        gmeta,
+        rng,
+        st,
+        act,
+        moves,
+        scratch.values,
+        scratch.work,
+        gmeta[G_TURNS] + 1,
+        True,
+        True,
+    )
     return moves

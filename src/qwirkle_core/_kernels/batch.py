@@ -6,7 +6,7 @@ A batch is played by one of three kernels, the smallest that knows every agent o
 and :func:`run_any` (every agent, through :func:`.agents.take_turn`). All three play a
 game the same way (the same turns as ``Game.play_agent``), so a game's row depends
 only on its seed and agents. A kernel plays its games one after the other and releases
-the GIL: threads run ranges of a batch side by side (``qwirkle_core.local``).
+the GIL: threads run ranges of a batch side by side (``qwirkle_core.batch.local``).
 """
 
 import numpy as np
@@ -58,7 +58,25 @@ def run_plain(seeds, specs, rule_opening, scores, qwirkles, stats):
     values = np.zeros(0, np.float64)
     for g in range(seeds.shape[0]):
         _start(gs, seeds[g], specs.shape[0], rule_opening)
-        moves, values = play_turns(specs, board, cross, anchors, bmeta, hands, bag, gmeta, rng, st, act, moves, values, values, np.int64(MAX_TURNS), True, False)
+        moves, values = play_turns(
+            specs,
+            board,
+            cross,
+            anchors,
+            bmeta,
+            hands,
+            bag,
+            gmeta,
+            rng,
+            st,
+            act,
+            moves,
+            values,
+            values,
+            np.int64(MAX_TURNS),
+            True,
+            False,
+        )
         record_row(gmeta, g, scores, qwirkles, stats)
 
 
@@ -72,7 +90,25 @@ def run_heuristic(seeds, specs, rule_opening, scores, qwirkles, stats):
     for g in range(seeds.shape[0]):
         _start(gs, seeds[g], specs.shape[0], rule_opening)
         while gmeta[G_OVER] == 0 and gmeta[G_TURNS] < MAX_TURNS:
-            moves, values = play_turns(specs, board, cross, anchors, bmeta, hands, bag, gmeta, rng, st, act, moves, values, work, np.int64(MAX_TURNS), True, True)
+            moves, values = play_turns(
+                specs,
+                board,
+                cross,
+                anchors,
+                bmeta,
+                hands,
+                bag,
+                gmeta,
+                rng,
+                st,
+                act,
+                moves,
+                values,
+                work,
+                np.int64(MAX_TURNS),
+                True,
+                True,
+            )
             if gmeta[G_OVER] == 0 and gmeta[G_TURNS] < MAX_TURNS:  # a reply search is due
                 moves = search_turn(specs[gmeta[G_CURRENT]], gs, moves, scratch, False)
         record_row(gmeta, g, scores, qwirkles, stats)

@@ -268,7 +268,12 @@ def new_undo_stack(slots):
     playout's, a search line's), a slot each: the changed cross words
     int64[slots, 24, 3], a copy of the anchors int32[slots, MAX_ANCHORS] and of bmeta
     int64[slots, BMETA], and the count of cross words int64[slots, 1]."""
-    return np.zeros((slots, 24, 3), np.int64), np.zeros((slots, MAX_ANCHORS), np.int32), np.zeros((slots, BMETA), np.int64), np.zeros((slots, 1), np.int64)
+    return (
+        np.zeros((slots, 24, 3), np.int64),
+        np.zeros((slots, MAX_ANCHORS), np.int32),
+        np.zeros((slots, BMETA), np.int64),
+        np.zeros((slots, 1), np.int64),
+    )
 
 
 @njit(_nrt=False)  # no reference counts: see :mod:`._kernels`

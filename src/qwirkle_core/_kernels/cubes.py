@@ -253,7 +253,12 @@ def opening_blocked(gmeta):
     """Whether the opener, under the largest-group rule, holds two or more cubes of which
     no two share a colour or a shape: it must then re-roll all of them."""
     p = gmeta[G_CURRENT]
-    return gmeta[G_OPENING] == 1 and gmeta[G_RULE_OPENING] == OPENING_LARGEST_GROUP and gmeta[G_OPEN_LEN] < 2 and gmeta[G_HAND + p] >= 2
+    return (
+        gmeta[G_OPENING] == 1
+        and gmeta[G_RULE_OPENING] == OPENING_LARGEST_GROUP
+        and gmeta[G_OPEN_LEN] < 2
+        and gmeta[G_HAND + p] >= 2
+    )
 
 
 @njit
@@ -303,7 +308,9 @@ def heuristic_fill(gs, moves, n, spec, values, work):
     those of the tile game (:func:`.policies.heuristic_fill_given`) with the next
     player's odds of :func:`next_player_odds`. ``work``: float64[HEURISTIC_WORK] scratch."""
     next_player_odds(gs.hands, gs.gmeta, work[:NUM_TILE_TYPES])
-    return heuristic_fill_given(gs.board, gs.cross, gs.anchors, gs.bmeta, gs.hands, gs.bag, gs.gmeta, moves, n, spec, values, work)
+    return heuristic_fill_given(
+        gs.board, gs.cross, gs.anchors, gs.bmeta, gs.hands, gs.bag, gs.gmeta, moves, n, spec, values, work
+    )
 
 
 @njit
@@ -389,7 +396,13 @@ def take_turn_simple(spec, gs, moves, values, work):
         keep = kept_placement(spec, gs, moves, n) if n > 0 else -1
         if reroll_choice(spec, gs, moves, keep) == 0:
             if agent == HEURISTIC:
-                keep = best_index(heuristic_fill(gs, moves, n, spec, values if values.shape[0] >= n else np.zeros(n, np.float64), work), n, gs.rng)
+                keep = best_index(
+                    heuristic_fill(
+                        gs, moves, n, spec, values if values.shape[0] >= n else np.zeros(n, np.float64), work
+                    ),
+                    n,
+                    gs.rng,
+                )
             set_place(gs.act, moves, keep)
     apply_act(gs)
     return moves
@@ -446,7 +459,9 @@ def playout(sim, moves, values, work, cand, policy, depth, seed):
     sim.act[:] = cand
     apply_act(sim)
     start = gmeta[G_TURNS]
-    while gmeta[G_OVER] == 0 and (depth == 0 or gmeta[G_TURNS] - start < depth) and gmeta[G_TURNS] - root_turn < MAX_TURNS:
+    while (
+        gmeta[G_OVER] == 0 and (depth == 0 or gmeta[G_TURNS] - start < depth) and gmeta[G_TURNS] - root_turn < MAX_TURNS
+    ):
         moves = take_turn_simple(policy, sim, moves, values, work)
     return margin(gmeta, player), moves
 

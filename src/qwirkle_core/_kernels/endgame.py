@@ -60,7 +60,18 @@ import numpy as np
 from numba import objmode
 
 from ._jit import njit
-from .board import B_MAXC, B_MAXR, B_MINC, B_MINR, B_TILES, GMASK, GRID_BITS, new_undo_stack, place_in_slot, take_back_slot
+from .board import (
+    B_MAXC,
+    B_MAXR,
+    B_MINC,
+    B_MINR,
+    B_TILES,
+    GMASK,
+    GRID_BITS,
+    new_undo_stack,
+    place_in_slot,
+    take_back_slot,
+)
 from .movegen import M_CELL, M_N, M_SCORE, M_TILE, MOVE_COLS, generate, new_scratch_array
 from .state import G_CURRENT, G_HAND, G_OPEN_LEN, G_OPENING, G_PASSES
 
@@ -298,7 +309,20 @@ def _play(board, cross, anchors, bmeta, undo, ply, stack, row, hands, p, h):
     new hash."""
     n = stack[row, M_N]
     h = _after(hands, p, stack, row, h)
-    place_in_slot(board, cross, anchors, bmeta, stack[row, M_CELL : M_CELL + n], stack[row, M_TILE : M_TILE + n], n, undo[0], undo[1], undo[2], undo[3], ply)
+    place_in_slot(
+        board,
+        cross,
+        anchors,
+        bmeta,
+        stack[row, M_CELL : M_CELL + n],
+        stack[row, M_TILE : M_TILE + n],
+        n,
+        undo[0],
+        undo[1],
+        undo[2],
+        undo[3],
+        ply,
+    )
     for j in range(n):
         t = stack[row, M_TILE + j]
         hands[p, t] -= 1
@@ -312,7 +336,9 @@ def _play(board, cross, anchors, bmeta, undo, ply, stack, row, hands, p, h):
 def _take_back(board, cross, anchors, bmeta, undo, ply, stack, row, hands, p):
     """Undo :func:`_play` of the same move at the same ply."""
     n = stack[row, M_N]
-    take_back_slot(board, cross, anchors, bmeta, stack[row, M_CELL : M_CELL + n], n, undo[0], undo[1], undo[2], undo[3], ply)
+    take_back_slot(
+        board, cross, anchors, bmeta, stack[row, M_CELL : M_CELL + n], n, undo[0], undo[1], undo[2], undo[3], ply
+    )
     for j in range(n):
         t = stack[row, M_TILE + j]
         hands[p, t] += 1
@@ -375,7 +401,26 @@ def _search(ws, board, cross, anchors, bmeta, p0, passes0, h0, depth0, olen, alp
     stack, order, undo = ws[W_MOVES], ws[W_ORDER], ws[W_UNDO]
     resume = False
     while True:
-        v, c, need = _run(ws[W_TT], stack, order, undo, ws[W_ST], ws[W_BUCKET], ws[W_HANDS], ws[W_INFO], ws[W_CLOCK], ws[W_ROOT], fr, board, cross, anchors, bmeta, depth0, olen, resume)
+        v, c, need = _run(
+            ws[W_TT],
+            stack,
+            order,
+            undo,
+            ws[W_ST],
+            ws[W_BUCKET],
+            ws[W_HANDS],
+            ws[W_INFO],
+            ws[W_CLOCK],
+            ws[W_ROOT],
+            fr,
+            board,
+            cross,
+            anchors,
+            bmeta,
+            depth0,
+            olen,
+            resume,
+        )
         if need == 0:
             return v, c
         stack, order = _grown(stack, order, need)
@@ -383,7 +428,9 @@ def _search(ws, board, cross, anchors, bmeta, p0, passes0, h0, depth0, olen, alp
 
 
 @njit(_nrt=False)  # no reference counts: see :mod:`._kernels`
-def _run(tt, stack, order, undo, st, bucket, hands, info, clock, root, fr, board, cross, anchors, bmeta, depth0, olen, resume):
+def _run(
+    tt, stack, order, undo, st, bucket, hands, info, clock, root, fr, board, cross, anchors, bmeta, depth0, olen, resume
+):
     """:func:`_search` from the root set up in ``fr[0]`` (``resume``: from the node
     ``fr[info[I_PLY]]`` whose moves did not fit, already counted): ``(value, complete,
     0)``, or ``(0, False, rows)`` when a node needs ``rows`` rows of the move stack (the
@@ -420,7 +467,17 @@ def _run(tt, stack, order, undo, st, bucket, hands, info, clock, root, fr, board
                         continue
             if ply == 0 and hint == 0:
                 hint = info[I_ROOT_SIG]
-            n = generate(board, cross, anchors, bmeta, hands[p, H_MASK], olen if bmeta[B_TILES] == 0 else 0, stack[base:], st, depth <= 0)
+            n = generate(
+                board,
+                cross,
+                anchors,
+                bmeta,
+                hands[p, H_MASK],
+                olen if bmeta[B_TILES] == 0 else 0,
+                stack[base:],
+                st,
+                depth <= 0,
+            )
             if base + n > stack.shape[0]:
                 info[I_PLY] = ply
                 return np.int64(0), False, base + n
@@ -560,7 +617,9 @@ def _principal_variation(ws, board, cross, anchors, bmeta, p, passes, h, olen, v
     played = np.full(MAX_PLY, -1, np.int64)  # the seat of each placement put down
     k = np.int64(0)
     while k < MAX_PLY:
-        mv, _, n = _generate(ws[W_MOVES], ws[W_ORDER], 0, board, cross, anchors, bmeta, hands[p, H_MASK], olen, ws[W_ST], np.bool_(False))
+        mv, _, n = _generate(
+            ws[W_MOVES], ws[W_ORDER], 0, board, cross, anchors, bmeta, hands[p, H_MASK], olen, ws[W_ST], np.bool_(False)
+        )
         if n == 0:  # a pass (the second in a row ends the game)
             rows[k, :] = 0
             _output(bmeta, rows[k], pv[k])
@@ -650,7 +709,9 @@ def solve(ws, board, cross, anchors, bmeta, hands, gmeta, max_nodes, time_ms):
     ws[W_CLOCK][0] = _now() + time_ms / 1000.0 if time_ms > 0 else 0.0
     # Until a search completes: the greedy choice, its points as the estimate.
     stack, order = ws[W_MOVES], ws[W_ORDER]
-    stack, order, n = _generate(stack, order, 0, board, cross, anchors, bmeta, held[p, H_MASK], olen, ws[W_ST], np.bool_(False))
+    stack, order, n = _generate(
+        stack, order, 0, board, cross, anchors, bmeta, held[p, H_MASK], olen, ws[W_ST], np.bool_(False)
+    )
     value = np.int64(0)
     ws[W_ROOT][:] = 0
     if n > 0:

@@ -175,8 +175,17 @@ AGENT_PARAMS = (
         Param("samples", 1, INT, 1, 64, "next-player hands sampled while the bag has tiles"),
         Param("follow", 0.3, FLOAT, -1000.0, 1000.0, "weight of the leave's best single-tile score now"),
         Param("cycle", 0.0, FLOAT, -1000.0, 1000.0, "bonus per tile placed"),
-        Param("fits", 0.0, FLOAT, -1000.0, 1000.0, "bonus per distinct leave tile that fits somewhere on the board now"),
-        Param("out", 0.0, FLOAT, -1000.0, 1000.0, "bonus for going out: a placement of the whole hand once the bag is empty"),
+        Param(
+            "fits", 0.0, FLOAT, -1000.0, 1000.0, "bonus per distinct leave tile that fits somewhere on the board now"
+        ),
+        Param(
+            "out",
+            0.0,
+            FLOAT,
+            -1000.0,
+            1000.0,
+            "bonus for going out: a placement of the whole hand once the bag is empty",
+        ),
     ),
     (  # mc (see mc.mc_choose)
         Param("playouts", 24, INT, 1, 1_000_000, "playouts per candidate"),
@@ -185,21 +194,96 @@ AGENT_PARAMS = (
         Param("policy", "heuristic", CHOICE, None, None, "the agent that plays every seat in the playouts", _POLICIES),
     ),
     (  # search (see search.search_choose)
-        Param("time_ms", 50.0, FLOAT, 0.1, 600_000.0, "milliseconds per decision (as work on the reference machine, or on the clock)"),
-        Param("budget", "work", CHOICE, None, None, "work: a fixed amount of work per millisecond (reproducible); clock: the true time", (("work", 0), ("clock", 1))),
+        Param(
+            "time_ms",
+            50.0,
+            FLOAT,
+            0.1,
+            600_000.0,
+            "milliseconds per decision (as work on the reference machine, or on the clock)",
+        ),
+        Param(
+            "budget",
+            "work",
+            CHOICE,
+            None,
+            None,
+            "work: a fixed amount of work per millisecond (reproducible); clock: the true time",
+            (("work", 0), ("clock", 1)),
+        ),
         Param("candidates", 12, INT, 1, MAX_CANDIDATES, "the heuristic's best placements that are searched"),
         Param("depth", 4, INT, 0, 10_000, "turns played after the candidate (0: to the end of the game)"),
         Param("policy", "heuristic", CHOICE, None, None, "the agent that plays every seat in the playouts", _POLICIES),
-        Param("solver", 1, INT, 0, 1, "1: the exact endgame solver once the bag is empty (two players); 0: keep searching"),
-        Param("outlook", 1.05, FLOAT, -1000.0, 1000.0, "weight of the best score each side could make next, at a playout's horizon (mover's minus its rival's)"),
-        Param("tempo", 0.24, FLOAT, -1000.0, 1000.0, "extra weight of the best next score of the side to move at a playout's horizon"),
-        Param("finish", 12, INT, 0, 108, "playouts go to the end of the game once the bag holds at most this many tiles"),
-        Param("win", 6.0, FLOAT, 0.0, 1000.0, "points added to a playout's value when it ends the game with the mover ahead (taken off when behind)"),
-        Param("pcycle", 1.0, FLOAT, -1000.0, 1000.0, "the playouts' heuristic (policy heuristic): its cycle, a bonus per tile placed"),
-        Param("pfits", 0.25, FLOAT, -1000.0, 1000.0, "the playouts' heuristic (policy heuristic): its fits, a bonus per distinct leave tile that fits on the board now"),
-        Param("pgroup", 0.0, FLOAT, -1000.0, 1000.0, "the playouts' heuristic (policy heuristic): its group, the weight of the leave's largest group"),
-        Param("pdup", 0.5, FLOAT, -1000.0, 1000.0, "the playouts' heuristic (policy heuristic): its dup, the penalty per duplicate tile left in the hand"),
-        Param("pout", 0.0, FLOAT, -1000.0, 1000.0, "the playouts' heuristic (policy heuristic): its out, the bonus for going out"),
+        Param(
+            "solver", 1, INT, 0, 1, "1: the exact endgame solver once the bag is empty (two players); 0: keep searching"
+        ),
+        Param(
+            "outlook",
+            1.05,
+            FLOAT,
+            -1000.0,
+            1000.0,
+            "weight of the best score each side could make next, at a playout's horizon (mover's minus its rival's)",
+        ),
+        Param(
+            "tempo",
+            0.24,
+            FLOAT,
+            -1000.0,
+            1000.0,
+            "extra weight of the best next score of the side to move at a playout's horizon",
+        ),
+        Param(
+            "finish", 12, INT, 0, 108, "playouts go to the end of the game once the bag holds at most this many tiles"
+        ),
+        Param(
+            "win",
+            6.0,
+            FLOAT,
+            0.0,
+            1000.0,
+            "points added to a playout's value when it ends the game with the mover ahead (taken off when behind)",
+        ),
+        Param(
+            "pcycle",
+            1.0,
+            FLOAT,
+            -1000.0,
+            1000.0,
+            "the playouts' heuristic (policy heuristic): its cycle, a bonus per tile placed",
+        ),
+        Param(
+            "pfits",
+            0.25,
+            FLOAT,
+            -1000.0,
+            1000.0,
+            "the playouts' heuristic (policy heuristic): its fits, a bonus per distinct leave tile that fits on the board now",
+        ),
+        Param(
+            "pgroup",
+            0.0,
+            FLOAT,
+            -1000.0,
+            1000.0,
+            "the playouts' heuristic (policy heuristic): its group, the weight of the leave's largest group",
+        ),
+        Param(
+            "pdup",
+            0.5,
+            FLOAT,
+            -1000.0,
+            1000.0,
+            "the playouts' heuristic (policy heuristic): its dup, the penalty per duplicate tile left in the hand",
+        ),
+        Param(
+            "pout",
+            0.0,
+            FLOAT,
+            -1000.0,
+            1000.0,
+            "the playouts' heuristic (policy heuristic): its out, the bonus for going out",
+        ),
     ),
 )
 SPEC_ID = 0
@@ -257,13 +341,17 @@ def make_spec(agent_id: int, **params: object) -> np.ndarray:
     name; defaults for those not given). Raises ValueError naming the agent and the
     parameter for an unknown agent id, an unknown parameter or a value out of range."""
     if not (_is_number(agent_id) and 0 <= agent_id < len(AGENT_NAMES) and agent_id == int(agent_id)):
-        raise ValueError(f"unknown agent id {agent_id!r}; the ids are 0..{len(AGENT_NAMES) - 1} ({', '.join(AGENT_NAMES)})")
+        raise ValueError(
+            f"unknown agent id {agent_id!r}; the ids are 0..{len(AGENT_NAMES) - 1} ({', '.join(AGENT_NAMES)})"
+        )
     agent = int(agent_id)
     table = AGENT_PARAMS[agent]
     unknown = set(params) - {p.name for p in table}
     if unknown:
         takes = ", ".join(p.name for p in table) or "none"
-        raise ValueError(f"agent {AGENT_NAMES[agent]!r}: unknown parameter(s) {', '.join(sorted(unknown))}; it takes: {takes}")
+        raise ValueError(
+            f"agent {AGENT_NAMES[agent]!r}: unknown parameter(s) {', '.join(sorted(unknown))}; it takes: {takes}"
+        )
     spec = np.zeros(SPEC_COLS, np.float64)
     spec[SPEC_ID] = agent
     for col, p in enumerate(table, start=1):
@@ -289,7 +377,9 @@ def check_spec(spec: object) -> np.ndarray:
     make_spec(agent)  # raises for an unknown id
     table = AGENT_PARAMS[int(agent)]
     if np.any(row[1 + len(table) :] != 0):
-        raise ValueError(f"agent {AGENT_NAMES[int(agent)]!r}: spec columns past its {len(table)} parameter(s) must be 0")
+        raise ValueError(
+            f"agent {AGENT_NAMES[int(agent)]!r}: spec columns past its {len(table)} parameter(s) must be 0"
+        )
     return make_spec(int(agent), **{p.name: row[col].item() for col, p in enumerate(table, start=1)})
 
 

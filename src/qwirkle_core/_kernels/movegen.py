@@ -270,7 +270,9 @@ def generate(board, cross, anchors, bmeta, hand, opening_len, moves, st, best_on
                     continue
             min_n, exact_n = 1 + d, 0
         st[0, _BEST] = best
-        count = _grow(board, cross, hand, d, a, first, left, allowed, n_before, min_n, exact_n, moves, count, st, best_only)
+        count = _grow(
+            board, cross, hand, d, a, first, left, allowed, n_before, min_n, exact_n, moves, count, st, best_only
+        )
         best = st[0, _BEST]
     keep(board, cross, anchors, bmeta, moves, st)
     return count
@@ -284,4 +286,3 @@ def generate_all(board, cross, anchors, bmeta, hand, opening_len, moves, st, bes
         moves = np.zeros((2 * n, MOVE_COLS), np.int32)
         n = generate(board, cross, anchors, bmeta, hand, opening_len, moves, st, best_only)
     return moves, n
-

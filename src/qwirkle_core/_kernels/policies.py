@@ -13,7 +13,18 @@ import numpy as np
 
 from ._jit import keep, njit
 from .actions import apply_action, apply_placement, fallback, set_fallback, set_place
-from .board import EMPTY, LX, NSHIFT, line_direction, line_points, lowest_bit_index, place_in_slot, popcount, scan_run, take_back_slot
+from .board import (
+    EMPTY,
+    LX,
+    NSHIFT,
+    line_direction,
+    line_points,
+    lowest_bit_index,
+    place_in_slot,
+    popcount,
+    scan_run,
+    take_back_slot,
+)
 from .layout import (
     B_ANCHORS,
     G_BAG,
@@ -264,7 +275,9 @@ def simple_turn(agent, reply, horizon, bag, replies):
 
 
 @njit
-def play_turns(specs, board, cross, anchors, bmeta, hands, bag, gmeta, rng, st, act, moves, values, work, until, replies, heuristic):
+def play_turns(
+    specs, board, cross, anchors, bmeta, hands, bag, gmeta, rng, st, act, moves, values, work, until, replies, heuristic
+):
     """Play the turns of simple policies on a game's arrays: the current seat's agent
     is ``specs[seat % len(specs)]`` (float64[k, SPEC_COLS]), until the game is over,
     its turn counter reaches ``until``, or the agent to play does not play a simple
@@ -336,7 +349,9 @@ def _best_reply(gs, hand, size, exact, moves):
     """The best points the next player could score with the tile set ``hand`` (of
     ``size`` tiles), +6 for going out when ``exact`` (the bag is empty). Returns
     ``(points, moves)``."""
-    moves, n = generate_all(gs.board, gs.cross, gs.anchors, gs.bmeta, hand, np.int64(0), moves, gs.gen_scratch, np.bool_(False))
+    moves, n = generate_all(
+        gs.board, gs.cross, gs.anchors, gs.bmeta, hand, np.int64(0), moves, gs.gen_scratch, np.bool_(False)
+    )
     best = 0
     for i in range(n):
         best = max(best, moves[i, M_SCORE] + (6 if exact and moves[i, M_N] == size else 0))
@@ -352,7 +367,15 @@ def reply_choose(spec, gs, moves, n, values, smoves, undo):
     tiles, the same ones for every candidate (at most MAX_SAMPLES, whatever the spec
     says). Each candidate is put on the board and taken back (no copy of the
     position)."""
-    board, cross, anchors, bmeta, hands, gmeta, rng = gs.board, gs.cross, gs.anchors, gs.bmeta, gs.hands, gs.gmeta, gs.rng
+    board, cross, anchors, bmeta, hands, gmeta, rng = (
+        gs.board,
+        gs.cross,
+        gs.anchors,
+        gs.bmeta,
+        gs.hands,
+        gs.gmeta,
+        gs.rng,
+    )
     if n == 0:
         set_fallback(gs, True)
         return

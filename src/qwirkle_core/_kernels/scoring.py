@@ -1,8 +1,8 @@
 """Checking one placement against the rules and scoring it."""
 
 from ._jit import njit
-from .layout import B_TILES
 from .board import ALL, LX, NSHIFT, cell_of, line_direction, line_points, scan_run, step
+from .layout import B_TILES
 
 OK = 0
 NOT_IN_LINE = 1

@@ -134,7 +134,13 @@ def new_search_scratch(full):
     slots = SLOTS if full else 1
     undo = new_undo_stack(slots)
     ws = new_workspace(TT_BITS, MOVE_CAP) if full else new_workspace(1, 1)
-    return SearchScratch(undo, np.zeros((slots, 7), np.int64), np.zeros((MAX_CANDIDATES, 2), np.float64), np.zeros(MAX_CANDIDATES, np.int64), ws)
+    return SearchScratch(
+        undo,
+        np.zeros((slots, 7), np.int64),
+        np.zeros((MAX_CANDIDATES, 2), np.float64),
+        np.zeros(MAX_CANDIDATES, np.int64),
+        ws,
+    )
 
 
 @njit(nogil=False)  # object mode takes the GIL anyway
@@ -146,7 +152,9 @@ def now():
 
 
 @njit(_nrt=False)  # no reference counts: see :mod:`._kernels`
-def _apply(board, cross, anchors, bmeta, hands, bag, gmeta, rng, act, logs, anchors_copies, bmeta_copies, counts, placed, k):
+def _apply(
+    board, cross, anchors, bmeta, hands, bag, gmeta, rng, act, logs, anchors_copies, bmeta_copies, counts, placed, k
+):
     """Apply the action word ``act`` of a game's arrays; a placement is logged in slot
     ``k`` of the undo stack (``logs`` ... ``counts``) and ``placed`` (its tile count
     and cells). Returns the number of placements on the board after it."""
@@ -167,7 +175,29 @@ def _apply(board, cross, anchors, bmeta, hands, bag, gmeta, rng, act, logs, anch
 
 
 @njit(_nrt=False)  # no reference counts: see :mod:`._kernels`
-def _play(policy, board, cross, anchors, bmeta, hands, bag, gmeta, rng, st, act, moves, values, work, until, logs, anchors_copies, bmeta_copies, counts, placed, k):
+def _play(
+    policy,
+    board,
+    cross,
+    anchors,
+    bmeta,
+    hands,
+    bag,
+    gmeta,
+    rng,
+    st,
+    act,
+    moves,
+    values,
+    work,
+    until,
+    logs,
+    anchors_copies,
+    bmeta_copies,
+    counts,
+    placed,
+    k,
+):
     """Let ``policy`` play every seat until the game is over or its turn counter
     reaches ``until``, each placement logged from slot ``k`` on (:func:`_apply`): the
     playouts' turn loop. Returns ``(k, n)``: the placements logged, and 0 or, when a
@@ -180,7 +210,23 @@ def _play(policy, board, cross, anchors, bmeta, hands, bag, gmeta, rng, st, act,
         if n > moves.shape[0] or n > values.shape[0]:
             return k, n
         choose(policy, board, cross, anchors, bmeta, hands, bag, gmeta, rng, act, moves, n, values, work)
-        k = _apply(board, cross, anchors, bmeta, hands, bag, gmeta, rng, act, logs, anchors_copies, bmeta_copies, counts, placed, k)
+        k = _apply(
+            board,
+            cross,
+            anchors,
+            bmeta,
+            hands,
+            bag,
+            gmeta,
+            rng,
+            act,
+            logs,
+            anchors_copies,
+            bmeta_copies,
+            counts,
+            placed,
+            k,
+        )
     return k, 0
 
 
@@ -190,7 +236,9 @@ def _best_score(sim, moves, player):
     now (0 without a placement), and the maybe grown move buffer."""
     gmeta = sim.gmeta
     hand = hand_mask(sim.hands, gmeta, player)
-    moves, n = generate_all(sim.board, sim.cross, sim.anchors, sim.bmeta, hand, opening_len(gmeta), moves, sim.gen_scratch, np.bool_(True))
+    moves, n = generate_all(
+        sim.board, sim.cross, sim.anchors, sim.bmeta, hand, opening_len(gmeta), moves, sim.gen_scratch, np.bool_(True)
+    )
     return (moves[0, M_SCORE] if n else 0), moves
 
 
@@ -235,11 +283,49 @@ def playout(sim, moves, values, work, cand, policy, depth, seed, ss, outlook, te
     determinize(hands, bag, gmeta, player, rng, R_AGENTS)
     root_turn = gmeta[G_TURNS]
     act[:] = cand
-    k = _apply(board, cross, anchors, bmeta, hands, bag, gmeta, rng, act, logs, anchors_copies, bmeta_copies, counts, placed, np.int64(0))
+    k = _apply(
+        board,
+        cross,
+        anchors,
+        bmeta,
+        hands,
+        bag,
+        gmeta,
+        rng,
+        act,
+        logs,
+        anchors_copies,
+        bmeta_copies,
+        counts,
+        placed,
+        np.int64(0),
+    )
     start = gmeta[G_TURNS]
     until = root_turn + MAX_TURNS if depth == 0 else min(root_turn + MAX_TURNS, start + depth)
     while True:
-        k, more = _play(policy, board, cross, anchors, bmeta, hands, bag, gmeta, rng, st, act, moves, values, work, until, logs, anchors_copies, bmeta_copies, counts, placed, k)
+        k, more = _play(
+            policy,
+            board,
+            cross,
+            anchors,
+            bmeta,
+            hands,
+            bag,
+            gmeta,
+            rng,
+            st,
+            act,
+            moves,
+            values,
+            work,
+            until,
+            logs,
+            anchors_copies,
+            bmeta_copies,
+            counts,
+            placed,
+            k,
+        )
         if more == 0:
             break
         moves, values = np.zeros((2 * more, MOVE_COLS), np.int32), np.zeros(2 * more, np.float64)  # room for every move
@@ -256,7 +342,9 @@ def playout(sim, moves, values, work, cand, policy, depth, seed, ss, outlook, te
     elif m != 0.0:
         m += win if m > 0.0 else -win
     for i in range(k - 1, -1, -1):
-        take_back_slot(board, cross, anchors, bmeta, placed[i, 1:], placed[i, 0], logs, anchors_copies, bmeta_copies, counts, i)
+        take_back_slot(
+            board, cross, anchors, bmeta, placed[i, 1:], placed[i, 0], logs, anchors_copies, bmeta_copies, counts, i
+        )
     return m, turns, moves, values
 
 
@@ -315,7 +403,17 @@ def _endgame(spec, gs, ss):
     if spec[P_SEARCH_BUDGET] == CLOCK:
         solve(ss.endgame, gs.board, gs.cross, gs.anchors, gs.bmeta, gs.hands, gs.gmeta, np.int64(0), time_ms)
     else:
-        solve(ss.endgame, gs.board, gs.cross, gs.anchors, gs.bmeta, gs.hands, gs.gmeta, max(int(time_ms * NODES_PER_MS), 1), 0.0)
+        solve(
+            ss.endgame,
+            gs.board,
+            gs.cross,
+            gs.anchors,
+            gs.bmeta,
+            gs.hands,
+            gs.gmeta,
+            max(int(time_ms * NODES_PER_MS), 1),
+            0.0,
+        )
     row = ss.endgame[W_BEST_ROW]
     set_place(gs.act, row.reshape((1, MOVE_COLS)), 0)
 
@@ -377,7 +475,9 @@ def search_choose(spec, gs, moves, n, values, scratch):
             for a in range(alive):
                 c = order[a]
                 _restore(sim, gs)
-                m, turns, smoves, svalues = playout(sim, smoves, svalues, scratch.work, cands[c], policy, depth, seed, ss, outlook, tempo, win)
+                m, turns, smoves, svalues = playout(
+                    sim, smoves, svalues, scratch.work, cands[c], policy, depth, seed, ss, outlook, tempo, win
+                )
                 stats[c, 0] += 1
                 stats[c, 1] += m
                 used += turns
@@ -406,7 +506,9 @@ def evaluate_candidates(gs, cands, k, policy, playouts, depth, seed, scratch, ou
         s = playout_seed(seed, j)
         for c in range(k):
             _restore(sim, gs)
-            m, _, smoves, svalues = playout(sim, smoves, svalues, scratch.work, cands[c], policy, depth, s, scratch.search, outlook, tempo, win)
+            m, _, smoves, svalues = playout(
+                sim, smoves, svalues, scratch.work, cands[c], policy, depth, s, scratch.search, outlook, tempo, win
+            )
             out[c, j] = m
 
 

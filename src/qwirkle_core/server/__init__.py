@@ -40,11 +40,24 @@ class _RedactTokens(logging.Filter):
         return True
 
 
-def serve(host: str = "127.0.0.1", port: int = 8000, db_path: str | os.PathLike[str] = "qwirkle.sqlite", log_level: str = "info") -> None:
+def serve(
+    host: str = "127.0.0.1",
+    port: int = 8000,
+    db_path: str | os.PathLike[str] = "qwirkle.sqlite",
+    log_level: str = "info",
+) -> None:
     """Serve the app with uvicorn on ``host``:``port`` (blocks until stopped), storing
     games in ``db_path``. Raises OSError if the address cannot be bound."""
     import uvicorn
 
     logging.getLogger("uvicorn.access").addFilter(_RedactTokens())
     app = create_app(db_path)
-    uvicorn.run(app, host=host, port=port, log_level=log_level, ws_max_size=4096, timeout_keep_alive=30, timeout_graceful_shutdown=5)
+    uvicorn.run(
+        app,
+        host=host,
+        port=port,
+        log_level=log_level,
+        ws_max_size=4096,
+        timeout_keep_alive=30,
+        timeout_graceful_shutdown=5,
+    )

@@ -39,7 +39,9 @@ _PAGE_HEADERS = {
 }
 
 SeatText = Annotated[str, StringConstraints(min_length=1, max_length=64)]
-Token = Annotated[str | None, Query(max_length=MAX_TOKEN, description="the seat token (or use the Authorization header)")]
+Token = Annotated[
+    str | None, Query(max_length=MAX_TOKEN, description="the seat token (or use the Authorization header)")
+]
 Authorization = Annotated[str | None, Header(max_length=MAX_TOKEN + 7, description="Bearer TOKEN")]
 
 
@@ -47,7 +49,9 @@ class NewGame(BaseModel):
     """``POST /api/games``: one entry per seat, 'human' or an agent spec; an optional seed."""
 
     model_config = ConfigDict(extra="forbid", strict=True)
-    seats: list[SeatText] = Field(min_length=engine.MIN_PLAYERS, max_length=engine.MAX_PLAYERS, examples=[["human", "greedy"]])
+    seats: list[SeatText] = Field(
+        min_length=engine.MIN_PLAYERS, max_length=engine.MAX_PLAYERS, examples=[["human", "greedy"]]
+    )
     seed: int | None = Field(default=None, ge=0, lt=2**64, description="the deal's seed; random when left out")
 
 
@@ -193,12 +197,21 @@ def create_app(db_path: str | os.PathLike[str] = "qwirkle.sqlite", *, max_live_g
 
     @app.get("/api/agents", summary="The agents a seat can be given")
     async def agents() -> dict[str, Any]:
-        return {"human": engine.HUMAN, "agents": list(engine.agent_names()), "min_seats": engine.MIN_PLAYERS, "max_seats": engine.MAX_PLAYERS, "caps": engine.AGENT_CAPS}
+        return {
+            "human": engine.HUMAN,
+            "agents": list(engine.agent_names()),
+            "min_seats": engine.MIN_PLAYERS,
+            "max_seats": engine.MAX_PLAYERS,
+            "caps": engine.AGENT_CAPS,
+        }
 
     @app.post("/api/games", status_code=201, response_model=NewGameOut, summary="Start a game")
     async def new_game(body: NewGame) -> dict[str, Any]:
         game_id, agents, tokens = await service.create(body.seats, body.seed)
-        return {"id": game_id, "seats": [{"seat": i, "agent": a, "token": t} for i, (a, t) in enumerate(zip(agents, tokens))]}
+        return {
+            "id": game_id,
+            "seats": [{"seat": i, "agent": a, "token": t} for i, (a, t) in enumerate(zip(agents, tokens))],
+        }
 
     @app.get("/api/games/{game_id}", summary="A seat's view of a game (a spectator's without a token)")
     async def view(game_id: str, token: Token = None, authorization: Authorization = None) -> JSONResponse:
@@ -206,7 +219,9 @@ def create_app(db_path: str | os.PathLike[str] = "qwirkle.sqlite", *, max_live_g
         return JSONResponse(await service.get_view(game_id, _token(authorization, token)))
 
     @app.post("/api/games/{game_id}/actions", response_model=ActionOut, summary="Play a move for the token's seat")
-    async def act(game_id: str, body: ActionIn, token: Token = None, authorization: Authorization = None) -> dict[str, Any]:
+    async def act(
+        game_id: str, body: ActionIn, token: Token = None, authorization: Authorization = None
+    ) -> dict[str, Any]:
         return await service.act(game_id, _token(authorization, token), body.move)
 
     @app.post("/api/games/{game_id}/undo", summary="Take back your last move and the agents' replies")
@@ -214,7 +229,9 @@ def create_app(db_path: str | os.PathLike[str] = "qwirkle.sqlite", *, max_live_g
         return await service.undo(game_id, _token(authorization, token))
 
     @app.get("/api/games/{game_id}/hint", summary="The engine's three best moves for the seat to move")
-    async def hint(game_id: str, token: Token = None, authorization: Authorization = None) -> dict[str, list[dict[str, Any]]]:
+    async def hint(
+        game_id: str, token: Token = None, authorization: Authorization = None
+    ) -> dict[str, list[dict[str, Any]]]:
         return await service.hint(game_id, _token(authorization, token))
 
     @app.get("/api/games/{game_id}/record", summary="The game record, once the game is over")
@@ -258,4 +275,3 @@ async def _pump(websocket: WebSocket, sub: Subscriber) -> None:
         for task in tasks:
             with suppress(Exception, asyncio.CancelledError):
                 await task
-

@@ -73,7 +73,13 @@ def play_remote(
 
 
 def _play(
-    base: str, game_id: str, token: str, label: str, rng: random.Random, on_move: Callable[[dict[str, Any]], None] | None, timeout: float
+    base: str,
+    game_id: str,
+    token: str,
+    label: str,
+    rng: random.Random,
+    on_move: Callable[[dict[str, Any]], None] | None,
+    timeout: float,
 ) -> dict[str, Any]:
     path = f"/api/games/{quote(game_id, safe='')}"
     with httpx.Client(base_url=base, headers={"Authorization": f"Bearer {token}"}, timeout=timeout) as http:

@@ -16,15 +16,15 @@ from collections import Counter
 from collections.abc import Sequence
 from typing import Any
 
-from ..agents import AGENTS, parse_agent
 from ..errors import IllegalMoveError
-from ..evaluate import evaluate_moves
-from ..game import Game
-from ..move import Action, Move
-from ..observation import Observation
-from ..records import GameRecord, replay
-from ..rules import MAX_PLAYERS, MIN_PLAYERS
-from ..tiles import COPIES, NUM_TILE_TYPES
+from ..evaluation.evaluate import evaluate_moves
+from ..game.agents import AGENTS, parse_agent
+from ..game.game import Game
+from ..game.move import Action, Move
+from ..game.observation import Observation
+from ..game.records import GameRecord, replay
+from ..game.rules import MAX_PLAYERS, MIN_PLAYERS
+from ..game.tiles import COPIES, NUM_TILE_TYPES
 
 __all__ = [
     "AGENT_CAPS",
@@ -137,14 +137,16 @@ def _public_history(game: Game, seat: int | None) -> list[dict[str, Any]]:
     for a in game.history:
         kind = a.move.kind.value
         hidden = kind == "exchange" and a.player != seat
-        out.append({
-            "player": a.player,
-            "kind": kind,
-            "move": None if hidden else str(a.move),
-            "tiles": len(a.move),
-            "points": a.points,
-            "scores": list(a.scores),
-        })
+        out.append(
+            {
+                "player": a.player,
+                "kind": kind,
+                "move": None if hidden else str(a.move),
+                "tiles": len(a.move),
+                "points": a.points,
+                "scores": list(a.scores),
+            }
+        )
     return out
 
 
@@ -201,7 +203,12 @@ def hint(game: Game, seat: int, count: int = 3, playouts: int = 64) -> list[dict
     world = game.determinize(seat, seed=secrets.randbits(64))
     evaluations = evaluate_moves(world, playouts=playouts, top=10, seed=secrets.randbits(64), threads=1)
     return [
-        {"move": str(e.move), "points": e.move.score or 0, "margin": round(e.margin, 2), "win_rate": round(e.win_rate, 3)}
+        {
+            "move": str(e.move),
+            "points": e.move.score or 0,
+            "margin": round(e.margin, 2),
+            "win_rate": round(e.win_rate, 3),
+        }
         for e in evaluations[:count]
     ]
 
@@ -230,7 +237,12 @@ def choose_move(observation: dict[str, Any], label: str, seed: int) -> str:
             hands.append(hidden[:size])
             del hidden[:size]
     world = Game.from_position(
-        board=obs.board, hands=hands, bag=hidden, scores=list(obs.scores),
-        current_player=obs.current_player, rules=obs.rules, seed=seed,
+        board=obs.board,
+        hands=hands,
+        bag=hidden,
+        scores=list(obs.scores),
+        current_player=obs.current_player,
+        rules=obs.rules,
+        seed=seed,
     )
     return str(world.play_agent(label).move)

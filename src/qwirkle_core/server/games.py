@@ -22,7 +22,7 @@ from typing import Any
 
 from anyio import to_thread
 
-from ..game import Game
+from ..game.game import Game
 from . import engine
 from .store import Store, token_digest
 
@@ -69,7 +69,9 @@ class Subscriber:
 class _Slot:
     """A game in memory: the Game, its seats, the last stored record and version."""
 
-    def __init__(self, game_id: str, game: Game, agents: Sequence[str], digests: Sequence[str | None], record: str, version: int) -> None:
+    def __init__(
+        self, game_id: str, game: Game, agents: Sequence[str], digests: Sequence[str | None], record: str, version: int
+    ) -> None:
         self.id = game_id
         self.game = game
         self.agents = tuple(agents)
@@ -164,7 +166,9 @@ class GameService:
         if token is None:
             return None
         digest = token_digest(token)
-        seat = next((i for i, d in enumerate(slot.digests) if d is not None and secrets.compare_digest(d, digest)), None)
+        seat = next(
+            (i for i, d in enumerate(slot.digests) if d is not None and secrets.compare_digest(d, digest)), None
+        )
         if seat is None:
             raise ApiError(403, f"this token holds no seat in game {slot.id!r}")
         return seat
@@ -193,8 +197,19 @@ class GameService:
     def _view(self, slot: _Slot, seat: int | None) -> dict[str, Any]:
         """The view document of ``seat`` (see docs/server.md)."""
         v = engine.seat_view(slot.game, seat)
-        can_undo = seat is not None and slot.humans == [seat] and not v["over"] and any(a["player"] == seat for a in v["history"])
-        return {"id": slot.id, "version": slot.version, "seats": [{"seat": i, "agent": a} for i, a in enumerate(slot.agents)], **v, "can_undo": can_undo}
+        can_undo = (
+            seat is not None
+            and slot.humans == [seat]
+            and not v["over"]
+            and any(a["player"] == seat for a in v["history"])
+        )
+        return {
+            "id": slot.id,
+            "version": slot.version,
+            "seats": [{"seat": i, "agent": a} for i, a in enumerate(slot.agents)],
+            **v,
+            "can_undo": can_undo,
+        }
 
     def _views(self, slot: _Slot) -> dict[int | None, str]:
         """``{seat: view JSON}`` for every seat with a WebSocket subscriber."""

@@ -79,7 +79,9 @@ class Store:
             self._db.execute("PRAGMA foreign_keys=ON")
             version = self._db.execute("PRAGMA user_version").fetchone()[0]
             if version not in (0, SCHEMA_VERSION):
-                raise sqlite3.DatabaseError(f"{path}: database schema version {version}; this server reads {SCHEMA_VERSION}")
+                raise sqlite3.DatabaseError(
+                    f"{path}: database schema version {version}; this server reads {SCHEMA_VERSION}"
+                )
             self._db.executescript(_SCHEMA)
             self._db.execute(f"PRAGMA user_version={SCHEMA_VERSION}")
 
@@ -98,12 +100,17 @@ class Store:
             self._db.execute("COMMIT")
             return result
 
-    def create(self, game_id: str, agents: Sequence[str], digests: Sequence[str | None], record: str, over: bool) -> int:
+    def create(
+        self, game_id: str, agents: Sequence[str], digests: Sequence[str | None], record: str, over: bool
+    ) -> int:
         """Store a new game (its record JSON text and seats); returns its version (1)."""
         now = time.time()
 
         def insert(db: sqlite3.Connection) -> int:
-            db.execute("INSERT INTO games (id, created, updated, version, over, record) VALUES (?, ?, ?, 1, ?, ?)", (game_id, now, now, int(over), record))
+            db.execute(
+                "INSERT INTO games (id, created, updated, version, over, record) VALUES (?, ?, ?, 1, ?, ?)",
+                (game_id, now, now, int(over), record),
+            )
             db.executemany(
                 "INSERT INTO seats (game_id, seat, agent, token) VALUES (?, ?, ?, ?)",
                 [(game_id, i, a, d) for i, (a, d) in enumerate(zip(agents, digests))],
@@ -116,7 +123,10 @@ class Store:
         """Replace a game's record (after an action or an undo); returns its new version."""
 
         def update(db: sqlite3.Connection) -> int:
-            db.execute("UPDATE games SET record = ?, over = ?, updated = ?, version = version + 1 WHERE id = ?", (record, int(over), time.time(), game_id))
+            db.execute(
+                "UPDATE games SET record = ?, over = ?, updated = ?, version = version + 1 WHERE id = ?",
+                (record, int(over), time.time(), game_id),
+            )
             return int(db.execute("SELECT version FROM games WHERE id = ?", (game_id,)).fetchone()[0])
 
         return self._transaction(update)
@@ -127,7 +137,9 @@ class Store:
             row = self._db.execute("SELECT record, version, over FROM games WHERE id = ?", (game_id,)).fetchone()
             if row is None:
                 return None
-            seats = self._db.execute("SELECT agent, token FROM seats WHERE game_id = ? ORDER BY seat", (game_id,)).fetchall()
+            seats = self._db.execute(
+                "SELECT agent, token FROM seats WHERE game_id = ? ORDER BY seat", (game_id,)
+            ).fetchall()
         return GameRow(game_id, tuple(a for a, _ in seats), tuple(d for _, d in seats), row[0], row[1], bool(row[2]))
 
     def count(self) -> int:

@@ -6,8 +6,8 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
-from ._checks import json_bool, json_field, json_int, json_ints, json_object, load_json
-from .errors import FormatError
+from .._checks import json_bool, json_field, json_int, json_ints, json_object, load_json
+from ..errors import FormatError
 from .notation import format_cells, parse_cells
 from .position import VERSION, codes_from_json, rules_from_json
 from .rules import Rules
@@ -104,13 +104,20 @@ class Observation:
         hand = tuple(sorted(codes_from_json(json_field(data, "hand", what), "observation hand")))
         hand_sizes = tuple(json_ints(json_field(data, "hand_sizes", what), "observation hand_sizes", n, 0, 6))
         if len(hand) != hand_sizes[player]:
-            raise FormatError(f"observation: the hand has {len(hand)} tiles but hand_sizes[{player}] is {hand_sizes[player]}")
+            raise FormatError(
+                f"observation: the hand has {len(hand)} tiles but hand_sizes[{player}] is {hand_sizes[player]}"
+            )
         winner = json_field(data, "winner", what)
         if rules.cubes:
-            hands = tuple(tuple(sorted(codes_from_json(h, f"observation hands[{p}]"))) for p, h in enumerate(_list(json_field(data, "hands", what), n, "observation hands")))
+            hands = tuple(
+                tuple(sorted(codes_from_json(h, f"observation hands[{p}]")))
+                for p, h in enumerate(_list(json_field(data, "hands", what), n, "observation hands"))
+            )
             if [len(h) for h in hands] != list(hand_sizes) or hands[player] != hand:
                 raise FormatError("observation: hands must hold hand_sizes cubes each, the player's own being hand")
-            bag_colors = tuple(json_ints(json_field(data, "bag_colors", what), "observation bag_colors", 6, 0, CUBES_PER_COLOR))
+            bag_colors = tuple(
+                json_ints(json_field(data, "bag_colors", what), "observation bag_colors", 6, 0, CUBES_PER_COLOR)
+            )
             if sum(bag_colors) != json_int(json_field(data, "bag_size", what), "observation bag_size", 0, 108):
                 raise FormatError("observation: bag_colors must add up to bag_size")
             if json_field(data, "unseen", what) is not None:

@@ -5,8 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from ._kernels import layout as _lo
-from ._kernels import state as _st
+from .._kernels import layout as _lo
+from .._kernels import state as _st
 
 __all__ = ["MAX_PLAYERS", "MIN_PLAYERS", "OPENING_RULES", "VARIANTS", "Rules", "resolve_rules"]
 

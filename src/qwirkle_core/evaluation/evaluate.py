@@ -8,15 +8,15 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ._checks import check_int, check_seed
-from ._kernels import board as _bd
-from ._kernels import layout as _lo
-from ._kernels import mc as _mc
-from ._threads import numba_threads
-from .agents import AgentLike, parse_agent
-from .errors import AgentError, IllegalMoveError
-from .game import Game
-from .move import Move, MoveKind
+from .._checks import check_int, check_seed
+from .._kernels import board as _bd
+from .._kernels import layout as _lo
+from .._kernels import mc as _mc
+from .._threads import numba_threads
+from ..errors import AgentError, IllegalMoveError
+from ..game.agents import AgentLike, parse_agent
+from ..game.game import Game
+from ..game.move import Move, MoveKind
 
 __all__ = ["MoveEvaluation", "evaluate_moves"]
 
@@ -81,8 +81,14 @@ def evaluate_moves(
     if game.is_over:
         raise IllegalMoveError("the game is over")
     if game.rules.cubes:
-        raise ValueError("evaluate_moves() plays out the tile game; for Qwirkle Cubes use the mc agent (play_agent('mc'))")
-    candidates = _default_candidates(game, top) if moves is None else [m if isinstance(m, Move) else Move.parse(m) for m in moves]
+        raise ValueError(
+            "evaluate_moves() plays out the tile game; for Qwirkle Cubes use the mc agent (play_agent('mc'))"
+        )
+    candidates = (
+        _default_candidates(game, top)
+        if moves is None
+        else [m if isinstance(m, Move) else Move.parse(m) for m in moves]
+    )
     if not candidates:
         return []
     cands = _candidate_rows(game, candidates)
@@ -94,8 +100,20 @@ def evaluate_moves(
     _mc.board_tiles(arrays.board, arrays.bmeta, rows, cols, tiles)
     with numba_threads(threads) as n:
         margins = _mc.evaluate(
-            rows, cols, tiles, ntiles, arrays.hands.copy(), arrays.bag.copy(), arrays.gmeta.copy(), cands, len(candidates), spec,
-            playouts, depth, np.uint64(seed), min(len(candidates) * playouts, 4 * n),
+            rows,
+            cols,
+            tiles,
+            ntiles,
+            arrays.hands.copy(),
+            arrays.bag.copy(),
+            arrays.gmeta.copy(),
+            cands,
+            len(candidates),
+            spec,
+            playouts,
+            depth,
+            np.uint64(seed),
+            min(len(candidates) * playouts, 4 * n),
         )
     out = [_summarise(m, margins[i], playouts) for i, m in enumerate(candidates)]
     out.sort(key=lambda e: -e.margin)

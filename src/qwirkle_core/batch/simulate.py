@@ -3,8 +3,8 @@
 A batch plays games ``start .. start + games - 1`` of the batch ``seed``; game ``i``
 plays from its own seed, a hash of ``(seed, i)``, so a batch's rows do not depend on
 the thread count, on how it is split into ranges, or on the machine that plays them.
-Locally the games run in this process (:mod:`qwirkle_core.local`); given a Dask client,
-in ranges on the cluster's workers (:mod:`qwirkle_core.distributed`).
+Locally the games run in this process (:mod:`qwirkle_core.batch.local`); given a Dask client,
+in ranges on the cluster's workers (:mod:`qwirkle_core.batch.distributed`).
 """
 
 from __future__ import annotations
@@ -15,15 +15,33 @@ from typing import Any
 
 import numpy as np
 
-from ._checks import check_int, check_seed, check_threads
-from ._threads import available_threads
-from .agents import AgentLike, AgentSpec, check_cubes_agents, parse_agents
-from .local import MAX_GAMES, ROW_BYTES, Progress, SimulationResult, batch_metadata, keep_rows_for, play_range, row_bytes
+from .._checks import check_int, check_seed, check_threads
+from .._threads import available_threads
+from ..game.agents import AgentLike, AgentSpec, check_cubes_agents, parse_agents
+from ..game.records import GameRecord
+from ..game.rules import Rules, resolve_rules
+from .local import (
+    MAX_GAMES,
+    ROW_BYTES,
+    Progress,
+    SimulationResult,
+    batch_metadata,
+    keep_rows_for,
+    play_range,
+    row_bytes,
+)
 from .players import is_builtin, run_game
-from .records import GameRecord
-from .rules import Rules, resolve_rules
 
-__all__ = ["MAX_GAMES", "ROW_BYTES", "Progress", "SimulationResult", "batch_metadata", "play_game", "row_bytes", "simulate"]
+__all__ = [
+    "MAX_GAMES",
+    "ROW_BYTES",
+    "Progress",
+    "SimulationResult",
+    "batch_metadata",
+    "play_game",
+    "row_bytes",
+    "simulate",
+]
 
 
 def simulate(
@@ -66,7 +84,7 @@ def simulate(
                distributed batch never keeps them (True is refused).
     client:    a ``dask.distributed.Client``: play the batch on its cluster, in ranges
                of ``range_size`` games, each written to ``out`` as
-               ``part-<start>-<end>.parquet`` (:func:`qwirkle_core.distributed.run_batch`).
+               ``part-<start>-<end>.parquet`` (:func:`qwirkle_core.batch.distributed.run_batch`).
     resume:    with ``client``: continue the batch already in ``out``, playing only
                the ranges that have no complete file yet.
     range_size: with ``client``: games per task (default: about 5 seconds of work).
@@ -92,8 +110,22 @@ def simulate(
         from .distributed import run_batch
 
         if keep_rows:
-            raise ValueError("a distributed batch keeps no rows in memory: they are read from the files in out= on request")
-        return run_batch(client, specs, rules, seed, start, games, out, threads=threads, progress=progress, resume=resume, range_size=range_size)
+            raise ValueError(
+                "a distributed batch keeps no rows in memory: they are read from the files in out= on request"
+            )
+        return run_batch(
+            client,
+            specs,
+            rules,
+            seed,
+            start,
+            games,
+            out,
+            threads=threads,
+            progress=progress,
+            resume=resume,
+            range_size=range_size,
+        )
     if resume or range_size is not None:
         raise ValueError("resume and range_size apply to a distributed batch only (pass client=)")
     check_threads(threads, available_threads())  # before the output file is created
@@ -120,13 +152,16 @@ def _builtin_only(agents: Iterable[AgentLike] | str) -> Iterable[AgentLike] | st
 
 
 def play_game(
-    agents: Iterable[Any] | str = ("greedy", "greedy"), seed: int = 0, rules: Rules | None = None, time_limit: float | None = None
+    agents: Iterable[Any] | str = ("greedy", "greedy"),
+    seed: int = 0,
+    rules: Rules | None = None,
+    time_limit: float | None = None,
 ) -> GameRecord:
     """Play one game with ``agents`` (one per seat) from ``seed`` exactly as a batch
     would; return its record. ``play_game(agents, seed=int(result.seeds[i]))``
     reproduces game ``i`` of a batch.
 
-    Agents may also be Python agents (:mod:`qwirkle_core.players`), mixed freely with
+    Agents may also be Python agents (:mod:`qwirkle_core.batch.players`), mixed freely with
     built-in ones; ``time_limit`` is their seconds per move (None: no limit). Raises
     :class:`~qwirkle_core.AgentFailure` when a Python agent fails, and like
     :func:`simulate` for bad arguments.

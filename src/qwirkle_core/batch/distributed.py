@@ -6,10 +6,10 @@ which range. :func:`run_batch` (what ``qc.simulate(..., client=, out=)`` calls):
 
 - cuts games ``start .. start + games - 1`` into ranges of ``range_size`` games (by
   default about :data:`TASK_SECONDS` of work each, measured on the workers);
-- runs each range as one Dask task with the local code (:func:`~qwirkle_core.local.play_range`),
+- runs each range as one Dask task with the local code (:func:`~qwirkle_core.batch.local.play_range`),
   which writes ``part-<first>-<end>.parquet`` (games ``first .. end - 1``; the columns
   of a local ``out`` file) to a temporary name in ``out`` and renames it, so a part is
-  complete or absent, and returns the range's :class:`~qwirkle_core.stats.BatchStats`;
+  complete or absent, and returns the range's :class:`~qwirkle_core.batch.stats.BatchStats`;
 - merges those statistics into the summary (the client never holds the rows; they
   are read lazily from the folder on request), and writes ``_batch.json`` with the
   batch's description.
@@ -45,12 +45,12 @@ try:
 except ImportError as e:  # pragma: no cover - the message is what the command line shows
     raise ImportError("running on a Dask cluster needs Dask: pip install 'qwirkle-core[dask]'", name=e.name) from e
 
-from ._checks import check_int
-from ._version import __version__
-from .agents import AgentSpec, parse_agents
+from .._checks import check_int
+from .._version import __version__
+from ..game.agents import AgentSpec, parse_agents
+from ..game.rules import Rules
 from .local import MEMORY_LIMIT, Progress, SimulationResult, batch_metadata, play_range, row_bytes
 from .rows import read_metadata, write_rows
-from .rules import Rules
 from .stats import BatchStats
 
 __all__ = [
@@ -129,7 +129,13 @@ def existing_parts(folder: Path, start: int, games: int) -> list[tuple[int, int]
 
 
 def check_batch_folder(
-    out: str | os.PathLike[str], specs: Sequence[AgentSpec], rules: Rules, seed: int, start: int, games: int, resume: bool
+    out: str | os.PathLike[str],
+    specs: Sequence[AgentSpec],
+    rules: Rules,
+    seed: int,
+    start: int,
+    games: int,
+    resume: bool,
 ) -> Path:
     """``out`` as the folder of this batch, checked without changing anything: its
     absolute path.
@@ -155,11 +161,15 @@ def check_batch_folder(
     parts = existing_parts(folder, start, games)
     if stored is None:
         if parts:
-            raise ValueError(f"{folder} holds part files but no {BATCH_FILE}: it is not the folder of a batch that can be continued")
+            raise ValueError(
+                f"{folder} holds part files but no {BATCH_FILE}: it is not the folder of a batch that can be continued"
+            )
         return folder
     if not resume:
         done = sum(b - a for a, b in parts)
-        raise ValueError(f"{folder} already holds this batch ({done:,} of {games:,} games): resume it (resume=True, --resume) or use another folder")
+        raise ValueError(
+            f"{folder} already holds this batch ({done:,} of {games:,} games): resume it (resume=True, --resume) or use another folder"
+        )
     return folder
 
 
@@ -201,11 +211,15 @@ def _part_stats(path: Path, expected: dict[str, Any]) -> BatchStats:
     meta = read_metadata(path)
     keys = ("agents", "rules", "seed", "start", "games")
     if any(meta.get(k) != expected[k] for k in keys) or "stats" not in meta:
-        raise ValueError(f"{path} is not games {expected['start']} .. {expected['start'] + expected['games'] - 1} of this batch")
+        raise ValueError(
+            f"{path} is not games {expected['start']} .. {expected['start'] + expected['games'] - 1} of this batch"
+        )
     return BatchStats.from_dict(meta["stats"])
 
 
-def play_part(specs: tuple[AgentSpec, ...], rules: Rules, seed: int, first: int, end: int, folder: str, threads: int) -> BatchStats:
+def play_part(
+    specs: tuple[AgentSpec, ...], rules: Rules, seed: int, first: int, end: int, folder: str, threads: int
+) -> BatchStats:
     """One task: play games ``first .. end - 1`` of the batch ``seed`` and write them to
     ``folder/part-<first>-<end>.parquet`` (through a temporary name: the part is
     complete or absent); their statistics, also stored in the part's Parquet metadata
@@ -220,7 +234,9 @@ def play_part(specs: tuple[AgentSpec, ...], rules: Rules, seed: int, first: int,
     path = base / part_name(first, end)
     expected = batch_metadata(specs, rules, seed, first, end - first)
     if not (base / BATCH_FILE).is_file():
-        raise FileNotFoundError(f"worker {socket.gethostname()} does not see {base / BATCH_FILE}: out= must be a folder shared by the client and every worker")
+        raise FileNotFoundError(
+            f"worker {socket.gethostname()} does not see {base / BATCH_FILE}: out= must be a folder shared by the client and every worker"
+        )
     if path.is_file():
         return _part_stats(path, expected)
     result = play_range(specs, rules, seed, first, end - first, threads, keep=True)
@@ -247,13 +263,19 @@ class WorkerReady:
     seconds_per_game: tuple[float, ...]
 
 
-def _warm(version: str, probes: tuple[tuple[AgentSpec, ...], ...], opening: str, variant: str = "classic") -> tuple[str, int, float, tuple[float, ...]]:
+def _warm(
+    version: str, probes: tuple[tuple[AgentSpec, ...], ...], opening: str, variant: str = "classic"
+) -> tuple[str, int, float, tuple[float, ...]]:
     """The warm-up task: load the kernels, then time each probe's agents on one thread."""
     t0 = time.perf_counter()
     if version != __version__:
-        raise RuntimeError(f"worker {socket.gethostname()} runs qwirkle-core {__version__}, the client {version}: install the same version everywhere")
+        raise RuntimeError(
+            f"worker {socket.gethostname()} runs qwirkle-core {__version__}, the client {version}: install the same version everywhere"
+        )
     greedy = parse_agents("greedy,greedy")
-    play_range(greedy, Rules(variant=variant), _PROBE_SEED, 0, 1, threads=1, keep=False)  # compile, or load from the cache
+    play_range(
+        greedy, Rules(variant=variant), _PROBE_SEED, 0, 1, threads=1, keep=False
+    )  # compile, or load from the cache
     ready = time.perf_counter() - t0
     per_game = []
     for specs in probes:
@@ -293,7 +315,17 @@ def warm_up(
     rules = rules or Rules()
     frozen = tuple(tuple(p) for p in probes)
     futures = {
-        client.submit(_warm, __version__, frozen, rules.opening, rules.variant, key=f"qwirkle-warm-up-{uuid.uuid4().hex}", workers=[address], allow_other_workers=True, pure=False): address
+        client.submit(
+            _warm,
+            __version__,
+            frozen,
+            rules.opening,
+            rules.variant,
+            key=f"qwirkle-warm-up-{uuid.uuid4().hex}",
+            workers=[address],
+            allow_other_workers=True,
+            pure=False,
+        ): address
         for address in cores
     }
     if on_ready is not None:
@@ -319,7 +351,10 @@ def _ctrl_c_deferred() -> Iterator[threading.Event]:
     Python's default handler installed; otherwise the event is never set.
     """
     stop = threading.Event()
-    if threading.current_thread() is not threading.main_thread() or signal.getsignal(signal.SIGINT) is not signal.default_int_handler:
+    if (
+        threading.current_thread() is not threading.main_thread()
+        or signal.getsignal(signal.SIGINT) is not signal.default_int_handler
+    ):
         yield stop
         return
 
@@ -389,7 +424,10 @@ def map_ranges(
     """
     total = done + sum(g for _, g in jobs) if total is None else total
     name = getattr(func, "__name__", "task").strip("_").replace("_", "-")
-    futures = {client.submit(func, *args, key=f"qwirkle-{name}-{uuid.uuid4().hex}", pure=False): i for i, (args, _) in enumerate(jobs)}
+    futures = {
+        client.submit(func, *args, key=f"qwirkle-{name}-{uuid.uuid4().hex}", pure=False): i
+        for i, (args, _) in enumerate(jobs)
+    }
     results: dict[int, Any] = {}
     try:
         for future in _completed(futures):
@@ -424,7 +462,7 @@ def run_batch(
     """Play games ``start .. start + games - 1`` of the batch ``seed`` on ``client``'s
     cluster into the folder ``out`` (see the module's description).
 
-    The arguments are those of :func:`~qwirkle_core.simulate.simulate`, with ``specs``
+    The arguments are those of :func:`~qwirkle_core.batch.simulate.simulate`, with ``specs``
     parsed and ``rules`` matching them; ``threads``: numba threads per task (default
     1); ``range_size``: games per task (default :func:`auto_range_size`; on resume,
     the size stored in ``_batch.json``), at most the rows that fit in 1 GiB.
@@ -436,7 +474,9 @@ def run_batch(
     """
     check_client(client)
     if out is None:
-        raise ValueError("a distributed batch needs out=: a folder shared by the client and every worker, for the part files")
+        raise ValueError(
+            "a distributed batch needs out=: a folder shared by the client and every worker, for the part files"
+        )
     threads = 1 if threads is None else check_int(threads, "threads", 1)
     if range_size is not None:
         range_size = check_int(range_size, "range_size", 1, MEMORY_LIMIT // row_bytes(rules.players))

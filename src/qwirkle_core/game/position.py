@@ -10,8 +10,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from ._checks import SEED_LIMIT, json_bool, json_field, json_int, json_ints, json_object
-from .errors import FormatError
+from .._checks import SEED_LIMIT, json_bool, json_field, json_int, json_ints, json_object
+from ..errors import FormatError
 from .notation import format_cells, parse_cells
 from .rules import Rules
 from .tiles import color_code, parse_color, parse_tile, tile_code
@@ -97,7 +97,11 @@ class Position:
             rng=_rng(json_field(data, "rng", what)),
             board=groups,
             hands=tuple(tuple(codes_from_json(h, f"position hands[{p}]")) for p, h in enumerate(hands)),
-            bag=tuple(_colors(json_field(data, "bag", what)) if rules.cubes else codes_from_json(json_field(data, "bag", what), "position bag")),
+            bag=tuple(
+                _colors(json_field(data, "bag", what))
+                if rules.cubes
+                else codes_from_json(json_field(data, "bag", what), "position bag")
+            ),
             scores=tuple(json_ints(json_field(data, "scores", what), "position scores", n)),
             qwirkles=tuple(json_ints(json_field(data, "qwirkles", what), "position qwirkles", n)),
             current_player=json_int(json_field(data, "current_player", what), "position current_player", 0, n - 1),
@@ -117,13 +121,15 @@ class Position:
             )
         empty = [p for p, h in enumerate(self.hands) if not h]
         if empty and not self.over:
-            raise FormatError(f"position: the hand of player {empty[0]} is empty, which only happens when the game is over")
+            raise FormatError(
+                f"position: the hand of player {empty[0]} is empty, which only happens when the game is over"
+            )
 
 
 def _colors(value: Any) -> list[int]:
     """A Qwirkle Cubes bag: a JSON list of colour letters (``["R", "B"]``)."""
     if not isinstance(value, list) or len(value) > 90:
-        raise FormatError("position bag (Qwirkle Cubes) must be a list of at most 90 colour letters such as \"R\"")
+        raise FormatError('position bag (Qwirkle Cubes) must be a list of at most 90 colour letters such as "R"')
     try:
         return [parse_color(letter) for letter in value]
     except (TypeError, ValueError) as e:
@@ -144,7 +150,7 @@ def rules_from_json(data: dict[str, Any], what: str) -> Rules:
     """The :class:`Rules` of ``data["rules"]``; FormatError naming the problem."""
     value = json_field(data, "rules", what)
     if not isinstance(value, dict) or not all(isinstance(k, str) for k in value):
-        raise FormatError(f"{what}: rules must be an object like {{\"players\": 2, \"opening\": \"largest_group\"}}")
+        raise FormatError(f'{what}: rules must be an object like {{"players": 2, "opening": "largest_group"}}')
     try:
         return Rules(**value)
     except (TypeError, ValueError) as e:

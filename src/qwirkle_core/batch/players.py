@@ -44,15 +44,15 @@ from typing import Any, Protocol
 
 import numpy as np
 
-from ._checks import check_finite, check_int, check_seed
-from ._threads import available_threads
-from .agents import AGENTS, AgentSpec, check_cubes_agents, parse_agent
-from .errors import AgentError, AgentFailure, IllegalMoveError
-from .game import MAX_TURNS, Game
+from .._checks import check_finite, check_int, check_seed
+from .._threads import available_threads
+from ..errors import AgentError, AgentFailure, IllegalMoveError
+from ..game.agents import AGENTS, AgentSpec, check_cubes_agents, parse_agent
+from ..game.game import MAX_TURNS, Game
+from ..game.move import Action, Move
+from ..game.observation import Observation
+from ..game.rules import Rules, resolve_rules
 from .local import MAX_GAMES, game_seeds
-from .move import Action, Move
-from .observation import Observation
-from .rules import Rules, resolve_rules
 
 __all__ = [
     "AgentFunction",
@@ -167,7 +167,11 @@ class Player:
             )
         if label is None:
             name = getattr(agent, "name", None)
-            label = name if isinstance(name, str) and name else str(getattr(agent, "__qualname__", type(agent).__qualname__))
+            label = (
+                name
+                if isinstance(name, str) and name
+                else str(getattr(agent, "__qualname__", type(agent).__qualname__))
+            )
         return cls(label, python=agent)
 
     def seat(self, seed: int, seat: int) -> Seat:
@@ -181,7 +185,9 @@ class Player:
                 try:
                     obj = obj()
                 except Exception as e:
-                    raise AgentFailure(self.label, seat, seed, 0, "raised", f"could not be created: {type(e).__name__}: {e}") from e
+                    raise AgentFailure(
+                        self.label, seat, seed, 0, "raised", f"could not be created: {type(e).__name__}: {e}"
+                    ) from e
             act = obj.act if callable(getattr(obj, "act", None)) else obj
         return Seat(self, seat, act, np.random.default_rng([int(seed), int(seat)]))
 
@@ -237,7 +243,11 @@ class Seat:
         if time_limit is not None and elapsed > time_limit:
             raise self._fail(game, "timeout", f"took {elapsed:.3g} s to move, over the limit of {time_limit:g} s")
         if not isinstance(move, Move):
-            raise self._fail(game, "malformed", f"returned {move!r:.60} ({type(move).__name__}), not a qwirkle_core.Move from legal_moves")
+            raise self._fail(
+                game,
+                "malformed",
+                f"returned {move!r:.60} ({type(move).__name__}), not a qwirkle_core.Move from legal_moves",
+            )
         try:
             game.play(move)
         except IllegalMoveError as e:
@@ -291,7 +301,7 @@ def check_rules(players: Sequence[Player], rules: Rules) -> None:
     """Refuse Python agents under Qwirkle Cubes rules (ValueError): a Python agent acts
     on the tile game's actions (placements, exchanges, the pass), not on re-rolls, so
     Cubes games take the built-in agents only (docs/limits.md); and the built-in agents
-    that play the tile game only (AgentError, :func:`~qwirkle_core.agents.check_cubes_agents`)."""
+    that play the tile game only (AgentError, :func:`~qwirkle_core.game.agents.check_cubes_agents`)."""
     if rules.cubes:
         check_cubes_agents(p.spec.row() for p in players if p.spec is not None)
         python = [p.label for p in players if p.spec is None]
@@ -333,7 +343,9 @@ def _play(players: Sequence[Player], rules: Rules, seed: int, time_limit: float 
     return game, seats
 
 
-def run_game(agents: Iterable[Any] | str, seed: int = 0, rules: Rules | None = None, time_limit: float | None = None) -> tuple[Game, list[str]]:
+def run_game(
+    agents: Iterable[Any] | str, seed: int = 0, rules: Rules | None = None, time_limit: float | None = None
+) -> tuple[Game, list[str]]:
     """Play one game from ``seed`` with ``agents`` (one per seat, built-in or Python,
     mixed freely); returns ``(game, labels)``: the finished :class:`Game` (its history
     holds every action) and the agents' labels. Built-in agents play exactly as in a

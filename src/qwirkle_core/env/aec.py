@@ -30,15 +30,15 @@ from gymnasium import spaces
 from pettingzoo import AECEnv
 from pettingzoo.utils import wrappers
 
-from ._checks import check_int, check_seed
-from .errors import IllegalMoveError
-from .frontend import board_text
-from .game import MAX_TURNS, Game
-from .move import Move, MoveKind
-from .observation import Observation
-from .players import Player, Seat, check_time_limit, resolve_agents
-from .rules import Rules
-from .tiles import tile_code
+from .._checks import check_int, check_seed
+from ..batch.players import Player, Seat, check_time_limit, resolve_agents
+from ..cli.play import board_text
+from ..errors import IllegalMoveError
+from ..game.game import MAX_TURNS, Game
+from ..game.move import Move, MoveKind
+from ..game.observation import Observation
+from ..game.rules import Rules
+from ..game.tiles import tile_code
 
 __all__ = ["MIN_WINDOW", "WINDOW", "QwirkleGymEnv", "action_count", "env", "raw_env"]
 
@@ -223,7 +223,11 @@ class _Table:
                 raise IllegalMoveError(f"{move} lies outside the window")
             actions = [s * self.cells + self._cell(r, c) for s, (r, c, _) in zip(slots, move.placements)] + [self.done]
         mask = self.mask()
-        if self.partial or not mask[actions[0]] or (move.kind is MoveKind.PLACE and move not in self.game.legal_moves()):
+        if (
+            self.partial
+            or not mask[actions[0]]
+            or (move.kind is MoveKind.PLACE and move not in self.game.legal_moves())
+        ):
             raise IllegalMoveError(f"{move} is not legal now")
         return actions
 
@@ -315,7 +319,9 @@ class _Table:
 
 
 _CELL_PX = 24
-_RGB = np.array([(220, 50, 47), (245, 140, 30), (240, 215, 40), (60, 180, 75), (50, 110, 230), (150, 80, 200)], np.uint8)
+_RGB = np.array(
+    [(220, 50, 47), (245, 140, 30), (240, 215, 40), (60, 180, 75), (50, 110, 230), (150, 80, 200)], np.uint8
+)
 
 
 @functools.lru_cache(maxsize=1)
@@ -330,7 +336,9 @@ def _shape_masks(n: int = _CELL_PX) -> np.ndarray:
     clover = np.zeros_like(astroid)
     for dx, dy in ((0.32, 0), (-0.32, 0), (0, 0.32), (0, -0.32)):
         clover |= (x - dx) ** 2 + (y - dy) ** 2 <= 0.35**2
-    return np.stack([x * x + y * y <= 0.65**2, (ax <= 0.6) & (ay <= 0.6), ax + ay <= 0.8, clover, astroid, astroid | rotated])
+    return np.stack(
+        [x * x + y * y <= 0.65**2, (ax <= 0.6) & (ay <= 0.6), ax + ay <= 0.8, clover, astroid, astroid | rotated]
+    )
 
 
 def _draw(board: dict[tuple[int, int], int], fresh: set[tuple[int, int]]) -> np.ndarray:
@@ -385,7 +393,14 @@ class raw_env(AECEnv):  # type: ignore[misc]  # noqa: N801  (PettingZoo's naming
 
     metadata = {"render_modes": RENDER_MODES, "name": "qwirkle_v0", "is_parallelizable": False, "render_fps": 2}
 
-    def __init__(self, players: int = 2, window: int = WINDOW, opening: str = "largest_group", max_turns: int = MAX_TURNS, render_mode: str | None = None) -> None:
+    def __init__(
+        self,
+        players: int = 2,
+        window: int = WINDOW,
+        opening: str = "largest_group",
+        max_turns: int = MAX_TURNS,
+        render_mode: str | None = None,
+    ) -> None:
         super().__init__()
         rules = Rules(players=players, opening=opening)
         self._table = _Table(rules, _check_window(window), check_int(max_turns, "max_turns", 1))

@@ -9,10 +9,22 @@ the purple star (tile 35).
 from __future__ import annotations
 
 import operator
-
 from typing import Any
 
-__all__ = ["COLORS", "SHAPES", "check_color", "check_tile", "color_code", "color_of", "parse_color", "parse_tile", "shape_of", "tile", "tile_code", "tile_name"]
+__all__ = [
+    "COLORS",
+    "SHAPES",
+    "check_color",
+    "check_tile",
+    "color_code",
+    "color_of",
+    "parse_color",
+    "parse_tile",
+    "shape_of",
+    "tile",
+    "tile_code",
+    "tile_name",
+]
 
 COLORS = ("red", "orange", "yellow", "green", "blue", "purple")
 SHAPES = ("circle", "square", "diamond", "clover", "cross", "star")

@@ -14,23 +14,23 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from ._checks import COORD_LIMIT, INT_FIELD_LIMIT, check_coord, check_int, check_seed
-from ._kernels import agents as _ag
-from ._kernels import board as _bd
-from ._kernels import cubes as _cu
-from ._kernels import layout as _lo
-from ._kernels import mc as _mc
-from ._kernels import movegen as _mg
-from ._kernels import scoring as _sc
-from ._kernels import state as _st
-from ._kernels.rng import seed_streams
+from .._checks import COORD_LIMIT, INT_FIELD_LIMIT, check_coord, check_int, check_seed
+from .._kernels import agents as _ag
+from .._kernels import board as _bd
+from .._kernels import cubes as _cu
+from .._kernels import layout as _lo
+from .._kernels import mc as _mc
+from .._kernels import movegen as _mg
+from .._kernels import scoring as _sc
+from .._kernels import state as _st
+from .._kernels.rng import seed_streams
+from ..errors import FormatError, IllegalMoveError
 from .agents import AgentLike, check_cubes_agents, spec_row
-from .errors import FormatError, IllegalMoveError
 from .move import Action, Move, MoveKind, moves_from_arrays
 from .observation import Observation
 from .position import Position
 from .rules import Rules, resolve_rules
-from .tiles import COPIES, CUBES_PER_COLOR, COLORS, check_color, check_tile, tile_code, tile_name
+from .tiles import COLORS, COPIES, CUBES_PER_COLOR, check_color, check_tile, tile_code, tile_name
 
 __all__ = ["Game", "GameArrays", "MoveArrays"]
 
@@ -53,6 +53,7 @@ _ERRORS = {
     _sc.OPENING_PLACE: "the opening must be a horizontal line starting at (0, 0) and running right",
     _sc.TOO_LONG: "a placement has at most 6 tiles",
 }
+
 
 class MoveArrays(NamedTuple):
     """The legal placements of a position as arrays (:meth:`Game.legal_move_arrays`),
@@ -227,7 +228,7 @@ class Game:
             _st.finish_game(gm)
 
     def position(self) -> Position:
-        """The complete position as a :class:`~qwirkle_core.position.Position` value."""
+        """The complete position as a :class:`~qwirkle_core.game.position.Position` value."""
         return Position(
             rules=self.rules,
             seed=self.seed,
@@ -269,7 +270,7 @@ class Game:
     @classmethod
     def from_json(cls, text: str | bytes) -> Game:
         """The game of a position written by :meth:`to_json`; FormatError names the problem."""
-        from ._checks import load_json
+        from .._checks import load_json
 
         return cls.from_dict(load_json(text, "position"))
 
@@ -377,7 +378,18 @@ class Game:
         The kernels may change them in place; the caller then owns keeping the action
         history consistent (the modules above ``Game`` only read them or copy them).
         """
-        return _lo.GameState(self._board, self._cross, self._anchors, self._bmeta, self._hands, self._bag, self._gmeta, self._rng, self._scratch, self._act)
+        return _lo.GameState(
+            self._board,
+            self._cross,
+            self._anchors,
+            self._bmeta,
+            self._hands,
+            self._bag,
+            self._gmeta,
+            self._rng,
+            self._scratch,
+            self._act,
+        )
 
     def copy(self) -> Game:
         """An independent copy of the game, history included."""
@@ -399,7 +411,9 @@ class Game:
     def __repr__(self) -> str:
         state = f"over, winner {self.winner}" if self.is_over else f"player {self.current_player} to move"
         variant = " cubes" if self._rules.cubes else ""
-        return f"<Game{variant} players={self.players} turn={self.turn} scores={self.scores} bag={self.bag_size} {state}>"
+        return (
+            f"<Game{variant} players={self.players} turn={self.turn} scores={self.scores} bag={self.bag_size} {state}>"
+        )
 
     # -- moves ---------------------------------------------------------------------------
 
@@ -493,13 +507,25 @@ class Game:
         bm = self._bmeta
         if bm[_lo.B_TILES]:
             for r, c in cells:
-                if not (bm[_lo.B_MINR] - 7 <= r <= bm[_lo.B_MAXR] + 7 and bm[_lo.B_MINC] - 7 <= c <= bm[_lo.B_MAXC] + 7):
-                    raise IllegalMoveError(f"cell {(r, c)} is too far from the tiles on the board to be part of a legal line")
+                if not (
+                    bm[_lo.B_MINR] - 7 <= r <= bm[_lo.B_MAXR] + 7 and bm[_lo.B_MINC] - 7 <= c <= bm[_lo.B_MAXC] + 7
+                ):
+                    raise IllegalMoveError(
+                        f"cell {(r, c)} is too far from the tiles on the board to be part of a legal line"
+                    )
         rows = np.array([r for r, _ in cells], np.int64)
         cols = np.array([c for _, c in cells], np.int64)
         tiles = np.array(move.tiles, np.int64)
         code, score, qw, where = _sc.check_placement(
-            self._board, self._cross, self._bmeta, rows, cols, tiles, n, _st.opening_len.py_func(self._gmeta), self._cells
+            self._board,
+            self._cross,
+            self._bmeta,
+            rows,
+            cols,
+            tiles,
+            n,
+            _st.opening_len.py_func(self._gmeta),
+            self._cells,
         )
         if code == _sc.OK:
             return int(score), int(qw), self._cells[:n].copy(), tiles
@@ -567,8 +593,12 @@ class Game:
         checked = self._check_exchange(tiles)
         player, before = self.current_player, self._snapshot()
         cubes = self._rules.cubes
-        (_cu.swap if cubes else _st.exchange)(self._hands, self._bag, self._gmeta, self._rng, np.array(checked, np.int64), len(checked))
-        (_cu.end_if_dead if cubes else _st.end_if_dead)(self._cross, self._anchors, self._bmeta, self._hands, self._bag, self._gmeta)
+        (_cu.swap if cubes else _st.exchange)(
+            self._hands, self._bag, self._gmeta, self._rng, np.array(checked, np.int64), len(checked)
+        )
+        (_cu.end_if_dead if cubes else _st.end_if_dead)(
+            self._cross, self._anchors, self._bmeta, self._hands, self._bag, self._gmeta
+        )
         self._log_action(player, Move.exchange(checked), 0, before, ())
 
     def check_exchange(self, tiles: Iterable[int]) -> list[int]:
@@ -579,7 +609,9 @@ class Game:
     def _check_exchange(self, tiles: Iterable[int]) -> list[int]:
         self._check_running()
         if self._rules.cubes and not self._stuck():
-            raise IllegalMoveError("Qwirkle Cubes has no exchanges while a face of a colour you hold fits somewhere: re-roll cubes instead (r R1 B4)")
+            raise IllegalMoveError(
+                "Qwirkle Cubes has no exchanges while a face of a colour you hold fits somewhere: re-roll cubes instead (r R1 B4)"
+            )
         checked = []
         for t in tiles:
             checked.append(check_tile(t))
@@ -593,7 +625,9 @@ class Game:
         if len(checked) > self.bag_size:
             raise IllegalMoveError(f"the bag holds only {self.bag_size} tiles; cannot exchange {len(checked)}")
         if self._rules.cubes and len(checked) != min(len(self.hand()), self.bag_size):
-            raise IllegalMoveError(f"none of your colours fits anywhere: swap {min(len(self.hand()), self.bag_size)} cubes (all you hold, as far as the bag allows), not {len(checked)}")
+            raise IllegalMoveError(
+                f"none of your colours fits anywhere: swap {min(len(self.hand()), self.bag_size)} cubes (all you hold, as far as the bag allows), not {len(checked)}"
+            )
         return checked
 
     def pass_turn(self) -> None:
@@ -607,9 +641,13 @@ class Game:
         if self._rules.cubes:
             if not self._stuck():
                 what = "a placement is possible" if self._placements() > 0 else "re-roll all your cubes until one fits"
-                raise IllegalMoveError(f"passing is only allowed when no face of any colour you hold fits anywhere; {what}")
+                raise IllegalMoveError(
+                    f"passing is only allowed when no face of any colour you hold fits anywhere; {what}"
+                )
             if self.bag_size:
-                raise IllegalMoveError("none of your colours fits anywhere: swap your cubes for cubes from the bag (x and your cubes)")
+                raise IllegalMoveError(
+                    "none of your colours fits anywhere: swap your cubes for cubes from the bag (x and your cubes)"
+                )
             player, before = self.current_player, self._snapshot()
             _cu.pass_stuck(self._gmeta)
             self._log_action(player, Move.pass_turn(), 0, before, ())
@@ -627,7 +665,7 @@ class Game:
         (``"greedy"``, ``"mc:playouts=32"``), an :class:`~qwirkle_core.AgentSpec`, or
         a spec row (float64 array, as :meth:`AgentSpec.row` makes).
 
-        The agent decides and acts exactly as inside :func:`~qwirkle_core.simulate`
+        The agent decides and acts exactly as inside :func:`~qwirkle_core.batch.simulate`
         (same choices, same draws, its tie-breaks from the game's agent stream), and
         the action goes into :attr:`history` like any other, so it can be undone.
         In Qwirkle Cubes a turn may take several actions: the agent's re-rolls go into
@@ -702,7 +740,9 @@ class Game:
     def _check_reroll(self, tiles: Iterable[int] | None) -> list[int]:
         self._check_running()
         if not self._rules.cubes:
-            raise IllegalMoveError("re-rolls are part of Qwirkle Cubes (Rules(variant='cubes')); in the tile game exchange tiles instead")
+            raise IllegalMoveError(
+                "re-rolls are part of Qwirkle Cubes (Rules(variant='cubes')); in the tile game exchange tiles instead"
+            )
         hand = list(self.hand())
         checked = hand if tiles is None else [check_tile(t) for t in tiles]
         if not 1 <= len(checked) <= len(hand):
@@ -710,9 +750,15 @@ class Game:
         self._check_in_hand(checked)
         if self._gmeta[_lo.G_REROLLED]:
             if not self.must_reroll:
-                raise IllegalMoveError("you have re-rolled in this turn already: place cubes now" if not self._stuck() else "you have re-rolled in this turn already and nothing can fit: pass")
+                raise IllegalMoveError(
+                    "you have re-rolled in this turn already: place cubes now"
+                    if not self._stuck()
+                    else "you have re-rolled in this turn already and nothing can fit: pass"
+                )
             if len(checked) != len(hand):
-                raise IllegalMoveError(f"no cube can be placed: re-roll all your cubes ({len(hand)}), not {len(checked)}")
+                raise IllegalMoveError(
+                    f"no cube can be placed: re-roll all your cubes ({len(hand)}), not {len(checked)}"
+                )
         return checked
 
     def _stuck(self) -> bool:
@@ -807,7 +853,14 @@ class Game:
     def _snapshot(self) -> tuple[np.ndarray, ...]:
         return (self._hands.copy(), self._bag.copy(), self._gmeta.copy(), self._rng.copy())
 
-    def _log_action(self, player: int, move: Move, points: int, before: tuple[np.ndarray, ...], placed: Iterable[tuple[int, int, int]]) -> Action:
+    def _log_action(
+        self,
+        player: int,
+        move: Move,
+        points: int,
+        before: tuple[np.ndarray, ...],
+        placed: Iterable[tuple[int, int, int]],
+    ) -> Action:
         action = Action(player, move, int(points), self.scores)
         self._log.append((action, before, tuple(placed)))
         return action

@@ -20,10 +20,10 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:  # the heavy imports happen inside main(), where Ctrl-C is handled
     from rich.console import Console
 
-    from .analysis import Analysis
-    from .records import GameRecord
-    from .simulate import SimulationResult
-    from .tournament import TournamentResult
+    from ..batch.simulate import SimulationResult
+    from ..batch.tournament import TournamentResult
+    from ..evaluation.analysis import Analysis
+    from ..game.records import GameRecord
 
 EXIT_USAGE = 2
 EXIT_INTERRUPTED = 130
@@ -76,8 +76,8 @@ def seed_type(text: str) -> int:
 
 def _agent_list(text: str) -> list[Any]:
     """argparse type of ``simulate --agents``: built-in agents, one per seat (AgentSpecs)."""
-    from .agents import parse_agents
-    from .players import is_builtin
+    from ..batch.players import is_builtin
+    from ..game.agents import parse_agents
 
     names = [a.strip() for a in text.split(",") if a.strip()]
     python = [a for a in names if not is_builtin(a)]
@@ -94,9 +94,9 @@ def _agent_list(text: str) -> list[Any]:
 
 def _check_cubes_agents(option: str, specs: Sequence[Any]) -> None:
     """UsageError naming ``option`` when one of the built-in agents ``specs``
-    (AgentSpecs) does not play Qwirkle Cubes (:func:`~qwirkle_core.agents.check_cubes_agents`)."""
-    from .agents import check_cubes_agents
-    from .errors import AgentError
+    (AgentSpecs) does not play Qwirkle Cubes (:func:`~qwirkle_core.game.agents.check_cubes_agents`)."""
+    from ..errors import AgentError
+    from ..game.agents import check_cubes_agents
 
     try:
         check_cubes_agents(s.row() for s in specs)
@@ -105,7 +105,7 @@ def _check_cubes_agents(option: str, specs: Sequence[Any]) -> None:
 
 
 def _seats(agents: list[Any]) -> list[Any]:
-    from .rules import MAX_PLAYERS, MIN_PLAYERS
+    from ..game.rules import MAX_PLAYERS, MIN_PLAYERS
 
     if not MIN_PLAYERS <= len(agents) <= MAX_PLAYERS:
         raise argparse.ArgumentTypeError(f"give {MIN_PLAYERS} to {MAX_PLAYERS} agents, got {len(agents)}")
@@ -115,8 +115,8 @@ def _seats(agents: list[Any]) -> list[Any]:
 def _any_agent(text: str) -> Any:
     """argparse type of one agent, built-in or a Python agent ``package.module:Name``
     (imported now, with the working folder importable, so a mistake is one line):
-    a :class:`qwirkle_core.players.Player`."""
-    from .players import Player
+    a :class:`qwirkle_core.batch.players.Player`."""
+    from ..batch.players import Player
 
     if os.getcwd() not in sys.path:
         sys.path.insert(0, os.getcwd())
@@ -132,7 +132,7 @@ def _any_agent_list(text: str) -> list[Any]:
 
 
 def _agent(text: str) -> Any:
-    from .agents import parse_agent
+    from ..game.agents import parse_agent
 
     try:
         return parse_agent(text)
@@ -152,7 +152,7 @@ def _time_limit(text: str) -> float:
 
 
 def _output_path(text: str) -> Path:
-    from .rows import check_output_path
+    from ..batch.rows import check_output_path
 
     try:
         return check_output_path(text)
@@ -220,19 +220,31 @@ class _ProgressBar:
         self.progress: Any = None
         self.status: Any = None
         if enabled:
-            self.status = console.status(status or "preparing the kernels (compiled on the first run only; cached after)")
+            self.status = console.status(
+                status or "preparing the kernels (compiled on the first run only; cached after)"
+            )
             self.status.start()
 
     def workers_ready(self, ready: int, workers: int) -> None:
         """Show how many of a cluster's workers have their kernels loaded."""
         if self.status is not None and self.progress is None:
-            self.status.update(f"loading the kernels on the workers: {ready} of {workers} ready (compiled on a machine's first run, about a minute; cached after)")
+            self.status.update(
+                f"loading the kernels on the workers: {ready} of {workers} ready (compiled on a machine's first run, about a minute; cached after)"
+            )
 
     def __call__(self, done: int, total: int) -> None:
         if not self.enabled:
             return
         if self.progress is None:
-            from rich.progress import BarColumn, MofNCompleteColumn, Progress, TaskProgressColumn, TextColumn, TimeElapsedColumn, TimeRemainingColumn
+            from rich.progress import (
+                BarColumn,
+                MofNCompleteColumn,
+                Progress,
+                TaskProgressColumn,
+                TextColumn,
+                TimeElapsedColumn,
+                TimeRemainingColumn,
+            )
 
             self.status.stop()
             self.progress = Progress(
@@ -260,7 +272,7 @@ class _ProgressBar:
 
 
 def _add_simulate(sub: Any) -> None:
-    from .rules import OPENING_RULES
+    from ..game.rules import OPENING_RULES
 
     p = sub.add_parser(
         "simulate",
@@ -278,10 +290,24 @@ def _add_simulate(sub: Any) -> None:
         help="comma-separated agents, one per seat, 2 to 6 (default: greedy,greedy); available: random, greedy, "
         "heuristic, mc, search; parameters as name:key=value, e.g. mc:playouts=32:depth=0 (docs/agents.md)",
     )
-    p.add_argument("--seed", type=seed_type, default=0, help="batch seed; game i plays from a hash of (seed, i) (default: 0)")
-    p.add_argument("--start", type=_nonnegative_int, default=0, help="index of the first game of the batch (default: 0)")
-    p.add_argument("--threads", type=_positive_int, default=None, help="worker threads (default: all cores; on a cluster, numba threads per task, default 1); results do not depend on it")
-    p.add_argument("--opening", choices=sorted(OPENING_RULES), default="largest_group", help="opening rule (default: largest_group, the official one)")
+    p.add_argument(
+        "--seed", type=seed_type, default=0, help="batch seed; game i plays from a hash of (seed, i) (default: 0)"
+    )
+    p.add_argument(
+        "--start", type=_nonnegative_int, default=0, help="index of the first game of the batch (default: 0)"
+    )
+    p.add_argument(
+        "--threads",
+        type=_positive_int,
+        default=None,
+        help="worker threads (default: all cores; on a cluster, numba threads per task, default 1); results do not depend on it",
+    )
+    p.add_argument(
+        "--opening",
+        choices=sorted(OPENING_RULES),
+        default="largest_group",
+        help="opening rule (default: largest_group, the official one)",
+    )
     _add_variant(p)
     p.add_argument(
         "--out",
@@ -291,14 +317,24 @@ def _add_simulate(sub: Any) -> None:
         "to this folder, one part-<first>-<end>.parquet file per range of games (docs/distributed.md)",
     )
     _add_cluster_options(p)
-    p.add_argument("--resume", action="store_true", help="with --scheduler/--workers: continue the batch in --out, playing only the ranges without a complete file")
-    p.add_argument("--range-size", type=_positive_int, default=None, metavar="N", help="with --scheduler/--workers: games per task (default: about 5 seconds of work)")
+    p.add_argument(
+        "--resume",
+        action="store_true",
+        help="with --scheduler/--workers: continue the batch in --out, playing only the ranges without a complete file",
+    )
+    p.add_argument(
+        "--range-size",
+        type=_positive_int,
+        default=None,
+        metavar="N",
+        help="with --scheduler/--workers: games per task (default: about 5 seconds of work)",
+    )
     p.add_argument("--no-progress", action="store_true", help="no progress display")
     p.set_defaults(run=_run_simulate)
 
 
 def _add_variant(p: Any) -> None:
-    from .rules import VARIANTS
+    from ..game.rules import VARIANTS
 
     p.add_argument(
         "--variant",
@@ -316,7 +352,13 @@ def _add_cluster_options(p: Any) -> None:
         metavar="ADDRESS",
         help="run on the Dask cluster whose scheduler is at ADDRESS, e.g. tcp://host:8786 (needs pip install 'qwirkle-core[dask]'; docs/distributed.md)",
     )
-    group.add_argument("--workers", type=_positive_int, default=None, metavar="K", help="run on a local Dask cluster of K worker processes, one thread each")
+    group.add_argument(
+        "--workers",
+        type=_positive_int,
+        default=None,
+        metavar="K",
+        help="run on a local Dask cluster of K worker processes, one thread each",
+    )
 
 
 def summary_table(result: SimulationResult) -> Any:
@@ -329,7 +371,14 @@ def summary_table(result: SimulationResult) -> Any:
         table.add_column(col, justify="left" if col == "agent" else "right")
     means, sds, qw = result.mean_scores(), result.score_std(), result.mean_qwirkles()
     for seat, (rate, low, high) in enumerate(result.win_rates()):
-        table.add_row(str(seat), result.agents[seat], f"{rate:.1%} [{low:.1%}, {high:.1%}]", f"{means[seat]:.1f}", f"{sds[seat]:.1f}", f"{qw[seat]:.2f}")
+        table.add_row(
+            str(seat),
+            result.agents[seat],
+            f"{rate:.1%} [{low:.1%}, {high:.1%}]",
+            f"{means[seat]:.1f}",
+            f"{sds[seat]:.1f}",
+            f"{qw[seat]:.2f}",
+        )
     return table
 
 
@@ -340,7 +389,9 @@ def print_summary(result: SimulationResult, console: Console) -> None:
         return
     fp = result.first_player_advantage()
     console.print(summary_table(result))
-    console.print(f"ties: {result.tie_rate:.1%}   mean turns: {result.mean_turns():.1f}   tiles placed: {result.stats.mean_tiles_placed():.1f}")
+    console.print(
+        f"ties: {result.tie_rate:.1%}   mean turns: {result.mean_turns():.1f}   tiles placed: {result.stats.mean_tiles_placed():.1f}"
+    )
     console.print(
         f"first player: wins {fp['win_rate']:.1%} [{fp['low']:.1%}, {fp['high']:.1%}] (fair share {fp['fair']:.1%}), "
         f"score margin {fp['score_margin']:+.2f} points"
@@ -355,12 +406,14 @@ def print_summary(result: SimulationResult, console: Console) -> None:
             f"({result.threads} worker threads; kernels ready in {result.compile_seconds:.1f} s)"
         )
     else:
-        console.print(f"{result.games:,} games in {result.elapsed:.1f} s ({result.games_per_second:,.0f} games/s, {result.threads} threads)")
+        console.print(
+            f"{result.games:,} games in {result.elapsed:.1f} s ({result.games_per_second:,.0f} games/s, {result.threads} threads)"
+        )
 
 
 def _run_simulate(args: argparse.Namespace, console: Console) -> int:
-    from .rules import Rules
-    from .simulate import simulate
+    from ..batch.simulate import simulate
+    from ..game.rules import Rules
 
     rules = Rules(players=len(args.agents), opening=args.opening, variant=args.variant)
     if rules.cubes:
@@ -368,7 +421,9 @@ def _run_simulate(args: argparse.Namespace, console: Console) -> int:
     if args.scheduler or args.workers:
         return _run_simulate_on_cluster(args, console, rules)
     if args.resume or args.range_size is not None:
-        raise UsageError(f"argument {'--resume' if args.resume else '--range-size'}: needs --scheduler or --workers (see 'qwirkle simulate --help')")
+        raise UsageError(
+            f"argument {'--resume' if args.resume else '--range-size'}: needs --scheduler or --workers (see 'qwirkle simulate --help')"
+        )
     if args.out is not None:
         try:
             args.out = _output_path(args.out)
@@ -376,7 +431,16 @@ def _run_simulate(args: argparse.Namespace, console: Console) -> int:
             raise UsageError(f"argument --out: {e} (see 'qwirkle simulate --help')") from None
     bar = _ProgressBar(console, "games", not args.no_progress, _kernel_status(args.agents, rules))
     try:
-        result = simulate(args.games, agents=args.agents, seed=args.seed, threads=args.threads, rules=rules, progress=bar, start=args.start, out=args.out)
+        result = simulate(
+            args.games,
+            agents=args.agents,
+            seed=args.seed,
+            threads=args.threads,
+            rules=rules,
+            progress=bar,
+            start=args.start,
+            out=args.out,
+        )
     finally:
         bar.close()
     print_summary(result, console)
@@ -394,11 +458,13 @@ def _run_simulate(args: argparse.Namespace, console: Console) -> int:
 
 
 def _run_simulate_on_cluster(args: argparse.Namespace, console: Console, rules: Any) -> int:
-    from .simulate import simulate
+    from ..batch.simulate import simulate
 
     dist = _distributed()
     if args.out is None:
-        raise UsageError("argument --out: a run on a cluster needs --out DIR, the folder for its part files (see 'qwirkle simulate --help')")
+        raise UsageError(
+            "argument --out: a run on a cluster needs --out DIR, the folder for its part files (see 'qwirkle simulate --help')"
+        )
     try:
         folder = dist.check_batch_folder(args.out, args.agents, rules, args.seed, args.start, args.games, args.resume)
     except (OSError, ValueError) as e:
@@ -442,9 +508,11 @@ def _run_simulate_on_cluster(args: argparse.Namespace, console: Console, rules: 
 def _distributed() -> Any:
     """The distributed module, or a usage error saying what to install."""
     try:
-        from . import distributed
+        from ..batch import distributed
     except ImportError as e:
-        raise UsageError(f"--scheduler and --workers need Dask ({e.name or e}): pip install 'qwirkle-core[dask]'") from None
+        raise UsageError(
+            f"--scheduler and --workers need Dask ({e.name or e}): pip install 'qwirkle-core[dask]'"
+        ) from None
     return distributed
 
 
@@ -452,7 +520,7 @@ def _kernel_status(agents: Sequence[Any], rules: Any) -> str:
     """What the progress display says until the first game: whether this batch's kernel
     (for ``agents`` under ``rules``) is being compiled (a first run, with a rough
     duration) or loaded from the cache."""
-    from .local import compile_seconds
+    from ..batch.local import compile_seconds
 
     seconds = compile_seconds(agents, rules)
     if seconds:
@@ -461,7 +529,9 @@ def _kernel_status(agents: Sequence[Any], rules: Any) -> str:
 
 
 def _cluster_status(args: argparse.Namespace) -> str:
-    return f"starting {args.workers} local workers" if args.workers else f"connecting to the scheduler at {args.scheduler}"
+    return (
+        f"starting {args.workers} local workers" if args.workers else f"connecting to the scheduler at {args.scheduler}"
+    )
 
 
 @contextmanager
@@ -480,7 +550,14 @@ def _cluster(args: argparse.Namespace) -> Iterator[Any]:
         # scheduler's close and log a traceback); a task's error reaches this process.
         handler = signal.signal(signal.SIGINT, signal.SIG_IGN)
         try:
-            cluster = LocalCluster(n_workers=args.workers, threads_per_worker=1, processes=True, host="127.0.0.1", dashboard_address=":0", silence_logs=logging.CRITICAL)
+            cluster = LocalCluster(
+                n_workers=args.workers,
+                threads_per_worker=1,
+                processes=True,
+                host="127.0.0.1",
+                dashboard_address=":0",
+                silence_logs=logging.CRITICAL,
+            )
         finally:
             signal.signal(signal.SIGINT, handler)
         with cluster, Client(cluster) as client:
@@ -496,8 +573,8 @@ def _cluster(args: argparse.Namespace) -> Iterator[Any]:
 
 def _save_elsewhere(result: SimulationResult, path: Path, console: Console) -> int:
     """After a failure to write ``path``, save the kept rows in the working folder."""
-    from .rows import write_rows
-    from .simulate import batch_metadata
+    from ..batch.rows import write_rows
+    from ..batch.simulate import batch_metadata
 
     if result.games == 0 or result.path is not None:
         console.print(f"could not finish writing {result.write_error}")
@@ -529,7 +606,12 @@ def _add_tournament(sub: Any) -> None:
         help="comma-separated agents, at least 2 (default: greedy,heuristic,mc); parameters as name:key=value, e.g. mc:playouts=32; "
         "Python agents as package.module:Name, importable from the working folder (docs/env.md)",
     )
-    p.add_argument("--games", type=_even_games, default=1000, help="games per pairing, an even number (each deal is played from both seats; default: 1000)")
+    p.add_argument(
+        "--games",
+        type=_even_games,
+        default=1000,
+        help="games per pairing, an even number (each deal is played from both seats; default: 1000)",
+    )
     p.add_argument("--seed", type=seed_type, default=0, help="seed (default: 0)")
     p.add_argument(
         "--threads",
@@ -537,8 +619,19 @@ def _add_tournament(sub: Any) -> None:
         default=None,
         help="worker threads, or worker processes for pairings with a Python agent (default: all cores; on a cluster, numba threads per task, default 1)",
     )
-    p.add_argument("--time-limit", type=_time_limit, default=None, metavar="SECONDS", help="seconds per move for Python agents; a slower move loses the game from the results (default: no limit)")
-    p.add_argument("--plot", type=_plot_path, default=None, help="save the score distributions to this .png file (needs matplotlib)")
+    p.add_argument(
+        "--time-limit",
+        type=_time_limit,
+        default=None,
+        metavar="SECONDS",
+        help="seconds per move for Python agents; a slower move loses the game from the results (default: no limit)",
+    )
+    p.add_argument(
+        "--plot",
+        type=_plot_path,
+        default=None,
+        help="save the score distributions to this .png file (needs matplotlib)",
+    )
     _add_variant(p)
     _add_cluster_options(p)
     p.add_argument("--no-progress", action="store_true", help="no progress display")
@@ -548,13 +641,15 @@ def _add_tournament(sub: Any) -> None:
 def _even_games(text: str) -> int:
     value = _positive_int(text)
     if value < 2 or value % 2:
-        raise argparse.ArgumentTypeError(f"must be an even number of at least 2 (each deal is played from both seats), got {value}")
+        raise argparse.ArgumentTypeError(
+            f"must be an even number of at least 2 (each deal is played from both seats), got {value}"
+        )
     return value
 
 
 def _run_tournament(args: argparse.Namespace, console: Console) -> int:
-    from .rules import Rules
-    from .tournament import tournament
+    from ..batch.tournament import tournament
+    from ..game.rules import Rules
 
     rules = Rules(variant=args.variant)
     labels = [a.label for a in args.agents]
@@ -562,9 +657,13 @@ def _run_tournament(args: argparse.Namespace, console: Console) -> int:
         raise UsageError("argument --agents: each agent may appear once")
     python = [a.label for a in args.agents if a.spec is None]
     if python and (args.scheduler or args.workers):
-        raise UsageError(f"argument --agents: {python[0]!r} is a Python agent; a tournament on a cluster plays built-in agents only (see 'qwirkle tournament --help')")
+        raise UsageError(
+            f"argument --agents: {python[0]!r} is a Python agent; a tournament on a cluster plays built-in agents only (see 'qwirkle tournament --help')"
+        )
     if python and rules.cubes:
-        raise UsageError(f"argument --agents: {python[0]!r} is a Python agent; Qwirkle Cubes is played by the built-in agents only")
+        raise UsageError(
+            f"argument --agents: {python[0]!r} is a Python agent; Qwirkle Cubes is played by the built-in agents only"
+        )
     if rules.cubes:
         _check_cubes_agents("--agents", [a.spec for a in args.agents])
     if args.plot is not None:
@@ -575,9 +674,25 @@ def _run_tournament(args: argparse.Namespace, console: Console) -> int:
         if dist is not None:
             with _cluster(args) as client:
                 dist.warm_up(client, rules=rules, on_ready=bar.workers_ready)
-                result = tournament(args.agents, games=args.games, seed=args.seed, threads=args.threads, progress=bar, client=client, rules=rules)
+                result = tournament(
+                    args.agents,
+                    games=args.games,
+                    seed=args.seed,
+                    threads=args.threads,
+                    progress=bar,
+                    client=client,
+                    rules=rules,
+                )
         else:
-            result = tournament(args.agents, games=args.games, seed=args.seed, threads=args.threads, progress=bar, time_limit=args.time_limit, rules=rules)
+            result = tournament(
+                args.agents,
+                games=args.games,
+                seed=args.seed,
+                threads=args.threads,
+                progress=bar,
+                time_limit=args.time_limit,
+                rules=rules,
+            )
     finally:
         bar.close()
     _print_tournament(result, args.agents, console)
@@ -601,7 +716,14 @@ def _print_tournament(result: TournamentResult, agents: list[Any], console: Cons
             continue
         low, high = m.interval()
         se = m.margin.std(ddof=1) / len(m.margin) ** 0.5 if len(m.margin) > 1 else float("nan")
-        table.add_row(m.first, m.second, f"{m.games:,}", f"{m.win_rate:.1%} [{low:.1%}, {high:.1%}]", f"{m.margin.mean():+.1f} ± {1.96 * se:.1f}", f"{m.wins}-{m.losses}-{m.ties}")
+        table.add_row(
+            m.first,
+            m.second,
+            f"{m.games:,}",
+            f"{m.win_rate:.1%} [{low:.1%}, {high:.1%}]",
+            f"{m.margin.mean():+.1f} ± {1.96 * se:.1f}",
+            f"{m.wins}-{m.losses}-{m.ties}",
+        )
     console.print(table)
     standings = Table(title="Standings (all pairings)", title_justify="left")
     for col in ("agent", "games", "mean score"):
@@ -612,18 +734,26 @@ def _print_tournament(result: TournamentResult, agents: list[Any], console: Cons
     console.print(standings)
     if result.seconds_per_move:
         python = {p.label for p in agents if p.spec is None}
-        timing = Table(title="Time per move" if python else "Time per move (self-play, one thread)", title_justify="left")
+        timing = Table(
+            title="Time per move" if python else "Time per move (self-play, one thread)", title_justify="left"
+        )
         timing.add_column("agent")
         timing.add_column("ms per move", justify="right")
         if python:
             timing.add_column("measured in")
         for a, seconds in result.seconds_per_move.items():
-            timing.add_row(a, f"{1000 * seconds:.3g}", *(["its turns above" if a in python else "self-play, one thread"] if python else []))
+            timing.add_row(
+                a,
+                f"{1000 * seconds:.3g}",
+                *(["its turns above" if a in python else "self-play, one thread"] if python else []),
+            )
         console.print(timing)
     for agent in dict.fromkeys(f.agent for f in result.failures):
         failed = [f for f in result.failures if f.agent == agent]
         first = " (the first of them)" if len(failed) > 1 else ""
-        console.print(f"{len(failed)} games not counted: {failed[0]}{first}", markup=False, highlight=False, soft_wrap=True)
+        console.print(
+            f"{len(failed)} games not counted: {failed[0]}{first}", markup=False, highlight=False, soft_wrap=True
+        )
     if result.interrupted:
         console.print("interrupted: only finished deals (both seats) are counted")
 
@@ -671,7 +801,7 @@ def _save_plot(result: TournamentResult, path: Path, console: Console) -> None:
 
 
 def _add_play(sub: Any) -> None:
-    from .rules import OPENING_RULES
+    from ..game.rules import OPENING_RULES
 
     p = sub.add_parser(
         "play",
@@ -680,29 +810,48 @@ def _add_play(sub: Any) -> None:
         "text when piped), your hand, legal moves, hints, undo, and saving the game record. Reads commands "
         "from standard input, so it can be scripted. An opponent that fails ends the game with a one-line error.",
     )
-    p.add_argument("--players", type=int, choices=range(2, 7), default=2, metavar="N", help="number of seats, 2 to 6 (default: 2)")
+    p.add_argument(
+        "--players", type=int, choices=range(2, 7), default=2, metavar="N", help="number of seats, 2 to 6 (default: 2)"
+    )
     p.add_argument(
         "--opponent",
         type=_any_agent,
         default="greedy",
         help="the agent in the other seats: random, greedy, heuristic, mc, search, with parameters, or a Python agent as package.module:Name (default: greedy)",
     )
-    p.add_argument("--time-limit", type=_time_limit, default=None, metavar="SECONDS", help="a Python opponent's seconds per move (default: no limit)")
+    p.add_argument(
+        "--time-limit",
+        type=_time_limit,
+        default=None,
+        metavar="SECONDS",
+        help="a Python opponent's seconds per move (default: no limit)",
+    )
     p.add_argument("--seat", type=int, default=0, help="your seat, from 0 (default: 0); the rules decide who opens")
-    p.add_argument("--seed", type=seed_type, default=None, help="the game's seed (default: random; printed at the start)")
-    p.add_argument("--opening", choices=sorted(OPENING_RULES), default="largest_group", help="opening rule (default: largest_group, the official one)")
+    p.add_argument(
+        "--seed", type=seed_type, default=None, help="the game's seed (default: random; printed at the start)"
+    )
+    p.add_argument(
+        "--opening",
+        choices=sorted(OPENING_RULES),
+        default="largest_group",
+        help="opening rule (default: largest_group, the official one)",
+    )
     _add_variant(p)
     p.add_argument("--no-color", action="store_true", help="no colours even on a terminal")
     p.set_defaults(run=_run_play)
 
 
 def _run_play(args: argparse.Namespace, console: Console) -> int:
-    from .frontend import run_play
+    from .play import run_play
 
     if not 0 <= args.seat < args.players:
-        raise UsageError(f"argument --seat: must be 0 to {args.players - 1} with {args.players} players, got {args.seat}")
+        raise UsageError(
+            f"argument --seat: must be 0 to {args.players - 1} with {args.players} players, got {args.seat}"
+        )
     if args.variant == "cubes" and args.opponent.spec is None:
-        raise UsageError(f"argument --opponent: {args.opponent.label!r} is a Python agent; Qwirkle Cubes is played by the built-in agents only")
+        raise UsageError(
+            f"argument --opponent: {args.opponent.label!r} is a Python agent; Qwirkle Cubes is played by the built-in agents only"
+        )
     if args.variant == "cubes":
         _check_cubes_agents("--opponent", [args.opponent.spec])
     run_play(
@@ -744,7 +893,9 @@ def _check_server_extra() -> None:
 
     missing = [name for name in ("fastapi", "uvicorn", "websockets", "httpx") if find_spec(name) is None]
     if missing:
-        raise UsageError(f"this needs the [server] extra ({', '.join(missing)} missing): pip install 'qwirkle-core[server]'")
+        raise UsageError(
+            f"this needs the [server] extra ({', '.join(missing)} missing): pip install 'qwirkle-core[server]'"
+        )
 
 
 def _add_serve(sub: Any) -> None:
@@ -758,13 +909,15 @@ def _add_serve(sub: Any) -> None:
     )
     p.add_argument("--host", default="127.0.0.1", help="address to listen on (default: 127.0.0.1, this machine only)")
     p.add_argument("--port", type=_port, default=8000, help="port (default: 8000)")
-    p.add_argument("--db", type=_db_path, default="qwirkle.sqlite", help="SQLite file of the games (default: qwirkle.sqlite)")
+    p.add_argument(
+        "--db", type=_db_path, default="qwirkle.sqlite", help="SQLite file of the games (default: qwirkle.sqlite)"
+    )
     p.set_defaults(run=_run_serve)
 
 
 def _run_serve(args: argparse.Namespace, console: Console) -> int:
     _check_server_extra()
-    from .server import serve
+    from ..server import serve
 
     console.print(f"qwirkle server on http://{args.host}:{args.port}/ (games in {args.db}); Ctrl-C stops it")
     serve(host=args.host, port=args.port, db_path=args.db)
@@ -780,9 +933,20 @@ def _add_bot(sub: Any) -> None:
     )
     p.add_argument("--url", required=True, help="the server, e.g. http://127.0.0.1:8000")
     p.add_argument("--game", required=True, help="the game id (write --game=ID if an id begins with '-')")
-    p.add_argument("--token", default=os.environ.get("QWIRKLE_TOKEN"), help="the seat's token (default: $QWIRKLE_TOKEN; write --token=TOKEN if it begins with '-')")
-    p.add_argument("--agent", type=_agent, default="heuristic", help="the agent, e.g. greedy, heuristic, mc:playouts=32 (default: heuristic)")
-    p.add_argument("--seed", type=seed_type, default=None, help="seed of the bot's guesses at the unseen tiles (default: random)")
+    p.add_argument(
+        "--token",
+        default=os.environ.get("QWIRKLE_TOKEN"),
+        help="the seat's token (default: $QWIRKLE_TOKEN; write --token=TOKEN if it begins with '-')",
+    )
+    p.add_argument(
+        "--agent",
+        type=_agent,
+        default="heuristic",
+        help="the agent, e.g. greedy, heuristic, mc:playouts=32 (default: heuristic)",
+    )
+    p.add_argument(
+        "--seed", type=seed_type, default=None, help="seed of the bot's guesses at the unseen tiles (default: random)"
+    )
     p.set_defaults(run=_run_bot)
 
 
@@ -792,7 +956,7 @@ def _run_bot(args: argparse.Namespace, console: Console) -> int:
     if not args.url.startswith(("http://", "https://")):
         raise UsageError(f"argument --url: expected http://HOST:PORT, got {args.url!r}")
     _check_server_extra()
-    from .server.bot import BotError, play_remote
+    from ..server.bot import BotError, play_remote
 
     try:
         view = play_remote(
@@ -827,17 +991,31 @@ def _add_analyse(sub: Any) -> None:
     )
     p.add_argument("record", type=_record_file, metavar="RECORD", help="the game record, a JSON file (docs/records.md)")
     p.add_argument("--seat", type=int, default=None, help="analyse only this seat's actions (from 0)")
-    p.add_argument("--json", type=_json_path, default=None, metavar="PATH", help="write the analysis to this .json file")
-    p.add_argument("--playouts", type=_positive_int, default=100, help="playouts per candidate action before the endgame (default: 100)")
-    p.add_argument("--candidates", type=_positive_int, default=12, help="the engine's candidate placements per position, 1 to 64 (default: 12)")
-    p.add_argument("--max-nodes", type=_positive_int, default=1_000_000, help="positions per endgame solve (default: 1000000)")
+    p.add_argument(
+        "--json", type=_json_path, default=None, metavar="PATH", help="write the analysis to this .json file"
+    )
+    p.add_argument(
+        "--playouts",
+        type=_positive_int,
+        default=100,
+        help="playouts per candidate action before the endgame (default: 100)",
+    )
+    p.add_argument(
+        "--candidates",
+        type=_positive_int,
+        default=12,
+        help="the engine's candidate placements per position, 1 to 64 (default: 12)",
+    )
+    p.add_argument(
+        "--max-nodes", type=_positive_int, default=1_000_000, help="positions per endgame solve (default: 1000000)"
+    )
     p.add_argument("--seed", type=seed_type, default=0, help="seed of the playouts (default: 0)")
     p.add_argument("--no-progress", action="store_true", help="no progress display")
     p.set_defaults(run=_run_analyse)
 
 
 def _record_file(text: str) -> GameRecord:
-    from .records import GameRecord, replay
+    from ..game.records import GameRecord, replay
 
     try:
         data = Path(text).read_text(encoding="utf-8")
@@ -852,20 +1030,32 @@ def _record_file(text: str) -> GameRecord:
 
 
 def _run_analyse(args: argparse.Namespace, console: Console) -> int:
-    from .analysis import analyse
+    from ..evaluation.analysis import analyse
 
     players = args.record.players
     if args.record.rules.cubes:
-        raise UsageError("argument RECORD: a Qwirkle Cubes game; analyse judges tile games only (its playouts and endgame solver know no re-rolls)")
+        raise UsageError(
+            "argument RECORD: a Qwirkle Cubes game; analyse judges tile games only (its playouts and endgame solver know no re-rolls)"
+        )
     if args.seat is not None and not 0 <= args.seat < players:
-        raise UsageError(f"argument --seat: must be 0 to {players - 1} for a game of {players} players, got {args.seat}")
+        raise UsageError(
+            f"argument --seat: must be 0 to {players - 1} for a game of {players} players, got {args.seat}"
+        )
     if args.playouts < 2:
         raise UsageError(f"argument --playouts: must be at least 2, got {args.playouts}")
     if args.candidates > 64:
         raise UsageError(f"argument --candidates: must be 1 to 64, got {args.candidates}")
     bar = _ProgressBar(console, "actions", not args.no_progress)
     try:
-        result = analyse(args.record, seat=args.seat, playouts=args.playouts, candidates=args.candidates, max_nodes=args.max_nodes, seed=args.seed, progress=bar)
+        result = analyse(
+            args.record,
+            seat=args.seat,
+            playouts=args.playouts,
+            candidates=args.candidates,
+            max_nodes=args.max_nodes,
+            seed=args.seed,
+            progress=bar,
+        )
     finally:
         bar.close()
     _print_analysis(result, console)
@@ -884,10 +1074,13 @@ def _run_analyse(args: argparse.Namespace, console: Console) -> int:
 def _print_analysis(result: Analysis, console: Console) -> None:
     from rich.table import Table
 
-    from .move import format_move
+    from ..game.move import format_move
 
     who = "all seats" if result.seat is None else f"seat {result.seat}"
-    table = Table(title=f"Analysis ({who}; {result.playouts} playouts x {result.candidates} candidates, seed {result.seed})", title_justify="left")
+    table = Table(
+        title=f"Analysis ({who}; {result.playouts} playouts x {result.candidates} candidates, seed {result.seed})",
+        title_justify="left",
+    )
     for col in ("#", "seat", "bag", "played", "best", "margin of best", "win of best", "loss", "how"):
         table.add_column(col, justify="left" if col in ("played", "best", "how") else "right")
     for a in result.actions:
@@ -909,7 +1102,9 @@ def _print_analysis(result: Analysis, console: Console) -> None:
         judged = [a for a in result.actions if a.player == p and a.method != "forced"]
         if judged:
             name = f" ({result.agents[p]})" if result.agents else ""
-            console.print(f"seat {p}{name}: mean loss {result.mean_loss(p):.2f} points over {len(judged)} actions, best action played {sum(a.loss == 0 for a in judged)} times")
+            console.print(
+                f"seat {p}{name}: mean loss {result.mean_loss(p):.2f} points over {len(judged)} actions, best action played {sum(a.loss == 0 for a in judged)} times"
+            )
 
 
 # -- main -------------------------------------------------------------------------------
@@ -917,7 +1112,7 @@ def _print_analysis(result: Analysis, console: Console) -> None:
 
 def build_parser() -> argparse.ArgumentParser:
     """The ``qwirkle`` argument parser."""
-    from ._version import __version__
+    from .._version import __version__
 
     parser = _Parser(prog="qwirkle", description="qwirkle-core: a fast, exact Qwirkle engine and simulator.")
     parser.add_argument("--version", action="version", version=f"qwirkle-core {__version__}")

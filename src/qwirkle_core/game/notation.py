@@ -6,7 +6,7 @@
 - placed tiles: separated by spaces, ``R1@0,0 R2@0,1``.
 
 Whole moves (placements, ``x R1 B4`` exchanges, ``pass``) are read and written by
-:mod:`qwirkle_core.move` (``Move.parse``, ``str(move)``) on top of these.
+:mod:`qwirkle_core.game.move` (``Move.parse``, ``str(move)``) on top of these.
 
 Parsing is case-insensitive and tolerant of extra spaces; errors are ``ValueError``
 naming the text, the word (counted from 1) and what is wrong with it. The ``format_*``
@@ -19,7 +19,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
-from ._checks import check_coord
+from .._checks import check_coord
 from .tiles import parse_tile, tile_code
 
 __all__ = ["format_cells", "format_tiles", "parse_cells", "parse_tiles", "tile_word"]
@@ -75,7 +75,9 @@ def parse_cells(text: str, what: str = "placement") -> list[tuple[int, int, int]
         m = _PLACED.match(w)
         if not m or len(m.group(2)) > 12 or len(m.group(3)) > 12:
             if m:
-                raise ValueError(f"{what} {quoted(text)}, word {i}: a coordinate is outside the board (|row|, |col| < 2**31)")
+                raise ValueError(
+                    f"{what} {quoted(text)}, word {i}: a coordinate is outside the board (|row|, |col| < 2**31)"
+                )
             raise ValueError(f"{what} {quoted(text)}, word {i} {quoted(w)}: expected TILE@ROW,COL such as R1@0,-2")
         try:
             row = check_coord(int(m.group(2)), "row")

@@ -14,7 +14,7 @@ from typing import Any, NoReturn
 
 import numpy as np
 
-from ._checks import COORD_LIMIT, check_coord
+from .._checks import COORD_LIMIT, check_coord
 from .notation import format_cells, format_tiles, parse_cells, quoted, tile_word
 from .tiles import check_tile, tile_code
 
@@ -81,7 +81,14 @@ class Move:
         ordered = tuple(sorted(items))
         self._init(MoveKind.PLACE, ordered, tuple(t for _, _, t in ordered), score)
 
-    def _init(self, kind: MoveKind, placements: tuple[tuple[int, int, int], ...], tiles: tuple[int, ...], score: int | None, faces: tuple[int, ...] = ()) -> None:
+    def _init(
+        self,
+        kind: MoveKind,
+        placements: tuple[tuple[int, int, int], ...],
+        tiles: tuple[int, ...],
+        score: int | None,
+        faces: tuple[int, ...] = (),
+    ) -> None:
         object.__setattr__(self, "kind", kind)
         object.__setattr__(self, "placements", placements)
         object.__setattr__(self, "tiles", tiles)
@@ -183,7 +190,13 @@ class Move:
         return (_rebuild, (self.kind.value, self.placements, self.tiles, self.score, self.faces))
 
 
-def _rebuild(kind: str, placements: tuple[tuple[int, int, int], ...], tiles: tuple[int, ...], score: int | None, faces: tuple[int, ...] = ()) -> Move:
+def _rebuild(
+    kind: str,
+    placements: tuple[tuple[int, int, int], ...],
+    tiles: tuple[int, ...],
+    score: int | None,
+    faces: tuple[int, ...] = (),
+) -> Move:
     """Unpickle a :class:`Move` (its fields were checked when it was made)."""
     m = Move.__new__(Move)
     m._init(MoveKind(kind), placements, tiles, score, faces)
@@ -195,7 +208,9 @@ def _rebuild(kind: str, placements: tuple[tuple[int, int, int], ...], tiles: tup
 _SLOT_SETTERS = tuple(Move.__dict__[name].__set__ for name in ("kind", "placements", "tiles", "score", "faces"))
 
 
-def moves_from_arrays(rows: np.ndarray, cols: np.ndarray, tiles: np.ndarray, counts: np.ndarray, scores: np.ndarray) -> list[Move]:
+def moves_from_arrays(
+    rows: np.ndarray, cols: np.ndarray, tiles: np.ndarray, counts: np.ndarray, scores: np.ndarray
+) -> list[Move]:
     """Placements given as arrays, as :meth:`Game.legal_move_arrays` returns them: move
     ``i`` puts ``tiles[i, j]`` on ``(rows[i, j], cols[i, j])`` for ``j < counts[i]``
     and scores ``scores[i]``. rows, cols, tiles: int[n, 6]; counts, scores: int[n].
@@ -273,7 +288,9 @@ def parse_move(text: str) -> Move:
         return _parse_reroll(text, words)
     if head in ("x", "exchange"):
         if not 2 <= len(words) <= 7:
-            raise ValueError(f"move {quoted(text)}: an exchange names 1 to 6 tiles, like 'x R1 B4', not {len(words) - 1}")
+            raise ValueError(
+                f"move {quoted(text)}: an exchange names 1 to 6 tiles, like 'x R1 B4', not {len(words) - 1}"
+            )
         return Move.exchange(tile_word(text, "move", i, w) for i, w in enumerate(words[1:], start=2))
     if "@" not in text:
         raise ValueError(f"move {quoted(text)}: not a move; expected {_MOVE_FORMS}")
@@ -310,4 +327,9 @@ class Action:
 
     def to_dict(self) -> dict[str, Any]:
         """The action as a JSON-ready dict (the move in notation)."""
-        return {"player": self.player, "move": format_move(self.move), "points": self.points, "scores": list(self.scores)}
+        return {
+            "player": self.player,
+            "move": format_move(self.move),
+            "points": self.points,
+            "scores": list(self.scores),
+        }

@@ -15,8 +15,8 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
-from ._checks import SEED_LIMIT, json_field, json_int, json_ints, json_object, load_json
-from .errors import FormatError, IllegalMoveError, RecordError
+from .._checks import SEED_LIMIT, json_field, json_int, json_ints, json_object, load_json
+from ..errors import FormatError, IllegalMoveError, RecordError
 from .game import Game
 from .move import Action, Move, format_move
 from .position import VERSION, codes_from_json, rules_from_json
@@ -157,7 +157,9 @@ class GameRecord:
             if start.rules != rules:
                 raise FormatError(f"record: the setup position's rules {start.rules} differ from the record's {rules}")
         agents = data.get("agents")
-        if agents is not None and not (isinstance(agents, list) and len(agents) == n and all(isinstance(a, str) for a in agents)):
+        if agents is not None and not (
+            isinstance(agents, list) and len(agents) == n and all(isinstance(a, str) for a in agents)
+        ):
             raise FormatError(f"record agents must be null or {n} strings")
         hands = data.get("hands")
         if hands is not None:
@@ -244,7 +246,9 @@ def replay(record: GameRecord) -> Game:
             raise RecordError(f"{where}: illegal: {e}", action=i) from None
         if a.move.faces and g.history[-1].move.faces != a.move.faces:
             rolled = format_move(g.history[-1].move).partition("-> ")[2]
-            raise RecordError(f"{where}: recorded faces {format_move(a.move).partition('-> ')[2]}, the seed rolls {rolled}", action=i)
+            raise RecordError(
+                f"{where}: recorded faces {format_move(a.move).partition('-> ')[2]}, the seed rolls {rolled}", action=i
+            )
         if points != a.points:
             raise RecordError(f"{where}: recorded {a.points} points, the rules give {points}", action=i)
         if tuple(a.scores) != g.scores:

@@ -9,9 +9,9 @@ from typing import Any
 
 import numpy as np
 
-from ._kernels import endgame as _eg
-from .game import Game
-from .move import Move
+from .._kernels import endgame as _eg
+from ..game.game import Game
+from ..game.move import Move
 
 __all__ = ["EndgameResult", "solve_endgame"]
 
@@ -84,7 +84,11 @@ def _move(row: np.ndarray) -> Move:
     n = int(row[_eg.O_N])
     if n == 0:
         return Move.pass_turn()
-    cells = zip(row[_eg.O_ROW : _eg.O_ROW + n].tolist(), row[_eg.O_COL : _eg.O_COL + n].tolist(), row[_eg.O_TILE : _eg.O_TILE + n].tolist())
+    cells = zip(
+        row[_eg.O_ROW : _eg.O_ROW + n].tolist(),
+        row[_eg.O_COL : _eg.O_COL + n].tolist(),
+        row[_eg.O_TILE : _eg.O_TILE + n].tolist(),
+    )
     return Move(cells, score=int(row[_eg.O_POINTS]))
 
 
@@ -113,7 +117,9 @@ def solve_endgame(game: Game, max_nodes: int | None = None, time_ms: float | Non
             "(with more players the game is no longer a two-sided contest)"
         )
     if game.rules.cubes:
-        raise ValueError("the endgame solver is for the tile game: in Qwirkle Cubes re-rolls keep the endgame a game of chance")
+        raise ValueError(
+            "the endgame solver is for the tile game: in Qwirkle Cubes re-rolls keep the endgame a game of chance"
+        )
     if game.is_over:
         raise ValueError("the game is over: there is no endgame left to solve")
     if game.bag_size:

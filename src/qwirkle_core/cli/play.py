@@ -1,5 +1,5 @@
 """``qwirkle play``: a terminal front end to play against the built-in agents or a
-Python agent (:mod:`qwirkle_core.players`).
+Python agent (:mod:`qwirkle_core.batch.players`).
 
 :func:`run_play` reads commands line by line from any text stream and writes to any
 text stream, with colours (rich) only when asked or when the output is a terminal, so
@@ -15,14 +15,14 @@ from typing import IO, Any
 from rich.console import Console
 from rich.text import Text
 
-from ._checks import check_int
-from .errors import AgentFailure, IllegalMoveError
-from .game import Game
-from .move import Action, Move, MoveKind
-from .players import Player, check_rules, check_time_limit
-from .records import GameRecord
-from .rules import Rules
-from .tiles import COLORS, tile_code
+from .._checks import check_int
+from ..batch.players import Player, check_rules, check_time_limit
+from ..errors import AgentFailure, IllegalMoveError
+from ..game.game import Game
+from ..game.move import Action, Move, MoveKind
+from ..game.records import GameRecord
+from ..game.rules import Rules
+from ..game.tiles import COLORS, tile_code
 
 __all__ = ["board_text", "run_play"]
 
@@ -89,7 +89,9 @@ def _tiles_text(tiles: tuple[int, ...]) -> Text:
 class _Session:
     """One game in a terminal: the state of the loop of :func:`run_play`."""
 
-    def __init__(self, game: Game, human: int, opponent: Player, console: Console, echo: bool, time_limit: float | None) -> None:
+    def __init__(
+        self, game: Game, human: int, opponent: Player, console: Console, echo: bool, time_limit: float | None
+    ) -> None:
         self.g = game
         self.human = human
         self.opponent = opponent.label
@@ -142,7 +144,9 @@ class _Session:
 
     def announce_end(self) -> None:
         g = self.g
-        result = "a tie" if g.winner == -1 else "you won" if g.winner == self.human else f"{self.name(g.winner or 0)} won"
+        result = (
+            "a tie" if g.winner == -1 else "you won" if g.winner == self.human else f"{self.name(g.winner or 0)} won"
+        )
         scores = ", ".join(f"{self.name(p)} {s}" for p, s in enumerate(g.scores))
         self.say(f"game over: {result} ({scores}). 'save FILE' keeps the record, 'undo' takes back, 'quit' leaves.")
 
@@ -164,7 +168,15 @@ class _Session:
         moves = sorted(g.legal_moves(), key=lambda m: (-(m.score or 0), str(m)))
         self.listed = (g.turn, moves)
         if not moves:
-            what = "the game is over" if g.is_over else "re-roll all your cubes (r)" if g.must_reroll else "exchange (x TILES)" if g.bag_size else "pass"
+            what = (
+                "the game is over"
+                if g.is_over
+                else "re-roll all your cubes (r)"
+                if g.must_reroll
+                else "exchange (x TILES)"
+                if g.bag_size
+                else "pass"
+            )
             self.say(f"no placement is possible: {what}")
             return
         shown = moves if everything else moves[:SHOWN_MOVES]
@@ -191,7 +203,9 @@ class _Session:
         trial.play_agent("greedy")
         action = trial.history[done]
         if action.move.kind is MoveKind.REROLL:  # the re-roll, not what it would roll
-            self.say(f"hint: r {' '.join(tile_code(t) for t in action.move.tiles)} (keep the cubes of the best placement, re-roll the others)")
+            self.say(
+                f"hint: r {' '.join(tile_code(t) for t in action.move.tiles)} (keep the cubes of the best placement, re-roll the others)"
+            )
             return
         points = f" ({action.points} points)" if action.move.kind is MoveKind.PLACE else ""
         self.say(f"hint: {action.move}{points}")
@@ -222,7 +236,13 @@ class _Session:
         """Carry out one input line; False to stop."""
         word, _, arg = line.strip().partition(" ")
         command, arg = word.lower(), arg.strip()
-        plain = {"help": self.cmd_help, "?": self.cmd_help, "show": self.show, "hint": self.cmd_hint, "undo": self.cmd_undo}
+        plain = {
+            "help": self.cmd_help,
+            "?": self.cmd_help,
+            "show": self.show,
+            "hint": self.cmd_hint,
+            "undo": self.cmd_undo,
+        }
         if command in ("quit", "exit"):
             return False
         if command in plain:
@@ -286,7 +306,7 @@ def run_play(
 
     opponent:   a built-in agent (as :func:`~qwirkle_core.parse_agent` takes it) or a
                 Python agent (an object, class, function or ``package.module:Name``;
-                :mod:`qwirkle_core.players`); each opponent seat gets its own instance.
+                :mod:`qwirkle_core.batch.players`); each opponent seat gets its own instance.
     time_limit: a Python opponent's seconds per move (None: no limit).
 
     Returns the :class:`Game`. Raises AgentError, TypeError or ValueError for bad
@@ -303,11 +323,20 @@ def run_play(
     if color is None:
         color = _isatty(output_stream)
     console = Console(
-        file=output_stream, force_terminal=color, color_system="auto" if color else None, highlight=False, markup=False, emoji=False, soft_wrap=True
+        file=output_stream,
+        force_terminal=color,
+        color_system="auto" if color else None,
+        highlight=False,
+        markup=False,
+        emoji=False,
+        soft_wrap=True,
     )
     game = Game(seed=seed, rules=rules)
     names = ", ".join(f"seat {p}" for p in range(players) if p != human_seat)
-    console.print(f"qwirkle-core{' (Qwirkle Cubes)' if rules.cubes else ''}: you are seat {human_seat}; {player.label} plays {names}. Seed {game.seed}.", highlight=False)
+    console.print(
+        f"qwirkle-core{' (Qwirkle Cubes)' if rules.cubes else ''}: you are seat {human_seat}; {player.label} plays {names}. Seed {game.seed}.",
+        highlight=False,
+    )
     _Session(game, human_seat, player, console, echo=not _isatty(input_stream), time_limit=limit).loop(input_stream)
     return game
 

@@ -17,17 +17,17 @@ from typing import Any
 
 import numpy as np
 
-from ._checks import check_int, check_seed, json_field, json_int, json_object, load_json
-from ._kernels import agents as _ag
-from ._kernels import board as _bd
-from ._kernels import layout as _lo
-from ._kernels import search as _se
-from ._kernels.rng import mix64
+from .._checks import check_int, check_seed, json_field, json_int, json_object, load_json
+from .._kernels import agents as _ag
+from .._kernels import board as _bd
+from .._kernels import layout as _lo
+from .._kernels import search as _se
+from .._kernels.rng import mix64
+from ..errors import FormatError
+from ..game.game import Game
+from ..game.move import Move, MoveKind, format_move
+from ..game.records import GameRecord, replay
 from .endgame import solve_endgame
-from .errors import FormatError
-from .game import Game
-from .move import Move, MoveKind, format_move
-from .records import GameRecord, replay
 
 __all__ = ["ActionAnalysis", "Analysis", "MoveValue", "analyse"]
 
@@ -61,7 +61,13 @@ class MoveValue:
 
     def to_dict(self) -> dict[str, Any]:
         """A JSON-ready dict (the move in the notation)."""
-        return {"move": format_move(self.move), "margin": self.margin, "margin_se": self.margin_se, "win_rate": self.win_rate, "win_se": self.win_se}
+        return {
+            "move": format_move(self.move),
+            "margin": self.margin,
+            "margin_se": self.margin_se,
+            "win_rate": self.win_rate,
+            "win_se": self.win_se,
+        }
 
     @classmethod
     def from_dict(cls, data: Any, what: str) -> MoveValue:
@@ -74,7 +80,13 @@ class MoveValue:
             move = Move.parse(text)
         except ValueError as e:
             raise FormatError(f"{what}: {e}") from None
-        return cls(move, *(_json_float(json_field(data, k, what), f"{what} {k}") for k in ("margin", "margin_se", "win_rate", "win_se")))
+        return cls(
+            move,
+            *(
+                _json_float(json_field(data, k, what), f"{what} {k}")
+                for k in ("margin", "margin_se", "win_rate", "win_se")
+            ),
+        )
 
 
 @dataclass(frozen=True)
@@ -163,7 +175,12 @@ class Analysis:
             "players": self.players,
             "agents": None if self.agents is None else list(self.agents),
             "seat": self.seat,
-            "settings": {"playouts": self.playouts, "candidates": self.candidates, "max_nodes": self.max_nodes, "seed": self.seed},
+            "settings": {
+                "playouts": self.playouts,
+                "candidates": self.candidates,
+                "max_nodes": self.max_nodes,
+                "seed": self.seed,
+            },
             "mean_loss": [None if math.isnan(x := self.mean_loss(p)) else x for p in range(self.players)],
             "actions": [a.to_dict() for a in self.actions],
         }
@@ -179,7 +196,9 @@ class Analysis:
         json_object(data, what, FORMAT, VERSION)
         players = json_int(json_field(data, "players", what), "analysis players", 2, 6)
         agents = data.get("agents")
-        if agents is not None and not (isinstance(agents, list) and len(agents) == players and all(isinstance(a, str) for a in agents)):
+        if agents is not None and not (
+            isinstance(agents, list) and len(agents) == players and all(isinstance(a, str) for a in agents)
+        ):
             raise FormatError(f"analysis agents must be null or {players} strings")
         seat = data.get("seat")
         seat = None if seat is None else json_int(seat, "analysis seat", 0, players - 1)
@@ -241,7 +260,9 @@ def analyse(
     if not isinstance(record, GameRecord):
         raise TypeError(f"analyse() takes a GameRecord, not {type(record).__name__}")
     if record.rules.cubes:
-        raise ValueError("analyse() judges tile games: its playouts and endgame solver know no re-rolls, so a Qwirkle Cubes record is refused")
+        raise ValueError(
+            "analyse() judges tile games: its playouts and endgame solver know no re-rolls, so a Qwirkle Cubes record is refused"
+        )
     players = record.players
     if seat is not None:
         seat = check_int(seat, "seat", 0, players - 1)
@@ -261,7 +282,16 @@ def analyse(
             if progress is not None:
                 progress(len(out), len(todo))
         game.play(action.move)
-    return Analysis(players, None if record.agents is None else tuple(record.agents), seat, playouts, candidates, max_nodes, seed, tuple(out))
+    return Analysis(
+        players,
+        None if record.agents is None else tuple(record.agents),
+        seat,
+        playouts,
+        candidates,
+        max_nodes,
+        seed,
+        tuple(out),
+    )
 
 
 class _Judge:
@@ -292,7 +322,9 @@ class _Judge:
             mine = k
             k += 1
         margins = np.zeros((k, self.playouts), np.float64)
-        _se.evaluate_candidates(arrays, rows, k, self.policy, self.playouts, 0, self._seed(index), self.scratch, margins)
+        _se.evaluate_candidates(
+            arrays, rows, k, self.policy, self.playouts, 0, self._seed(index), self.scratch, margins
+        )
         means = margins.mean(axis=1)
         best = int(np.argmax(means))
         if means[best] <= means[mine]:
@@ -319,7 +351,9 @@ class _Judge:
             margins = np.zeros((1, self.playouts), np.float64)
             row = np.zeros((1, _lo.CAND_COLS), np.int64)
             row[0] = _row(played, g)
-            _se.evaluate_candidates(g.kernel_arrays(), row, 1, self.policy, self.playouts, 0, self._seed(index), self.scratch, margins)
+            _se.evaluate_candidates(
+                g.kernel_arrays(), row, 1, self.policy, self.playouts, 0, self._seed(index), self.scratch, margins
+            )
             value = _summary(played, margins[0])
         return ActionAnalysis(index, g.current_player, g.bag_size, "forced", 1, value, value, 0.0, 0.0)
 

@@ -12,12 +12,12 @@ from typing import Any
 
 import numpy as np
 
-from ._checks import check_finite, check_int, check_seed, check_threads
-from ._threads import available_threads
-from .agents import AgentSpec
-from .errors import AgentFailure
+from .._checks import check_finite, check_int, check_seed, check_threads
+from .._threads import available_threads
+from ..errors import AgentFailure
+from ..game.agents import AgentSpec
+from ..game.rules import Rules, resolve_rules
 from .players import GameResults, Player, WorkerPool, check_rules, check_time_limit, play_games, resolve_agents
-from .rules import Rules, resolve_rules
 from .simulate import simulate
 from .stats import wilson_interval
 
@@ -87,7 +87,9 @@ class TournamentResult:
 
     def scores(self, agent: str) -> np.ndarray:
         """Every final score ``agent`` made in the round robin (int32 array)."""
-        parts = [m.scores_first for m in self.matches if m.first == agent] + [m.scores_second for m in self.matches if m.second == agent]
+        parts = [m.scores_first for m in self.matches if m.first == agent] + [
+            m.scores_second for m in self.matches if m.second == agent
+        ]
         return np.concatenate(parts) if parts else np.zeros(0, np.int32)
 
 
@@ -108,14 +110,14 @@ def tournament(
     """Play every pair of ``agents`` (at least 2, each once) for ``games`` games.
 
     agents:   built-in agents (anything :func:`~qwirkle_core.parse_agent` takes) and
-              Python agents (:mod:`qwirkle_core.players`: objects, functions or
+              Python agents (:mod:`qwirkle_core.batch.players`: objects, functions or
               ``package.module:Name`` specs), mixed freely.
     games:    games per pairing: an even number >= 2, since each of the ``games // 2``
               deals is played once from each seat.
     seed:     deal ``i`` is game ``i`` of the batch ``seed`` (see :func:`simulate`).
     threads:  numba threads (default: all cores); on a cluster, per task (default 1).
               A pairing with a Python agent plays in ``threads`` worker processes
-              (1: in this process; :class:`~qwirkle_core.players.WorkerPool`).
+              (1: in this process; :class:`~qwirkle_core.batch.players.WorkerPool`).
     progress: a callable ``f(done, total)`` counting finished games of all pairings.
     timing_seconds: 0 to 3,600 (see below).
     client:   a ``dask.distributed.Client``: play the deals on its cluster, each pair's
@@ -164,10 +166,16 @@ def tournament(
     if client is not None:
         if len(specs) < len(players):
             python = next(p.label for p in players if p.spec is None)
-            raise TypeError(f"a tournament on a cluster plays built-in agents only, not the Python agent {python!r}; play it locally (threads= worker processes)")
-        matches, interrupted = _play_pairs_on(client, list(itertools.combinations(specs, 2)), games // 2, seed, threads, progress, range_size, rules)
+            raise TypeError(
+                f"a tournament on a cluster plays built-in agents only, not the Python agent {python!r}; play it locally (threads= worker processes)"
+            )
+        matches, interrupted = _play_pairs_on(
+            client, list(itertools.combinations(specs, 2)), games // 2, seed, threads, progress, range_size, rules
+        )
         if not interrupted:
-            timing, interrupted = client.submit(_time_agents, specs, seed, timing_games, timing_seconds, rules, pure=False).result()
+            timing, interrupted = client.submit(
+                _time_agents, specs, seed, timing_games, timing_seconds, rules, pure=False
+            ).result()
     else:
         if range_size is not None:
             raise ValueError("range_size applies to a tournament on a cluster only (pass client=)")
@@ -192,13 +200,26 @@ def tournament(
 class _LocalRun:
     """The deals of every pair in this machine, in rounds of about a second each (both
     seats of a round's deals): numba batches for two built-in agents,
-    :func:`~qwirkle_core.players.play_games` (in worker processes when ``threads`` > 1)
+    :func:`~qwirkle_core.batch.players.play_games` (in worker processes when ``threads`` > 1)
     for a pair with a Python agent. Ctrl-C keeps the finished rounds."""
 
     def __init__(
-        self, deals: int, seed: int, threads: int | None, progress: Callable[[int, int], None] | None, time_limit: float | None, rules: Rules
+        self,
+        deals: int,
+        seed: int,
+        threads: int | None,
+        progress: Callable[[int, int], None] | None,
+        time_limit: float | None,
+        rules: Rules,
     ) -> None:
-        self.deals, self.seed, self.threads, self.progress, self.time_limit, self.rules = deals, seed, threads, progress, time_limit, rules
+        self.deals, self.seed, self.threads, self.progress, self.time_limit, self.rules = (
+            deals,
+            seed,
+            threads,
+            progress,
+            time_limit,
+            rules,
+        )
         self.processes = check_threads(threads, available_threads())  # for pairs with a Python agent
         self.failures: list[AgentFailure] = []
         # the current pair's broken games: those with its first agent in seat 0, in seat 1
@@ -224,36 +245,57 @@ class _LocalRun:
                     n = min(chunk, self.deals - done)
                     t = time.perf_counter()
                     try:
-                        finished, interrupted = self._python_round(a, b, done, n, halves) if python else self._builtin_round(a, b, done, n, halves)
+                        finished, interrupted = (
+                            self._python_round(a, b, done, n, halves)
+                            if python
+                            else self._builtin_round(a, b, done, n, halves)
+                        )
                         done += finished
                         done_games += 2 * finished
                         if self.progress is not None:
                             self.progress(done_games, total)
-                    except KeyboardInterrupt:  # outside a kernel call (the progress display), or in a Python agent's round, which is lost
+                    except (
+                        KeyboardInterrupt
+                    ):  # outside a kernel call (the progress display), or in a Python agent's round, which is lost
                         interrupted = True
                     # about _DEAL_SECONDS of games, but a deal per thread at least (fewer leave threads idle)
-                    chunk = max(self.processes, min(1 << 16, int(n * _DEAL_SECONDS / max(time.perf_counter() - t, 1e-6))))
+                    chunk = max(
+                        self.processes, min(1 << 16, int(n * _DEAL_SECONDS / max(time.perf_counter() - t, 1e-6)))
+                    )
                 matches.append(_match(a.label, b.label, halves))
                 self.failures += self.broken[0] + self.broken[1]
                 if interrupted:
                     break
         return matches, interrupted
 
-    def _builtin_round(self, a: Player, b: Player, start: int, n: int, halves: list[tuple[np.ndarray, np.ndarray]]) -> tuple[int, bool]:
+    def _builtin_round(
+        self, a: Player, b: Player, start: int, n: int, halves: list[tuple[np.ndarray, np.ndarray]]
+    ) -> tuple[int, bool]:
         """Deals ``start .. start + n - 1`` as two batches: the number of deals finished
         from both seats, and whether Ctrl-C stopped them."""
         assert a.spec is not None and b.spec is not None
         ab = simulate(n, (a.spec, b.spec), seed=self.seed, threads=self.threads, start=start, rules=self.rules)
-        ba = simulate(n, (b.spec, a.spec), seed=self.seed, threads=self.threads, start=start, rules=self.rules) if not ab.interrupted else ab
+        ba = (
+            simulate(n, (b.spec, a.spec), seed=self.seed, threads=self.threads, start=start, rules=self.rules)
+            if not ab.interrupted
+            else ab
+        )
         finished = min(ab.games, ba.games) if not ab.interrupted else 0
         if finished:
             halves.append((ab.scores[:finished], ba.scores[:finished]))
         return finished, ab.interrupted or ba.interrupted
 
-    def _python_round(self, a: Player, b: Player, start: int, n: int, halves: list[tuple[np.ndarray, np.ndarray]]) -> tuple[int, bool]:
+    def _python_round(
+        self, a: Player, b: Player, start: int, n: int, halves: list[tuple[np.ndarray, np.ndarray]]
+    ) -> tuple[int, bool]:
         """Deals ``start .. start + n - 1`` from both seats with play_games (Ctrl-C
         raises and loses the round): ``(n, False)``. Broken games go to ``broken``."""
-        rounds = [play_games(pair, n, self.seed, self.rules, time_limit=self.time_limit, processes=1, start=start, pool=self.pool) for pair in ((a, b), (b, a))]
+        rounds = [
+            play_games(
+                pair, n, self.seed, self.rules, time_limit=self.time_limit, processes=1, start=start, pool=self.pool
+            )
+            for pair in ((a, b), (b, a))
+        ]
         for r, seated, broken in zip(rounds, ((a, b), (b, a)), self.broken):
             broken += r.failures
             self._book_turns(r, seated)
@@ -272,7 +314,9 @@ class _LocalRun:
         return {label: seconds / turns for label, (seconds, turns) in self.turns.items() if turns}
 
 
-def play_deals(a: AgentSpec, b: AgentSpec, seed: int, first: int, end: int, threads: int, rules: Rules | None = None) -> tuple[np.ndarray, np.ndarray]:
+def play_deals(
+    a: AgentSpec, b: AgentSpec, seed: int, first: int, end: int, threads: int, rules: Rules | None = None
+) -> tuple[np.ndarray, np.ndarray]:
     """One task of a tournament on a cluster: deals ``first .. end - 1`` of the batch
     ``seed`` played by ``a`` against ``b`` and from the other seats under ``rules``;
     the final scores of both (int32[deals, 2] each, seat order)."""
@@ -306,7 +350,9 @@ def _play_pairs_on(
     for a, b in pairs:
         # a deal is one game from each seat: about one self-play game of each agent
         pair_size = size or auto_range_size(deals, per_game[a] + per_game[b], threads_per_pair, threads)
-        jobs += [((a, b, seed, first, end, threads, rules), 2 * (end - first)) for first, end in ranges(0, deals, pair_size)]
+        jobs += [
+            ((a, b, seed, first, end, threads, rules), 2 * (end - first)) for first, end in ranges(0, deals, pair_size)
+        ]
     results, interrupted = map_ranges(client, play_deals, jobs, progress)
     matches = []
     for a, b in pairs:
@@ -335,7 +381,9 @@ def _match(first: str, second: str, halves: list[tuple[np.ndarray, np.ndarray]])
     )
 
 
-def _time_agents(specs: Iterable[AgentSpec], seed: int, timing_games: int, timing_seconds: float, rules: Rules) -> tuple[dict[str, float], bool]:
+def _time_agents(
+    specs: Iterable[AgentSpec], seed: int, timing_games: int, timing_seconds: float, rules: Rules
+) -> tuple[dict[str, float], bool]:
     """Each agent's seconds per move (the agents timed before an interruption), and
     whether it was interrupted."""
     timing: dict[str, float] = {}

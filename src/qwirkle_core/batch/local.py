@@ -4,8 +4,8 @@
 A batch plays games ``start .. start + games - 1`` of the batch ``seed``; game ``i``
 plays from its own seed, a hash of ``(seed, i)``, so a batch's rows do not depend on
 the thread count, on how it is split into ranges, or on the machine that plays them.
-:func:`~qwirkle_core.simulate.simulate` checks its arguments and runs a batch here (or,
-given a Dask client, in ranges on a cluster: :mod:`qwirkle_core.distributed`, which
+:func:`~qwirkle_core.batch.simulate.simulate` checks its arguments and runs a batch here (or,
+given a Dask client, in ranges on a cluster: :mod:`qwirkle_core.batch.distributed`, which
 runs each range with :func:`play_range` on a worker).
 """
 
@@ -24,18 +24,30 @@ from typing import Any
 
 import numpy as np
 
-from ._kernels import batch as _bt
-from ._kernels import cubes as _cu
-from ._kernels import layout as _lo
-from ._checks import check_threads
-from ._threads import available_threads
-from ._version import __version__
-from .agents import AgentLike, AgentSpec, parse_agents
+from .._checks import check_threads
+from .._kernels import batch as _bt
+from .._kernels import cubes as _cu
+from .._kernels import layout as _lo
+from .._threads import available_threads
+from .._version import __version__
+from ..game.agents import AgentLike, AgentSpec, parse_agents
+from ..game.rules import Rules
 from .rows import GameRows, RowWriter, read_rows
-from .rules import Rules
 from .stats import BatchStats
 
-__all__ = ["MAX_GAMES", "MEMORY_LIMIT", "ROW_BYTES", "Progress", "SimulationResult", "batch_metadata", "compile_seconds", "game_seeds", "keep_rows_for", "play_range", "row_bytes"]
+__all__ = [
+    "MAX_GAMES",
+    "MEMORY_LIMIT",
+    "ROW_BYTES",
+    "Progress",
+    "SimulationResult",
+    "batch_metadata",
+    "compile_seconds",
+    "game_seeds",
+    "keep_rows_for",
+    "play_range",
+    "row_bytes",
+]
 
 Progress = Callable[[int, int], None]
 """A progress callback ``f(done, total)``: called with ``done = 0`` once the kernels are
@@ -73,7 +85,7 @@ class SimulationResult:
 
     agents:   the agents' labels, one per seat.
     rules, seed, start: the batch (its games are ``start .. start + games - 1``).
-    stats:    :class:`~qwirkle_core.stats.BatchStats` of the finished games.
+    stats:    :class:`~qwirkle_core.batch.stats.BatchStats` of the finished games.
     elapsed:  seconds of play (kernel compilation excluded; see ``compile_seconds``).
     interrupted: True when Ctrl-C stopped the batch early (the finished games are kept).
     threads:  numba threads of a local batch; the worker threads of a distributed one.
@@ -232,7 +244,9 @@ class SimulationResult:
         return f"<SimulationResult games={self.games} agents={','.join(self.agents)} mean_scores={np.round(self.mean_scores(), 1).tolist()}>"
 
 
-def batch_metadata(agents: Iterable[AgentSpec | str], rules: Rules, seed: int, start: int, games: int) -> dict[str, Any]:
+def batch_metadata(
+    agents: Iterable[AgentSpec | str], rules: Rules, seed: int, start: int, games: int
+) -> dict[str, Any]:
     """The description of a batch written into its result files."""
     return {
         "agents": [a if isinstance(a, str) else a.label for a in agents],
@@ -241,18 +255,18 @@ def batch_metadata(agents: Iterable[AgentSpec | str], rules: Rules, seed: int, s
         "start": start,
         "games": games,
         "version": __version__,
-        "created": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+        "created": datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
     }
 
 
 def compile_seconds(agents: Iterable[AgentLike] | str, rules: Rules | None = None) -> float:
     """Rough seconds the first batch of ``agents`` (one per seat, as for
-    :func:`~qwirkle_core.simulate.simulate`) under ``rules`` (default: the tile game) in
+    :func:`~qwirkle_core.batch.simulate.simulate`) under ``rules`` (default: the tile game) in
     this process spends compiling its kernel: 0.0 when the kernel is in the disk cache
     (it is then only loaded, well under a second). Only the kernel for those agents is
     compiled (greedy and random share one; the heuristic adds a second, any other agent
     a third); Qwirkle Cubes has one kernel for every agent. Raises what
-    :func:`~qwirkle_core.agents.parse_agents` raises for bad agents."""
+    :func:`~qwirkle_core.game.agents.parse_agents` raises for bad agents."""
     specs = np.stack([a.row() for a in parse_agents(agents)])
     if rules is not None and rules.cubes:
         return float(_cu.compile_seconds())
@@ -272,13 +286,15 @@ def play_range(
 ) -> SimulationResult:
     """Play games ``start .. start + games - 1`` of the batch ``seed`` in this process.
 
-    The arguments are those of :func:`~qwirkle_core.simulate.simulate`, already checked
+    The arguments are those of :func:`~qwirkle_core.batch.simulate.simulate`, already checked
     (``specs`` parsed, ``rules`` matching them, ``games >= 0``); ``keep``: keep the rows
     in memory. Ctrl-C stops within a chunk and returns the finished games with
     ``interrupted=True``. Raises OSError when ``out`` cannot be created.
     """
     n_threads = check_threads(threads, available_threads())
-    writer = RowWriter(out, rules.players, batch_metadata(specs, rules, seed, start, games)) if out is not None else None
+    writer = (
+        RowWriter(out, rules.players, batch_metadata(specs, rules, seed, start, games)) if out is not None else None
+    )
     run = _RangeRun(specs, rules, seed, start, games, keep, writer)
     with ThreadPoolExecutor(n_threads) if n_threads > 1 else nullcontext() as pool:
         run.run(n_threads, progress, pool)
@@ -301,7 +317,7 @@ def play_range(
 
 def keep_rows_for(games: int, players: int, keep_rows: bool | None, out: Any) -> bool:
     """Whether a local batch keeps its rows in memory (``keep_rows`` checked; see
-    :func:`~qwirkle_core.simulate.simulate`). Raises TypeError/ValueError."""
+    :func:`~qwirkle_core.batch.simulate.simulate`). Raises TypeError/ValueError."""
     if keep_rows is not None:
         if not isinstance(keep_rows, bool):
             raise TypeError(f"keep_rows must be True, False or None, not {keep_rows!r}")
@@ -327,7 +343,16 @@ class _RangeRun:
     written before it).
     """
 
-    def __init__(self, specs: tuple[AgentSpec, ...], rules: Rules, seed: int, start: int, games: int, keep: bool, writer: RowWriter | None) -> None:
+    def __init__(
+        self,
+        specs: tuple[AgentSpec, ...],
+        rules: Rules,
+        seed: int,
+        start: int,
+        games: int,
+        keep: bool,
+        writer: RowWriter | None,
+    ) -> None:
         self.specs = np.stack([a.row() for a in specs])
         self.rules, self.seed, self.start, self.games = rules, seed, start, games
         self.stats = BatchStats(rules.players)
@@ -393,7 +418,10 @@ class _RangeRun:
             kernel(seeds, self.specs, opening, scores, qwirkles, stats)
         else:  # ranges of games on the pool's threads (the kernel releases the GIL)
             ends = [n * i // nchunks for i in range(nchunks + 1)]
-            jobs = [self.pool.submit(kernel, seeds[a:b], self.specs, opening, scores[a:b], qwirkles[a:b], stats[a:b]) for a, b in zip(ends, ends[1:])]
+            jobs = [
+                self.pool.submit(kernel, seeds[a:b], self.specs, opening, scores[a:b], qwirkles[a:b], stats[a:b])
+                for a, b in zip(ends, ends[1:])
+            ]
             try:
                 for job in jobs:
                     job.result()
@@ -412,7 +440,11 @@ class _RangeRun:
         )
 
     def _book(self, rows: GameRows) -> None:
-        self.stats = self.stats.merge(BatchStats.from_rows(rows.scores, rows.winner, rows.starter, rows.turns, rows.tiles_placed, rows.qwirkles, rows.truncated))
+        self.stats = self.stats.merge(
+            BatchStats.from_rows(
+                rows.scores, rows.winner, rows.starter, rows.turns, rows.tiles_placed, rows.qwirkles, rows.truncated
+            )
+        )
         if self.keep:
             self.parts.append(rows)
         if self.writer is not None and self.write_error is None:
@@ -427,5 +459,3 @@ class _RangeRun:
         if not self.parts:
             return self._play(self.start, 0, 1)
         return self.parts[0] if len(self.parts) == 1 else GameRows.concat(self.parts)
-
-

@@ -16,10 +16,20 @@ from typing import Any, Union
 
 import numpy as np
 
-from ._kernels import layout as _lay
-from .errors import AgentError
+from .._kernels import layout as _lay
+from ..errors import AgentError
 
-__all__ = ["AGENTS", "AgentLike", "AgentSpec", "Param", "agent_params", "check_cubes_agents", "parse_agent", "parse_agents", "spec_row"]
+__all__ = [
+    "AGENTS",
+    "AgentLike",
+    "AgentSpec",
+    "Param",
+    "agent_params",
+    "check_cubes_agents",
+    "parse_agent",
+    "parse_agents",
+    "spec_row",
+]
 
 Param = _lay.Param
 AGENTS: tuple[str, ...] = tuple(_lay.AGENT_NAMES)
@@ -136,7 +146,11 @@ def _validated(spec: AgentSpec) -> AgentSpec:
     made by hand, unchecked); AgentError unless they are valid and written as
     :func:`parse_agent` writes them (sorted, each once, in their stored type)."""
     params = spec.params
-    if not (isinstance(spec.name, str) and isinstance(params, tuple) and all(isinstance(p, tuple) and len(p) == 2 and isinstance(p[0], str) for p in params)):
+    if not (
+        isinstance(spec.name, str)
+        and isinstance(params, tuple)
+        and all(isinstance(p, tuple) and len(p) == 2 and isinstance(p[0], str) for p in params)
+    ):
         raise AgentError(f"not a valid agent: {_short(spec)}; make one with parse_agent('name:key=value')")
     checked = parse_agent((spec.name, dict(params)))
     if [(k, v, type(v)) for k, v in checked.params] != [(k, v, type(v)) for k, v in params]:
@@ -150,7 +164,9 @@ def _split(text: str) -> tuple[str, dict[str, str]]:
     for pair in pairs:
         key, eq, value = pair.partition("=")
         if not eq or not key.strip():
-            raise AgentError(f"agent {_short(text)}: parameters are written name:key=value:key=value, not {_short(pair)}")
+            raise AgentError(
+                f"agent {_short(text)}: parameters are written name:key=value:key=value, not {_short(pair)}"
+            )
         if key.strip() in raw:
             raise AgentError(f"agent {_short(text)}: parameter {key.strip()!r} is given twice")
         raw[key.strip()] = value.strip()
@@ -216,4 +232,6 @@ def check_cubes_agents(rows: Iterable[np.ndarray]) -> None:
     :meth:`AgentSpec.row` makes) that play the tile game only: the search agent, whose
     endgame solver and playouts know no re-rolls. Raises AgentError naming it."""
     if any(int(row[0]) == _lay.SEARCH for row in rows):
-        raise AgentError("the search agent plays the tile game only (its endgame solver and playouts know no re-rolls); in Qwirkle Cubes use mc")
+        raise AgentError(
+            "the search agent plays the tile game only (its endgame solver and playouts know no re-rolls); in Qwirkle Cubes use mc"
+        )

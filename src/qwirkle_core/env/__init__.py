@@ -1,0 +1,12 @@
+"""Reinforcement-learning environments (interfaces layer). Needs
+``pip install 'qwirkle-core[rl]'``.
+
+- :func:`env` / :func:`raw_env`: the PettingZoo AEC environment, one game;
+- :class:`QwirkleGymEnv`: a single-seat Gymnasium wrapper.
+
+See docs/env.md.
+"""
+
+from .aec import MIN_WINDOW, WINDOW, QwirkleGymEnv, action_count, env, raw_env
+
+__all__ = ["MIN_WINDOW", "WINDOW", "QwirkleGymEnv", "action_count", "env", "raw_env"]
