@@ -9,6 +9,7 @@ calls it. See docs/frontend-guide.md.
 
 from __future__ import annotations
 
+import argparse
 import sys
 from typing import IO, Any
 
@@ -23,6 +24,14 @@ from ..game.move import Action, Move, MoveKind
 from ..game.records import GameRecord
 from ..game.rules import Rules
 from ..game.tiles import COLORS, tile_code
+from .common import (
+    UsageError,
+    add_variant,
+    any_agent,
+    check_cubes_option,
+    seed_type,
+    time_limit,
+)
 
 __all__ = ["board_text", "run_play"]
 
@@ -344,3 +353,71 @@ def run_play(
 def _isatty(stream: Any) -> bool:
     isatty = getattr(stream, "isatty", None)
     return bool(isatty and isatty())
+
+
+# -- the command ------------------------------------------------------------------------
+
+
+def register(sub: Any) -> None:
+    from ..game.rules import OPENING_RULES
+
+    p = sub.add_parser(
+        "play",
+        help="play a game against an agent in the terminal",
+        description="Play Qwirkle against the built-in agents or a Python agent: the board in colour (plain "
+        "text when piped), your hand, legal moves, hints, undo, and saving the game record. Reads commands "
+        "from standard input, so it can be scripted. An opponent that fails ends the game with a one-line error.",
+    )
+    p.add_argument(
+        "--players", type=int, choices=range(2, 7), default=2, metavar="N", help="number of seats, 2 to 6 (default: 2)"
+    )
+    p.add_argument(
+        "--opponent",
+        type=any_agent,
+        default="greedy",
+        help="the agent in the other seats: random, greedy, heuristic, mc, search, with parameters, or a Python agent as package.module:Name (default: greedy)",
+    )
+    p.add_argument(
+        "--time-limit",
+        type=time_limit,
+        default=None,
+        metavar="SECONDS",
+        help="a Python opponent's seconds per move (default: no limit)",
+    )
+    p.add_argument("--seat", type=int, default=0, help="your seat, from 0 (default: 0); the rules decide who opens")
+    p.add_argument(
+        "--seed", type=seed_type, default=None, help="the game's seed (default: random; printed at the start)"
+    )
+    p.add_argument(
+        "--opening",
+        choices=sorted(OPENING_RULES),
+        default="largest_group",
+        help="opening rule (default: largest_group, the official one)",
+    )
+    add_variant(p)
+    p.add_argument("--no-color", action="store_true", help="no colours even on a terminal")
+    p.set_defaults(run=_run_play)
+
+
+def _run_play(args: argparse.Namespace, console: Console) -> int:
+    if not 0 <= args.seat < args.players:
+        raise UsageError(
+            f"argument --seat: must be 0 to {args.players - 1} with {args.players} players, got {args.seat}"
+        )
+    if args.variant == "cubes" and args.opponent.spec is None:
+        raise UsageError(
+            f"argument --opponent: {args.opponent.label!r} is a Python agent; Qwirkle Cubes is played by the built-in agents only"
+        )
+    if args.variant == "cubes":
+        check_cubes_option("--opponent", [args.opponent.spec])
+    run_play(
+        players=args.players,
+        opponent=args.opponent,
+        seed=args.seed,
+        human_seat=args.seat,
+        color=False if args.no_color else None,
+        opening=args.opening,
+        time_limit=args.time_limit,
+        variant=args.variant,
+    )
+    return 0

@@ -1,0 +1,135 @@
+"""``qwirkle serve`` (the game server) and ``qwirkle bot`` (a built-in agent in a seat of a
+server's game)."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from .common import (
+    UsageError,
+    probe,
+    reason,
+    seed_type,
+)
+
+if TYPE_CHECKING:
+    from rich.console import Console
+
+
+def _port(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a port number, got {text!r}") from None
+    if not 1 <= value <= 65535:
+        raise argparse.ArgumentTypeError(f"a port is 1 .. 65535, not {value}")
+    return value
+
+
+def _db_path(text: str) -> str:
+    try:
+        probe(Path(text))
+    except OSError as e:
+        raise argparse.ArgumentTypeError(f"cannot write {text!r}: {reason(e)}") from None
+    return text
+
+
+def _check_server_extra() -> None:
+    from importlib.util import find_spec
+
+    missing = [name for name in ("fastapi", "uvicorn", "websockets", "httpx") if find_spec(name) is None]
+    if missing:
+        raise UsageError(
+            f"this needs the [server] extra ({', '.join(missing)} missing): pip install 'qwirkle-core[server]'"
+        )
+
+
+def register_serve(sub: Any) -> None:
+    p = sub.add_parser(
+        "serve",
+        help="run the game server: the web board and the HTTP/WebSocket API",
+        description="Serve games over HTTP: the web board at http://HOST:PORT/, the API under /api "
+        "(docs/server.md; OpenAPI at /docs). Games are stored in the SQLite file DB after every "
+        "action, so a restarted server resumes them with the same seat tokens. Needs the [server] "
+        "extra: pip install 'qwirkle-core[server]'.",
+    )
+    p.add_argument("--host", default="127.0.0.1", help="address to listen on (default: 127.0.0.1, this machine only)")
+    p.add_argument("--port", type=_port, default=8000, help="port (default: 8000)")
+    p.add_argument(
+        "--db", type=_db_path, default="qwirkle.sqlite", help="SQLite file of the games (default: qwirkle.sqlite)"
+    )
+    p.set_defaults(run=_run_serve)
+
+
+def _run_serve(args: argparse.Namespace, console: Console) -> int:
+    _check_server_extra()
+    from ..server import serve
+
+    console.print(f"qwirkle server on http://{args.host}:{args.port}/ (games in {args.db}); Ctrl-C stops it")
+    serve(host=args.host, port=args.port, db_path=args.db)
+    return 0
+
+
+def register_bot(sub: Any) -> None:
+    p = sub.add_parser(
+        "bot",
+        help="play one seat of a game on a server with a built-in agent",
+        description="Play the seat that TOKEN holds in game GAME on the server at URL with AGENT, "
+        "through the HTTP/WebSocket API, until the game is over. The bot sees only its seat's view.",
+    )
+    p.add_argument("--url", required=True, help="the server, e.g. http://127.0.0.1:8000")
+    p.add_argument("--game", required=True, help="the game id (write --game=ID if an id begins with '-')")
+    p.add_argument(
+        "--token",
+        default=os.environ.get("QWIRKLE_TOKEN"),
+        help="the seat's token (default: $QWIRKLE_TOKEN; write --token=TOKEN if it begins with '-')",
+    )
+    p.add_argument(
+        "--agent",
+        type=_agent,
+        default="heuristic",
+        help="the agent, e.g. greedy, heuristic, mc:playouts=32 (default: heuristic)",
+    )
+    p.add_argument(
+        "--seed", type=seed_type, default=None, help="seed of the bot's guesses at the unseen tiles (default: random)"
+    )
+    p.set_defaults(run=_run_bot)
+
+
+def _agent(text: str) -> Any:
+    from ..game.agents import parse_agent
+
+    try:
+        return parse_agent(text)
+    except ValueError as e:
+        raise argparse.ArgumentTypeError(str(e)) from None
+
+
+def _run_bot(args: argparse.Namespace, console: Console) -> int:
+    if not args.token:
+        raise UsageError("argument --token: give the seat's token (or set QWIRKLE_TOKEN)")
+    if not args.url.startswith(("http://", "https://")):
+        raise UsageError(f"argument --url: expected http://HOST:PORT, got {args.url!r}")
+    _check_server_extra()
+    from ..server.bot import BotError, play_remote
+
+    try:
+        view = play_remote(
+            args.url,
+            args.game,
+            args.token,
+            agent=args.agent.label,
+            seed=args.seed,
+            on_move=lambda r: console.print(f"seat {r['player']}: {r['move']} ({r['points']} points)"),
+        )
+    except BotError as e:
+        print(f"qwirkle: error: {e}", file=sys.stderr)
+        return 1
+    winner = view["winner"]
+    result = "a tie" if winner == -1 else f"seat {winner} wins" + (" (this bot)" if winner == view["seat"] else "")
+    console.print(f"game over: {result}; scores {view['scores']}")
+    return 0

@@ -1,0 +1,248 @@
+"""``qwirkle tournament``: a round robin between agents, its tables and its plot."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from .common import (
+    EXIT_INTERRUPTED,
+    ProgressBar,
+    UsageError,
+    add_cluster_options,
+    add_variant,
+    any_agent,
+    check_cubes_option,
+    cluster,
+    cluster_status,
+    distributed_module,
+    fallback,
+    file_of,
+    positive_int,
+    reason,
+    seats,
+    seed_type,
+    time_limit,
+)
+
+if TYPE_CHECKING:
+    from rich.console import Console
+
+    from ..batch.tournament import TournamentResult
+
+
+def register(sub: Any) -> None:
+    p = sub.add_parser(
+        "tournament",
+        help="round robin between agents",
+        description="Every pair of AGENTS plays GAMES two-player games, half from each seat on the same "
+        "deals. Prints each pairing's win rate with a 95% confidence interval and mean score margin, "
+        "the standings, and each agent's time per move (from a short self-play run; for a Python agent, "
+        "its turns in the tournament). Games a Python agent breaks are not counted and are reported. "
+        "Ctrl-C stops within about a second and reports the finished deals.",
+    )
+    p.add_argument(
+        "--agents",
+        type=_any_agent_list,
+        default="greedy,heuristic,mc",
+        help="comma-separated agents, at least 2 (default: greedy,heuristic,mc); parameters as name:key=value, e.g. mc:playouts=32; "
+        "Python agents as package.module:Name, importable from the working folder (docs/env.md)",
+    )
+    p.add_argument(
+        "--games",
+        type=_even_games,
+        default=1000,
+        help="games per pairing, an even number (each deal is played from both seats; default: 1000)",
+    )
+    p.add_argument("--seed", type=seed_type, default=0, help="seed (default: 0)")
+    p.add_argument(
+        "--threads",
+        type=positive_int,
+        default=None,
+        help="worker threads, or worker processes for pairings with a Python agent (default: all cores; on a cluster, numba threads per task, default 1)",
+    )
+    p.add_argument(
+        "--time-limit",
+        type=time_limit,
+        default=None,
+        metavar="SECONDS",
+        help="seconds per move for Python agents; a slower move loses the game from the results (default: no limit)",
+    )
+    p.add_argument(
+        "--plot",
+        type=_plot_path,
+        default=None,
+        help="save the score distributions to this .png file (needs matplotlib)",
+    )
+    add_variant(p)
+    add_cluster_options(p)
+    p.add_argument("--no-progress", action="store_true", help="no progress display")
+    p.set_defaults(run=_run_tournament)
+
+
+def _any_agent_list(text: str) -> list[Any]:
+    """argparse type of ``tournament --agents``: built-in or Python agents (Players)."""
+    return seats([any_agent(a) for a in text.split(",") if a.strip()])
+
+
+_plot_path = file_of(".png", "the plot must be a .png file")
+
+
+def _even_games(text: str) -> int:
+    value = positive_int(text)
+    if value < 2 or value % 2:
+        raise argparse.ArgumentTypeError(
+            f"must be an even number of at least 2 (each deal is played from both seats), got {value}"
+        )
+    return value
+
+
+def _run_tournament(args: argparse.Namespace, console: Console) -> int:
+    from ..batch.tournament import tournament
+    from ..game.rules import Rules
+
+    rules = Rules(variant=args.variant)
+    labels = [a.label for a in args.agents]
+    if len(set(labels)) != len(labels):
+        raise UsageError("argument --agents: each agent may appear once")
+    python = [a.label for a in args.agents if a.spec is None]
+    if python and (args.scheduler or args.workers):
+        raise UsageError(
+            f"argument --agents: {python[0]!r} is a Python agent; a tournament on a cluster plays built-in agents only (see 'qwirkle tournament --help')"
+        )
+    if python and rules.cubes:
+        raise UsageError(
+            f"argument --agents: {python[0]!r} is a Python agent; Qwirkle Cubes is played by the built-in agents only"
+        )
+    if rules.cubes:
+        check_cubes_option("--agents", [a.spec for a in args.agents])
+    if args.plot is not None:
+        _plot_backend()
+    dist = distributed_module() if args.scheduler or args.workers else None
+    bar = ProgressBar(console, "games", not args.no_progress, cluster_status(args) if dist is not None else None)
+    try:
+        if dist is not None:
+            with cluster(args) as client:
+                dist.warm_up(client, rules=rules, on_ready=bar.workers_ready)
+                result = tournament(
+                    args.agents,
+                    games=args.games,
+                    seed=args.seed,
+                    threads=args.threads,
+                    progress=bar,
+                    client=client,
+                    rules=rules,
+                )
+        else:
+            result = tournament(
+                args.agents,
+                games=args.games,
+                seed=args.seed,
+                threads=args.threads,
+                progress=bar,
+                time_limit=args.time_limit,
+                rules=rules,
+            )
+    finally:
+        bar.close()
+    _print_tournament(result, args.agents, console)
+    if args.plot is not None and any(m.games for m in result.matches):
+        _save_plot(result, args.plot, console)
+    return EXIT_INTERRUPTED if result.interrupted else 0
+
+
+def _print_tournament(result: TournamentResult, agents: list[Any], console: Console) -> None:
+    from rich.table import Table
+
+    deals = (sum(m.games for m in result.matches) + len(result.failures)) // 2  # broken games were played too
+    title = f"Round robin, {result.games:,} games per pairing, seed {result.seed}"
+    if result.interrupted:
+        title = f"Round robin, INTERRUPTED: {deals:,} finished deals ({2 * deals:,} games) of {result.games // 2 * len(result.matches):,}+, seed {result.seed}"
+    table = Table(title=title, title_justify="left")
+    for col in ("agent", "opponent", "games", "win rate [95% CI]", "mean margin", "W-L-T"):
+        table.add_column(col, justify="left" if col in ("agent", "opponent") else "right")
+    for m in result.matches:
+        if not m.games:
+            continue
+        low, high = m.interval()
+        se = m.margin.std(ddof=1) / len(m.margin) ** 0.5 if len(m.margin) > 1 else float("nan")
+        table.add_row(
+            m.first,
+            m.second,
+            f"{m.games:,}",
+            f"{m.win_rate:.1%} [{low:.1%}, {high:.1%}]",
+            f"{m.margin.mean():+.1f} ± {1.96 * se:.1f}",
+            f"{m.wins}-{m.losses}-{m.ties}",
+        )
+    console.print(table)
+    standings = Table(title="Standings (all pairings)", title_justify="left")
+    for col in ("agent", "games", "mean score"):
+        standings.add_column(col, justify="left" if col == "agent" else "right")
+    for a in result.agents:
+        scores = result.scores(a)
+        standings.add_row(a, f"{len(scores):,}", f"{scores.mean():.1f}" if len(scores) else "-")
+    console.print(standings)
+    if result.seconds_per_move:
+        python = {p.label for p in agents if p.spec is None}
+        timing = Table(
+            title="Time per move" if python else "Time per move (self-play, one thread)", title_justify="left"
+        )
+        timing.add_column("agent")
+        timing.add_column("ms per move", justify="right")
+        if python:
+            timing.add_column("measured in")
+        for a, seconds in result.seconds_per_move.items():
+            timing.add_row(
+                a,
+                f"{1000 * seconds:.3g}",
+                *(["its turns above" if a in python else "self-play, one thread"] if python else []),
+            )
+        console.print(timing)
+    for agent in dict.fromkeys(f.agent for f in result.failures):
+        failed = [f for f in result.failures if f.agent == agent]
+        first = " (the first of them)" if len(failed) > 1 else ""
+        console.print(
+            f"{len(failed)} games not counted: {failed[0]}{first}", markup=False, highlight=False, soft_wrap=True
+        )
+    if result.interrupted:
+        console.print("interrupted: only finished deals (both seats) are counted")
+
+
+def _plot_backend() -> Any:
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        raise UsageError("--plot needs matplotlib: pip install 'qwirkle-core[plot]'") from None
+    return plt
+
+
+def _save_plot(result: TournamentResult, path: Path, console: Console) -> None:
+    """Save a histogram of each agent's final scores to ``path`` (or, if that fails,
+    to a fallback file in the working folder)."""
+    import numpy as np
+
+    plt = _plot_backend()
+    fig, ax = plt.subplots(figsize=(8, 4.5))
+    everything = np.concatenate([result.scores(a) for a in result.agents])
+    bins = np.arange(everything.min() - 5, everything.max() + 10, 5)
+    for a in result.agents:
+        scores = result.scores(a)
+        if len(scores):
+            ax.hist(scores, bins=bins, histtype="step", linewidth=1.5, label=f"{a} (mean {scores.mean():.1f})")
+    ax.set_xlabel("final score")
+    ax.set_ylabel("games")
+    ax.set_title(f"Score distributions, round robin, seed {result.seed}")
+    ax.legend()
+    fig.tight_layout()
+    try:
+        fig.savefig(path, dpi=120)
+        console.print(f"wrote {path}")
+    except OSError as e:
+        other = fallback(path)
+        fig.savefig(other, dpi=120)
+        console.print(f"could not write {path} ({reason(e)}); saved the plot to {other} instead")
+    plt.close(fig)
