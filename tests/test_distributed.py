@@ -39,6 +39,7 @@ simulate, tournament = qc.simulate, qc.tournament
 
 from qwirkle_core import cli  # noqa: E402
 from qwirkle_core.batch.rows import read_metadata, read_rows  # noqa: E402
+from qwirkle_core.cli import common as cli_common  # noqa: E402
 
 distributed = pytest.importorskip("distributed")
 dist = pytest.importorskip("qwirkle_core.batch.distributed")
@@ -488,7 +489,7 @@ def test_cli_usage_errors(
     argv: list[str], message: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     monkeypatch.chdir(tmp_path)
-    monkeypatch.setattr(cli, "CONNECT_SECONDS", 1)
+    monkeypatch.setattr(cli_common, "CONNECT_SECONDS", 1)
     assert cli.main(["simulate", "--games", "10", *argv]) == 2
     err = capsys.readouterr().err
     assert message in err and err.count("\n") == 1 and err.startswith("qwirkle: error:")
