@@ -47,3 +47,49 @@ def test_python_examples_run(path: Path, tmp_path: Path, monkeypatch: pytest.Mon
 def test_package_doctests() -> None:
     result = doctest.testmod(qwirkle_core, verbose=False)
     assert result.attempted > 0 and result.failed == 0
+
+
+# -- figures quoted in more than one place ------------------------------------------------
+#
+# A figure that README.md and a page of docs/ both quote is written
+# ``<!--fig:NAME-->VALUE<!--/fig-->`` (the comments do not show when rendered) at every
+# place; the quotes of one NAME must agree (spaces aside), so a figure updated in one
+# place and not in the other fails here.
+
+_FIGURE = re.compile(r"<!--fig:([\w-]+)-->(.*?)<!--/fig-->", re.S)
+
+
+def quoted_figures(texts: dict[str, str]) -> dict[str, set[tuple[str, str]]]:
+    """{figure name: {(document, value)}} over documents ``{name: text}``."""
+    found: dict[str, set[tuple[str, str]]] = {}
+    for doc, text in texts.items():
+        for name, value in _FIGURE.findall(text):
+            found.setdefault(name, set()).add((doc, "".join(value.split())))
+    return found
+
+
+def disagreements(texts: dict[str, str]) -> list[str]:
+    """One line for each figure whose quotes differ."""
+    return [
+        f"figure {name!r} is quoted as " + ", ".join(f"{v!r} in {d}" for d, v in sorted(quotes))
+        for name, quotes in sorted(quoted_figures(texts).items())
+        if len({v for _, v in quotes}) > 1
+    ]
+
+
+def test_figures_quoted_twice_agree() -> None:
+    documents = [ROOT / "README.md", *sorted((ROOT / "docs").rglob("*.md")), ROOT / "benchmarks" / "README.md"]
+    texts = {str(p.relative_to(ROOT)): p.read_text() for p in documents}
+    figures = quoted_figures(texts)
+    assert any(len({d for d, _ in q}) > 1 for q in figures.values()), "no figure is tagged in two documents"
+    assert not disagreements(texts), "\n".join(disagreements(texts))
+
+
+def test_the_figure_check_sees_a_disagreement() -> None:
+    texts = {
+        "a.md": "rate <!--fig:rate-->30,910<!--/fig--> games/s",
+        "b.md": "about <!--fig:rate--> 30,910 <!--/fig--> and <!--fig:other-->1<!--/fig-->",
+    }
+    assert disagreements(texts) == []
+    texts["c.md"] = "<!--fig:rate-->15,740<!--/fig-->"
+    assert disagreements(texts) == ["figure 'rate' is quoted as '30,910' in a.md, '30,910' in b.md, '15,740' in c.md"]
