@@ -37,14 +37,21 @@ class AgentError(ValueError):
 class AgentFailure(ValueError):
     """A Python agent (``qwirkle_core.batch.players``) failed during a game.
 
-    agent:  the agent's label; seat: its seat; seed: the game's seed; turn: the turn
-            (``Game.turn``) it was asked to play;
-    kind:   ``"raised"`` (its code raised; also its class's constructor),
-            ``"malformed"`` (it returned something that is not a ``Move``),
-            ``"illegal"`` (a move the rules refuse) or ``"timeout"`` (over the
-            per-move time limit);
-    detail: what happened, in words.
+    Attributes
+    ----------
+    agent
+        the agent's label; seat: its seat; seed: the game's seed; turn: the turn
+        (``Game.turn``) it was asked to play;
+    kind
+        ``"raised"`` (its code raised; also its class's constructor),
+        ``"malformed"`` (it returned something that is not a ``Move``),
+        ``"illegal"`` (a move the rules refuse) or ``"timeout"`` (over the
+        per-move time limit);
+    detail
+        what happened, in words.
 
+    Notes
+    -----
     The message reads ``agent 'mybots:Careful' (seat 1) raised ZeroDivisionError:
     division by zero (game seed 7, turn 12)``.
     """

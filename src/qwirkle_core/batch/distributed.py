@@ -250,7 +250,13 @@ def play_part(
 class WorkerReady:
     """A worker with its kernels loaded (what :func:`warm_up` returns per worker).
 
-    seconds: from the start of the warm-up task to loaded kernels (a minute or two
+    Attributes
+    ----------
+    seconds
+        from the start of the warm-up task to loaded kernels (a minute or two
+
+    Notes
+    -----
     when they were compiled; a second or two from the on-disk cache).
     seconds_per_game: per probe, one thread's seconds per game of its agents.
     """

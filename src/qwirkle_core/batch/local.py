@@ -83,21 +83,36 @@ def game_seeds(seed: int, start: int, games: int) -> np.ndarray:
 class SimulationResult:
     """A batch's summary (:attr:`stats`, always) and its per-game rows (on request).
 
-    agents:   the agents' labels, one per seat.
-    rules, seed, start: the batch (its games are ``start .. start + games - 1``).
-    stats:    :class:`~qwirkle_core.batch.stats.BatchStats` of the finished games.
-    elapsed:  seconds of play (kernel compilation excluded; see ``compile_seconds``).
-    interrupted: True when Ctrl-C stopped the batch early (the finished games are kept).
-    threads:  numba threads of a local batch; the worker threads of a distributed one.
-    compile_seconds: seconds until the kernels were ready (compiled or loaded from the
-              cache; on a cluster, until every worker was ready).
-    path:     the result file or folder the rows were written to, if any.
-    write_error: why ``out`` could not be written (the kept rows are then still here,
-              for the caller to save elsewhere), or None.
-    resumed:  games of a distributed batch found already played in ``path`` (counted in
-              :attr:`stats`, not in :attr:`games_per_second`).
-    workers:  the Dask worker processes of a distributed batch (0 for a local one).
+    Attributes
+    ----------
+    agents
+        the agents' labels, one per seat.
+    rules, seed, start
+        the batch (its games are ``start .. start + games - 1``).
+    stats
+        :class:`~qwirkle_core.batch.stats.BatchStats` of the finished games.
+    elapsed
+        seconds of play (kernel compilation excluded; see ``compile_seconds``).
+    interrupted
+        True when Ctrl-C stopped the batch early (the finished games are kept).
+    threads
+        numba threads of a local batch; the worker threads of a distributed one.
+    compile_seconds
+        seconds until the kernels were ready (compiled or loaded from the
+        cache; on a cluster, until every worker was ready).
+    path
+        the result file or folder the rows were written to, if any.
+    write_error
+        why ``out`` could not be written (the kept rows are then still here,
+        for the caller to save elsewhere), or None.
+    resumed
+        games of a distributed batch found already played in ``path`` (counted in
+        :attr:`stats`, not in :attr:`games_per_second`).
+    workers
+        the Dask worker processes of a distributed batch (0 for a local one).
 
+    Notes
+    -----
     The row arrays (``scores``, ``winner``, ``seeds``... see :class:`GameRows`) are
     read from memory, or lazily from ``path`` when the rows were not kept in memory.
     """

@@ -4,14 +4,16 @@ seat may be a built-in agent or a Python agent (see docs/env.md).
 A Python agent is any object with a method ``act(observation, legal_moves, rng)``, or a
 plain function of the same three arguments, returning one of ``legal_moves``:
 
-observation:  the :class:`~qwirkle_core.Observation` of its seat (never more).
-legal_moves:  every legal action now, a new list of :class:`~qwirkle_core.Move`
-              (:func:`legal_actions`): the placements first, in
-              :meth:`Game.legal_moves` order, each with its ``score``; then every
-              distinct exchange (fewest tiles first; ``score`` None); then the pass
-              when it is the only legal action.
-rng:          a ``numpy.random.Generator`` of its own for this game, seeded from the
-              game's seed and the seat, so a game replays exactly from its seed.
+``observation``
+    the :class:`~qwirkle_core.Observation` of its seat (never more).
+``legal_moves``
+    every legal action now, a new list of :class:`~qwirkle_core.Move`
+    (:func:`legal_actions`): the placements first, in :meth:`Game.legal_moves` order,
+    each with its ``score``; then every distinct exchange (fewest tiles first; ``score``
+    None); then the pass when it is the only legal action.
+``rng``
+    a ``numpy.random.Generator`` of its own for this game, seeded from the game's seed
+    and the seat, so a game replays exactly from its seed.
 
 A class is instantiated (without arguments) once per game and seat. Built-in agents are
 names such as ``"greedy"`` or ``"mc:playouts=32"`` (anything
@@ -128,12 +130,19 @@ def load_agent(spec: str) -> object:
 class Player:
     """One seat's agent, resolved: a built-in agent or a Python agent.
 
-    label:  the name shown in results and records (the spec's label for built-in
-            agents, the text of a ``package.module:Name`` spec, else the object's
-            ``name`` attribute, class name or function name).
-    spec:   the built-in agent's :class:`~qwirkle_core.AgentSpec`, or None.
-    python: the Python agent (object, class or function), or None.
+    Attributes
+    ----------
+    label
+        the name shown in results and records (the spec's label for built-in
+        agents, the text of a ``package.module:Name`` spec, else the object's
+        ``name`` attribute, class name or function name).
+    spec
+        the built-in agent's :class:`~qwirkle_core.AgentSpec`, or None.
+    python
+        the Python agent (object, class or function), or None.
 
+    Notes
+    -----
     Two Players are equal only when they are the same object.
     """
 
@@ -196,11 +205,18 @@ class Player:
 class Seat:
     """A :class:`Player` seated in one game: plays that seat's turns with :meth:`play`.
 
-    act:     the Python agent's ``act`` (None for a built-in agent).
-    rng:     the agent's generator for this game.
-    seconds: wall time of the turns played so far (for a Python agent: its observation,
-             legal actions, ``act`` and the move; for a built-in agent: ``play_agent``).
-    moves:   turns played so far.
+    Attributes
+    ----------
+    act
+        the Python agent's ``act`` (None for a built-in agent).
+    rng
+        the agent's generator for this game.
+    seconds
+        wall time of the turns played so far (for a Python agent: its observation,
+        legal actions, ``act`` and the move; for a built-in agent: ``play_agent``).
+    moves
+        turns played so far.
+
     """
 
     player: Player
@@ -213,7 +229,13 @@ class Seat:
     def play(self, game: Game, time_limit: float | None = None) -> Action:
         """Play the current turn of ``game`` (whose current player must be this seat).
 
-        time_limit: seconds allowed to a Python agent's ``act`` (None: no limit). In the
+        Parameters
+        ----------
+        time_limit
+            seconds allowed to a Python agent's ``act`` (None: no limit). In the
+
+        Notes
+        -----
         main thread of a process with SIGALRM (Unix) the call is interrupted at the
         limit; elsewhere the limit is checked when it returns.
         Returns the :class:`~qwirkle_core.Action`; raises :class:`~qwirkle_core.AgentFailure`.
@@ -352,7 +374,13 @@ def run_game(
     batch: a game of built-in agents only is the batch's game with that seed. Stops
     at the batch's turn limit (never reached in practice).
 
-    time_limit: seconds per move allowed to each Python agent (None: no limit).
+    Parameters
+    ----------
+    time_limit
+        seconds per move allowed to each Python agent (None: no limit).
+
+    Notes
+    -----
     Raises :class:`~qwirkle_core.AgentFailure` when a Python agent fails; AgentError,
     TypeError or ValueError for bad arguments, before the game starts.
     """
@@ -454,7 +482,13 @@ class WorkerPool:
     """Worker processes for :func:`play_games`, to reuse over several calls (a context
     manager): ``with WorkerPool(4) as pool: play_games(..., pool=pool)``.
 
-    processes: the number of workers (None: one per core). The workers start from a
+    Attributes
+    ----------
+    processes
+        the number of workers (None: one per core). The workers start from a
+
+    Notes
+    -----
     fork server that has imported qwirkle-core once (from a fresh interpreter where
     there is none, as on Windows) and ignore Ctrl-C: the calling process gets the
     KeyboardInterrupt, and leaving the ``with`` block stops the workers.
@@ -518,11 +552,18 @@ def play_games(
     Game ``i`` is played from the same seed as game ``i`` of ``simulate(..., seed=seed)``,
     so a batch of built-in agents gives the same games.
 
-    processes:  worker processes (1: in this process; None: one per core), started for
-                this call; or give ``pool``, a :class:`WorkerPool` to reuse. Python
-                agents are sent to the workers by pickling: give them as
-                ``package.module:Name`` or define them at module level.
-    time_limit: seconds per move allowed to each Python agent (None: no limit).
+    Parameters
+    ----------
+    processes
+        worker processes (1: in this process; None: one per core), started for
+        this call; or give ``pool``, a :class:`WorkerPool` to reuse. Python
+        agents are sent to the workers by pickling: give them as
+        ``package.module:Name`` or define them at module level.
+    time_limit
+        seconds per move allowed to each Python agent (None: no limit).
+
+    Notes
+    -----
     Returns :class:`GameResults`. Raises AgentError/TypeError/ValueError for bad
     arguments (an agent that cannot be sent to the workers included).
     """

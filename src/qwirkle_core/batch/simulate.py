@@ -61,34 +61,50 @@ def simulate(
 ) -> SimulationResult:
     """Play ``games`` complete games with ``agents`` (one per seat) inside numba.
 
-    games:     number of games (>= 1).
-    agents:    one per seat (``len(agents)`` players, 2..6): names with parameters
-               (``"mc:playouts=32"``), :class:`~qwirkle_core.AgentSpec` objects, or one
-               comma-separated str; see :data:`~qwirkle_core.AGENTS`.
-    seed:      the batch seed (an int 0..2**64-1). Game ``i`` plays from a hash of
-               ``(seed, i)``, so results do not depend on ``threads`` or on chunking.
-    threads:   numba threads (default: all cores); on a cluster, numba threads per
-               task (default 1: a worker runs one task per worker thread).
-    rules:     a :class:`Rules`; its ``players`` must equal ``len(agents)``.
-    progress:  a callable ``f(done, total)`` (see :data:`Progress`).
-    start:     the index of the first game: the batch plays games ``start`` ..
-               ``start + games - 1`` of the batch ``seed``; any split of a batch into
-               ranges gives exactly the rows of the whole batch.
-    out:       a ``.parquet`` or ``.csv`` file to write the rows to, chunk by chunk as
-               they are played (checked before the first game; docs/results.md); with
-               ``client``, a folder (docs/distributed.md).
-    keep_rows: keep the rows in memory (True), or only the summary (False). By default
-               they are kept when they fit in 1 GiB (:func:`row_bytes` per game); a
-               larger batch needs ``out`` (the rows are then read from the file on
-               request) or ``keep_rows=False``, and is refused otherwise. A
-               distributed batch never keeps them (True is refused).
-    client:    a ``dask.distributed.Client``: play the batch on its cluster, in ranges
-               of ``range_size`` games, each written to ``out`` as
-               ``part-<start>-<end>.parquet`` (:func:`qwirkle_core.batch.distributed.run_batch`).
-    resume:    with ``client``: continue the batch already in ``out``, playing only
-               the ranges that have no complete file yet.
-    range_size: with ``client``: games per task (default: about 5 seconds of work).
+    Parameters
+    ----------
+    games
+        number of games (>= 1).
+    agents
+        one per seat (``len(agents)`` players, 2..6): names with parameters
+        (``"mc:playouts=32"``), :class:`~qwirkle_core.AgentSpec` objects, or one
+        comma-separated str; see :data:`~qwirkle_core.AGENTS`.
+    seed
+        the batch seed (an int 0..2**64-1). Game ``i`` plays from a hash of
+        ``(seed, i)``, so results do not depend on ``threads`` or on chunking.
+    threads
+        numba threads (default: all cores); on a cluster, numba threads per
+        task (default 1: a worker runs one task per worker thread).
+    rules
+        a :class:`Rules`; its ``players`` must equal ``len(agents)``.
+    progress
+        a callable ``f(done, total)`` (see :data:`Progress`).
+    start
+        the index of the first game: the batch plays games ``start`` ..
+        ``start + games - 1`` of the batch ``seed``; any split of a batch into
+        ranges gives exactly the rows of the whole batch.
+    out
+        a ``.parquet`` or ``.csv`` file to write the rows to, chunk by chunk as
+        they are played (checked before the first game; docs/results.md); with
+        ``client``, a folder (docs/distributed.md).
+    keep_rows
+        keep the rows in memory (True), or only the summary (False). By default
+        they are kept when they fit in 1 GiB (:func:`row_bytes` per game); a
+        larger batch needs ``out`` (the rows are then read from the file on
+        request) or ``keep_rows=False``, and is refused otherwise. A
+        distributed batch never keeps them (True is refused).
+    client
+        a ``dask.distributed.Client``: play the batch on its cluster, in ranges
+        of ``range_size`` games, each written to ``out`` as
+        ``part-<start>-<end>.parquet`` (:func:`qwirkle_core.batch.distributed.run_batch`).
+    resume
+        with ``client``: continue the batch already in ``out``, playing only
+        the ranges that have no complete file yet.
+    range_size
+        with ``client``: games per task (default: about 5 seconds of work).
 
+    Notes
+    -----
     Games run in chunks of about half a second, so memory stays bounded and Ctrl-C
     stops within a chunk: the finished games are kept (and written) and the result
     says ``interrupted=True``. Raises TypeError/ValueError (AgentError for agents)

@@ -33,7 +33,13 @@ class Match:
     """All finished games of one pair: ``first`` against ``second``, every deal played
     once from each seat (the same game seeds), so the deal's luck cancels.
 
-    margin: ``first``'s score minus ``second``'s, per game (int32[games]); the games
+    Attributes
+    ----------
+    margin
+        ``first``'s score minus ``second``'s, per game (int32[games]); the games
+
+    Notes
+    -----
     with ``first`` in seat 0 come first, then those with ``first`` in seat 1.
     """
 
@@ -66,7 +72,13 @@ class Match:
 class TournamentResult:
     """The matches of a round robin and each agent's time per move.
 
-    seconds_per_move: per agent, wall time per action (exchanges and passes included):
+    Attributes
+    ----------
+    seconds_per_move
+        per agent, wall time per action (exchanges and passes included):
+
+    Notes
+    -----
     for a built-in agent from one-thread self-play, for a Python agent the mean of its
     turns in the tournament's games; missing for agents not timed before an
     interruption (or a Python agent that finished no game).
@@ -109,26 +121,39 @@ def tournament(
 ) -> TournamentResult:
     """Play every pair of ``agents`` (at least 2, each once) for ``games`` games.
 
-    agents:   built-in agents (anything :func:`~qwirkle_core.parse_agent` takes) and
-              Python agents (:mod:`qwirkle_core.batch.players`: objects, functions or
-              ``package.module:Name`` specs), mixed freely.
-    games:    games per pairing: an even number >= 2, since each of the ``games // 2``
-              deals is played once from each seat.
-    seed:     deal ``i`` is game ``i`` of the batch ``seed`` (see :func:`simulate`).
-    threads:  numba threads (default: all cores); on a cluster, per task (default 1).
-              A pairing with a Python agent plays in ``threads`` worker processes
-              (1: in this process; :class:`~qwirkle_core.batch.players.WorkerPool`).
-    progress: a callable ``f(done, total)`` counting finished games of all pairings.
-    timing_seconds: 0 to 3,600 (see below).
-    client:   a ``dask.distributed.Client``: play the deals on its cluster, each pair's
-              deals split into ranges of ``range_size`` deals (default: about 5
-              seconds of work per task), both seats of a deal in the same task; the
-              time per move is then measured on a worker. The matches are the same
-              as a local tournament's. Built-in agents only.
-    rules:    a two-player :class:`Rules` (default: the tile game's), e.g.
-              ``Rules(variant="cubes")`` for a Qwirkle Cubes tournament.
-    time_limit: seconds per move allowed to each Python agent (None: no limit).
+    Parameters
+    ----------
+    agents
+        built-in agents (anything :func:`~qwirkle_core.parse_agent` takes) and
+        Python agents (:mod:`qwirkle_core.batch.players`: objects, functions or
+        ``package.module:Name`` specs), mixed freely.
+    games
+        games per pairing: an even number >= 2, since each of the ``games // 2``
+        deals is played once from each seat.
+    seed
+        deal ``i`` is game ``i`` of the batch ``seed`` (see :func:`simulate`).
+    threads
+        numba threads (default: all cores); on a cluster, per task (default 1).
+        A pairing with a Python agent plays in ``threads`` worker processes
+        (1: in this process; :class:`~qwirkle_core.batch.players.WorkerPool`).
+    progress
+        a callable ``f(done, total)`` counting finished games of all pairings.
+    timing_seconds
+        0 to 3,600 (see below).
+    client
+        a ``dask.distributed.Client``: play the deals on its cluster, each pair's
+        deals split into ranges of ``range_size`` deals (default: about 5
+        seconds of work per task), both seats of a deal in the same task; the
+        time per move is then measured on a worker. The matches are the same
+        as a local tournament's. Built-in agents only.
+    rules
+        a two-player :class:`Rules` (default: the tile game's), e.g.
+        ``Rules(variant="cubes")`` for a Qwirkle Cubes tournament.
+    time_limit
+        seconds per move allowed to each Python agent (None: no limit).
 
+    Notes
+    -----
     A game in which a Python agent fails (it raises, returns an illegal move or runs
     past ``time_limit``) is left out of the matches and its
     :class:`~qwirkle_core.AgentFailure` goes into ``result.failures``; the tournament

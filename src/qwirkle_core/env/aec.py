@@ -375,15 +375,24 @@ def _check_render_mode(mode: Any) -> str | None:
 class raw_env(AECEnv):  # type: ignore[misc]  # noqa: N801  (PettingZoo's naming; pettingzoo ships no type information)
     """Qwirkle for 2 to 6 players as a PettingZoo AEC environment.
 
-    players:     number of seats (agents ``player_0`` .. ``player_{n-1}``, seat order).
-    window:      side of the square of cells the board planes and the place actions
-                 cover, centred on the tiles (default 118: exact for every reachable
-                 position; at least 11). A smaller window gives smaller arrays and
-                 truncates the episode when the board outgrows it.
-    opening:     the opening rule (see :class:`~qwirkle_core.Rules`).
-    max_turns:   truncate after this many turns (the batch's safety limit by default).
-    render_mode: None, ``"ansi"`` (text) or ``"rgb_array"`` (uint8[H, W, 3]).
+    Attributes
+    ----------
+    players
+        number of seats (agents ``player_0`` .. ``player_{n-1}``, seat order).
+    window
+        side of the square of cells the board planes and the place actions
+        cover, centred on the tiles (default 118: exact for every reachable
+        position; at least 11). A smaller window gives smaller arrays and
+        truncates the episode when the board outgrows it.
+    opening
+        the opening rule (see :class:`~qwirkle_core.Rules`).
+    max_turns
+        truncate after this many turns (the batch's safety limit by default).
+    render_mode
+        None, ``"ansi"`` (text) or ``"rgb_array"`` (uint8[H, W, 3]).
 
+    Notes
+    -----
     ``reset(seed=s)`` deals the game ``qwirkle_core.Game(seed=s)``; ``reset()`` draws
     the next game's seed from the environment's generator. ``step`` raises
     :class:`~qwirkle_core.IllegalMoveError` (changing nothing) for an action outside
@@ -519,10 +528,17 @@ class QwirkleGymEnv(gymnasium.Env[Obs, Any]):  # actions: ints (Discrete samples
     played by ``opponents`` (built-in names such as ``"greedy"``, ``package.module:Name``
     specs or Python agents; one per other seat, so ``len(opponents) + 1`` players).
 
-    seat:       the learner's seat (0 by default; the rules decide who opens).
-    time_limit: seconds per move allowed to Python opponents (None: no limit).
-    window, opening, max_turns, render_mode: as for :class:`raw_env`.
+    Attributes
+    ----------
+    seat
+        the learner's seat (0 by default; the rules decide who opens).
+    time_limit
+        seconds per move allowed to Python opponents (None: no limit).
+    window, opening, max_turns, render_mode
+        as for :class:`raw_env`.
 
+    Notes
+    -----
     Observations and actions are those of :class:`raw_env` for the learner's seat.
     ``step`` returns the learner's points as the reward (its rewards add up to its final
     score). An action outside the mask changes nothing: the same observation comes back

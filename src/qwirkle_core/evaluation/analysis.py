@@ -45,12 +45,20 @@ MAX_PLAYOUTS = 100_000
 class MoveValue:
     """The value of one action for the player who takes it.
 
-    move:      the action.
-    margin:    the mover's expected final margin: their final score minus the best
-               other final score, in points (exact in a solved endgame).
-    margin_se: the standard error of ``margin`` (0 when exact).
-    win_rate:  the mover's chance to win, a tie counting one half (0, 0.5 or 1 when exact).
-    win_se:    its standard error.
+    Attributes
+    ----------
+    move
+        the action.
+    margin
+        the mover's expected final margin: their final score minus the best
+        other final score, in points (exact in a solved endgame).
+    margin_se
+        the standard error of ``margin`` (0 when exact).
+    win_rate
+        the mover's chance to win, a tie counting one half (0, 0.5 or 1 when exact).
+    win_se
+        its standard error.
+
     """
 
     move: Move
@@ -93,15 +101,27 @@ class MoveValue:
 class ActionAnalysis:
     """The verdict on one action of the record.
 
-    index:      the action's index in the record (from 0).
-    player:     the seat that acted.
-    bag:        tiles in the bag before the action.
-    method:     how it was judged, one of :data:`METHODS`.
-    candidates: the actions compared (1 for a forced action).
-    played:     the value of the action played.
-    best:       the engine's best action and its value (``played`` when it is the best).
-    loss:       ``best.margin - played.margin`` (>= 0): points of final margin given away.
-    loss_se:    the standard error of ``loss`` (from the paired playouts; 0 when exact).
+    Attributes
+    ----------
+    index
+        the action's index in the record (from 0).
+    player
+        the seat that acted.
+    bag
+        tiles in the bag before the action.
+    method
+        how it was judged, one of :data:`METHODS`.
+    candidates
+        the actions compared (1 for a forced action).
+    played
+        the value of the action played.
+    best
+        the engine's best action and its value (``played`` when it is the best).
+    loss
+        ``best.margin - played.margin`` (>= 0): points of final margin given away.
+    loss_se
+        the standard error of ``loss`` (from the paired playouts; 0 when exact).
+
     """
 
     index: int

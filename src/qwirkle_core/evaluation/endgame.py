@@ -34,24 +34,34 @@ _KINDS = {_eg.EXACT_VALUE: "exact", _eg.LOWER_BOUND: "lower_bound", _eg.ESTIMATE
 class EndgameResult:
     """The outcome of :func:`solve_endgame`, from the point of view of ``player``.
 
-    move:   the action chosen: a placement (a :class:`Move` whose ``.score`` is its
-            points, without the going-out bonus), or ``Move.pass_turn()`` when the
-            player has no placement.
-    value:  the final score margin of ``player`` (their final score minus the
-            opponent's), the going-out bonus included, as ``kind`` says:
-    kind:   ``"exact"``: the margin under best play by both sides, and ``move`` is a
-            best move. ``"lower_bound"``: a limit stopped the search after some moves
-            were searched to the end; ``move`` is the best of them and guarantees at
-            least ``value``. ``"estimate"``: a limit stopped the search sooner;
-            ``value`` counts the points of the next two placements at most (``depth``).
-    nodes:  positions searched.
-    depth:  the longest line searched, in placements. An estimate of depth 0 means
-            no search completed: ``move`` is then the placement of the most points
-            and ``value`` counts only its points.
-    principal_variation: ``move``, then (exact results only) move after move a move
-            the search proved to keep ``value``, as far as its table holds the proofs
-            (it may stop before the end of the game).
-    player: the seat to move.
+    Attributes
+    ----------
+    move
+        the action chosen: a placement (a :class:`Move` whose ``.score`` is its
+        points, without the going-out bonus), or ``Move.pass_turn()`` when the
+        player has no placement.
+    value
+        the final score margin of ``player`` (their final score minus the
+        opponent's), the going-out bonus included, as ``kind`` says:
+    kind
+        ``"exact"``: the margin under best play by both sides, and ``move`` is a
+        best move. ``"lower_bound"``: a limit stopped the search after some moves
+        were searched to the end; ``move`` is the best of them and guarantees at
+        least ``value``. ``"estimate"``: a limit stopped the search sooner;
+        ``value`` counts the points of the next two placements at most (``depth``).
+    nodes
+        positions searched.
+    depth
+        the longest line searched, in placements. An estimate of depth 0 means
+        no search completed: ``move`` is then the placement of the most points
+        and ``value`` counts only its points.
+    principal_variation
+        ``move``, then (exact results only) move after move a move
+        the search proved to keep ``value``, as far as its table holds the proofs
+        (it may stop before the end of the game).
+    player
+        the seat to move.
+
     """
 
     move: Move

@@ -28,10 +28,17 @@ MAX_DEPTH = 10_000
 class MoveEvaluation:
     """The playout statistics of one candidate move, from the mover's point of view.
 
-    margin:    mean final score margin (the mover's score minus the best other score)
-    margin_se: its standard error
-    win_rate:  share of playouts the mover wins (a tie counts one half)
-    win_se:    its standard error
+    Attributes
+    ----------
+    margin
+        mean final score margin (the mover's score minus the best other score)
+    margin_se
+        its standard error
+    win_rate
+        share of playouts the mover wins (a tie counts one half)
+    win_se
+        its standard error
+
     """
 
     move: Move
@@ -54,18 +61,28 @@ def evaluate_moves(
 ) -> list[MoveEvaluation]:
     """Evaluate candidate moves of ``game``'s current player by determinized playouts.
 
-    playouts: playouts per candidate (2 .. 1,000,000). Playout j of every candidate
-              uses the same sampled hidden tiles and random streams (common random
-              numbers).
-    policy:   the agent that plays every seat after the candidate: "greedy" (default),
-              "heuristic" (with parameters) or "random".
-    seed:     makes the evaluation reproducible (results do not depend on ``threads``).
-    moves:    the candidates (Move objects or their text: placements or exchanges); by
-              default the ``top`` (1 .. 1,000) highest-scoring placements plus, when the
-              bag holds a full hand, the exchange of the whole hand.
-    depth:    turns to play after the candidate (0 .. 10,000; 0: to the end of the
-              game); the margin is then taken at that point. Playouts count their turn
-              limit (5,000) from this position, whatever its turn number.
+    Parameters
+    ----------
+    playouts
+        playouts per candidate (2 .. 1,000,000). Playout j of every candidate
+        uses the same sampled hidden tiles and random streams (common random
+        numbers).
+    policy
+        the agent that plays every seat after the candidate: "greedy" (default),
+        "heuristic" (with parameters) or "random".
+    seed
+        makes the evaluation reproducible (results do not depend on ``threads``).
+    moves
+        the candidates (Move objects or their text: placements or exchanges); by
+        default the ``top`` (1 .. 1,000) highest-scoring placements plus, when the
+        bag holds a full hand, the exchange of the whole hand.
+    depth
+        turns to play after the candidate (0 .. 10,000; 0: to the end of the
+        game); the margin is then taken at that point. Playouts count their turn
+        limit (5,000) from this position, whatever its turn number.
+
+    Notes
+    -----
     Returns a list of :class:`MoveEvaluation`, best mean margin first. Raises
     IllegalMoveError for a game that is over or a candidate that is not legal,
     AgentError for a bad policy, TypeError/ValueError for other bad arguments (and

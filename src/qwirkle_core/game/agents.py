@@ -47,10 +47,15 @@ def agent_params(name: str) -> tuple[Param, ...]:
 class AgentSpec:
     """A built-in agent with its parameters, checked.
 
-    name:   one of :data:`AGENTS`.
-    params: the parameters given explicitly, as sorted ``(key, value)`` pairs (ints
-            for integer parameters, names for choices, floats otherwise); the others
-            take their defaults.
+    Attributes
+    ----------
+    name
+        one of :data:`AGENTS`.
+    params
+        the parameters given explicitly, as sorted ``(key, value)`` pairs (ints
+        for integer parameters, names for choices, floats otherwise); the others
+        take their defaults.
+
     """
 
     name: str

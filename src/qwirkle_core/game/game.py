@@ -59,10 +59,17 @@ class MoveArrays(NamedTuple):
     """The legal placements of a position as arrays (:meth:`Game.legal_move_arrays`),
     ``n`` moves, move ``i`` putting down tiles ``j < counts[i]``:
 
-    rows, cols: int64[n, 6]  the cells of its tiles (0 past ``counts[i]``)
-    tiles:      int64[n, 6]  its tiles, 0..35 (-1 past ``counts[i]``)
-    counts:     int64[n]     its number of tiles, 1..6
-    scores:     int64[n]     its points (without the 6 for going out)
+    Attributes
+    ----------
+    rows, cols
+        int64[n, 6]  the cells of its tiles (0 past ``counts[i]``)
+    tiles
+        int64[n, 6]  its tiles, 0..35 (-1 past ``counts[i]``)
+    counts
+        int64[n]     its number of tiles, 1..6
+    scores
+        int64[n]     its points (without the 6 for going out)
+
     """
 
     rows: np.ndarray
@@ -134,19 +141,28 @@ class Game:
     ) -> Game:
         """A game set up from a position.
 
-        board:  ``{(row, col): tile}``; its lines must be valid and its tiles connected.
-                Empty: the current player must open (under the official rule with
-                exactly their largest group).
-        hands:  one iterable of 1 to 6 tiles per seat; ``len(hands)`` is the number of
-                players.
-        bag:    the tiles left, ``bag[0]`` drawn first. The position need not hold all
-                108 tiles, but no tile may appear more than 3 times in all. In Qwirkle
-                Cubes (``rules.variant == "cubes"``): the cubes' colours (ints 0..5 or
-                names), rolled as they are drawn; no colour more than 15 times in all,
-                board and hands included.
-        scores: one int per seat (zeros by default).
-        seed:   the stream used to put exchanged tiles back into the bag.
+        Parameters
+        ----------
+        board
+            ``{(row, col): tile}``; its lines must be valid and its tiles connected.
+            Empty: the current player must open (under the official rule with
+            exactly their largest group).
+        hands
+            one iterable of 1 to 6 tiles per seat; ``len(hands)`` is the number of
+            players.
+        bag
+            the tiles left, ``bag[0]`` drawn first. The position need not hold all
+            108 tiles, but no tile may appear more than 3 times in all. In Qwirkle
+            Cubes (``rules.variant == "cubes"``): the cubes' colours (ints 0..5 or
+            names), rolled as they are drawn; no colour more than 15 times in all,
+            board and hands included.
+        scores
+            one int per seat (zeros by default).
+        seed
+            the stream used to put exchanged tiles back into the bag.
 
+        Notes
+        -----
         Raises TypeError/ValueError naming the first problem.
         """
         if not isinstance(board, dict):
@@ -557,7 +573,7 @@ class Game:
         its record, not a request: :func:`~qwirkle_core.replay` compares them).
 
         Returns the points of a placement (the +6 for going out is added to
-        :attr:`scores` but not returned); 0 for an exchange, a pass or a re-roll.
+        :attr:`Game.scores` but not returned); 0 for an exchange, a pass or a re-roll.
         Raises :class:`IllegalMoveError` and changes nothing if it is not legal now;
         TypeError/ValueError for something that is not a well-formed move.
         """

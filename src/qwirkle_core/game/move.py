@@ -44,16 +44,25 @@ class Move:
     ``Move.exchange(tiles)``; ``Move.pass_turn()``; ``Move.reroll(tiles, faces)``;
     ``Move.parse(text)``.
 
-    kind:       a :class:`MoveKind`.
-    placements: the ``(row, col, tile)`` triples of a placement, sorted by (row, col);
-                empty for the other kinds.
-    tiles:      the tiles placed (in the order of ``placements``), exchanged (sorted) or,
-                for a re-roll, the faces the re-rolled cubes showed before (sorted).
-    faces:      a re-roll's outcome: the face each cube of ``tiles`` shows after it (same
-                colour, same order); empty for a re-roll not yet made and other kinds.
-    score:      the placement's points when the move comes from
-                :meth:`Game.legal_moves`, else None.
+    Attributes
+    ----------
+    kind
+        a :class:`MoveKind`.
+    placements
+        the ``(row, col, tile)`` triples of a placement, sorted by (row, col);
+        empty for the other kinds.
+    tiles
+        the tiles placed (in the order of ``placements``), exchanged (sorted) or,
+        for a re-roll, the faces the re-rolled cubes showed before (sorted).
+    faces
+        a re-roll's outcome: the face each cube of ``tiles`` shows after it (same
+        colour, same order); empty for a re-roll not yet made and other kinds.
+    score
+        the placement's points when the move comes from
+        :meth:`Game.legal_moves`, else None.
 
+    Notes
+    -----
     Equality and hashing ignore ``score``. Raises TypeError/ValueError naming the
     problem (a malformed triple, a tile outside 0..35, a coordinate with
     ``|x| >= 2**31``, an empty placement or more than 6 tiles).

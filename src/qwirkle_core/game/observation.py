@@ -22,18 +22,31 @@ __all__ = ["Observation"]
 class Observation:
     """The game as seen by seat ``player``: public information and their own hand only.
 
-    player:         the seat observing.
-    rules:          the :class:`~qwirkle_core.Rules`.
-    board:          ``{(row, col): tile}`` (a copy).
-    hand:           the player's own tiles, sorted (tuple of ints 0..35).
-    hand_sizes:     tiles held by each seat (tuple, one int per seat).
-    scores, qwirkles: per seat (tuples).
-    bag_size:       tiles left in the bag.
-    unseen:         36 counts, index = tile: the tiles this player cannot see, i.e. the
-                    opponents' hands and the bag together (in a game of all 108 tiles,
-                    3 copies minus those on the board minus those in ``hand``).
-                    ``sum(unseen) == bag_size + sum of the opponents' hand_sizes``.
-                    None in Qwirkle Cubes.
+    Attributes
+    ----------
+    player
+        the seat observing.
+    rules
+        the :class:`~qwirkle_core.Rules`.
+    board
+        ``{(row, col): tile}`` (a copy).
+    hand
+        the player's own tiles, sorted (tuple of ints 0..35).
+    hand_sizes
+        tiles held by each seat (tuple, one int per seat).
+    scores, qwirkles
+        per seat (tuples).
+    bag_size
+        tiles left in the bag.
+    unseen
+        36 counts, index = tile: the tiles this player cannot see, i.e. the
+        opponents' hands and the bag together (in a game of all 108 tiles,
+        3 copies minus those on the board minus those in ``hand``).
+        ``sum(unseen) == bag_size + sum of the opponents' hand_sizes``.
+        None in Qwirkle Cubes.
+
+    Notes
+    -----
     current_player, turn, passes (in a row), is_over, winner (None while running,
     -1 for a tie).
     hands:          Qwirkle Cubes (open hands): every seat's cubes, sorted; else None.

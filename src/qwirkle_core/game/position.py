@@ -28,7 +28,13 @@ Placed = tuple[tuple[int, int, int], ...]
 class Position:
     """Every part of a game's state.
 
-    board: groups of ``(row, col, tile)`` in the order they were put down (the order
+    Attributes
+    ----------
+    board
+        groups of ``(row, col, tile)`` in the order they were put down (the order
+
+    Notes
+    -----
     fixes the engine's internal frontier order, hence tie-breaks, exactly); ``bag``:
     the tiles left, ``bag[0]`` drawn first (in Qwirkle Cubes: the cubes' colours 0..5,
     rolled when drawn); ``rng``: the two 64-bit random streams; ``rerolled`` (Qwirkle

@@ -34,15 +34,25 @@ __all__ = ["GameRecord", "replay"]
 class GameRecord:
     """A whole game: rules, how it started, every action, and the result.
 
-    rules:   the :class:`Rules` the game was played under.
-    seed:    the seed of the deal (``Game(seed=seed, rules=rules)`` deals the same tiles
-             and draws the same ones after), or None when the game started from ``setup``.
-    agents:  optional names of who played each seat (agent names, ``"human"``...).
-    hands:   the initial hands (sorted tuples of tiles per seat), or None when unknown.
-    setup:   None for a dealt game; else the position dict the game started from
-             (see :meth:`Game.to_dict`).
-    actions: the :class:`Action` list in order.
-    final_scores, winner: the result when the game ended, else None.
+    Attributes
+    ----------
+    rules
+        the :class:`Rules` the game was played under.
+    seed
+        the seed of the deal (``Game(seed=seed, rules=rules)`` deals the same tiles
+        and draws the same ones after), or None when the game started from ``setup``.
+    agents
+        optional names of who played each seat (agent names, ``"human"``...).
+    hands
+        the initial hands (sorted tuples of tiles per seat), or None when unknown.
+    setup
+        None for a dealt game; else the position dict the game started from
+        (see :meth:`Game.to_dict`).
+    actions
+        the :class:`Action` list in order.
+    final_scores, winner
+        the result when the game ended, else None.
+
     """
 
     rules: Rules

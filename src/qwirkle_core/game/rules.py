@@ -20,15 +20,22 @@ MAX_PLAYERS = int(_st.MAX_PLAYERS)
 class Rules:
     """Rule options (frozen). The defaults are the official rules of the tile game.
 
-    players:  number of seats, 2 to 6 (the rule books say 2-4; one allows up to 6).
-    opening:  ``"largest_group"`` (official): the seat with the largest group of hand
-              tiles sharing a colour or a shape starts (ties: the lowest seat; in Qwirkle
-              Cubes seat 0 starts) and opens with exactly that many tiles;
-              ``"any_line"``: seat 0 starts and opens with any legal line.
-    variant:  ``"classic"``, the tile game, or ``"cubes"``, Qwirkle Cubes: 90 cubes of 6
-              colours whose faces are rolled, open hands, re-rolls instead of exchanges
-              (a swap only when none of a player's colours fits anywhere; docs/rules.md).
+    Attributes
+    ----------
+    players
+        number of seats, 2 to 6 (the rule books say 2-4; one allows up to 6).
+    opening
+        ``"largest_group"`` (official): the seat with the largest group of hand
+        tiles sharing a colour or a shape starts (ties: the lowest seat; in Qwirkle
+        Cubes seat 0 starts) and opens with exactly that many tiles;
+        ``"any_line"``: seat 0 starts and opens with any legal line.
+    variant
+        ``"classic"``, the tile game, or ``"cubes"``, Qwirkle Cubes: 90 cubes of 6
+        colours whose faces are rolled, open hands, re-rolls instead of exchanges
+        (a swap only when none of a player's colours fits anywhere; docs/rules.md).
 
+    Notes
+    -----
     Raises TypeError or ValueError naming a bad option.
     """
 
