@@ -6,6 +6,7 @@ import argparse
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from .._kernels.layout import MAX_CANDIDATES
 from .common import (
     ProgressBar,
     UsageError,
@@ -48,7 +49,7 @@ def register(sub: Any) -> None:
         "--candidates",
         type=positive_int,
         default=12,
-        help="the engine's candidate placements per position, 1 to 64 (default: 12)",
+        help=f"the engine's candidate placements per position, 1 to {MAX_CANDIDATES} (default: 12)",
     )
     p.add_argument(
         "--max-nodes", type=positive_int, default=1_000_000, help="positions per endgame solve (default: 1000000)"
@@ -90,8 +91,8 @@ def _run_analyse(args: argparse.Namespace, console: Console) -> int:
         )
     if args.playouts < 2:
         raise UsageError(f"argument --playouts: must be at least 2, got {args.playouts}")
-    if args.candidates > 64:
-        raise UsageError(f"argument --candidates: must be 1 to 64, got {args.candidates}")
+    if args.candidates > MAX_CANDIDATES:
+        raise UsageError(f"argument --candidates: must be 1 to {MAX_CANDIDATES}, got {args.candidates}")
     bar = ProgressBar(console, "actions", not args.no_progress)
     try:
         result = analyse(

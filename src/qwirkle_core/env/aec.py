@@ -38,7 +38,7 @@ from ..game.game import MAX_TURNS, Game
 from ..game.move import Move, MoveKind
 from ..game.observation import Observation
 from ..game.rules import Rules
-from ..game.tiles import tile_code
+from ..game.tiles import COPIES, NUM_TILE_TYPES, NUM_TILES, tile_code
 
 __all__ = ["MIN_WINDOW", "WINDOW", "QwirkleGymEnv", "action_count", "env", "raw_env"]
 
@@ -46,7 +46,7 @@ Obs = dict[str, Any]
 """An observation: ``{"observation": {name: array}, "action_mask": int8[A]}`` (docs/env.md)."""
 
 REACH = 5  # a legal placement lies at most 5 cells beyond the tiles' bounding box
-MAX_SPAN = 108  # no game spans more than 108 rows or columns (docs/rules.md)
+MAX_SPAN = NUM_TILES  # no game spans more rows or columns than it has tiles (docs/rules.md)
 WINDOW = MAX_SPAN + 2 * REACH  # 118: every cell of every legal move of every reachable position
 MIN_WINDOW = 2 * REACH + 1
 RENDER_MODES = ["ansi", "rgb_array"]
@@ -112,7 +112,9 @@ class _Table:
         self.hand = g.hand() if not g.is_over else ()
         if self.fits:
             a = g.legal_move_arrays()
-            self.codes = np.where(a.tiles >= 0, ((a.rows - self.r0) * w + (a.cols - self.c0)) * 36 + a.tiles, -1)
+            self.codes = np.where(
+                a.tiles >= 0, ((a.rows - self.r0) * w + (a.cols - self.c0)) * NUM_TILE_TYPES + a.tiles, -1
+            )
         else:
             self.codes = np.full((0, SLOTS), -1, np.int64)
         self.lengths = (self.codes >= 0).sum(axis=1)
@@ -147,9 +149,9 @@ class _Table:
             mask[self.done] = bool((self.lengths[self.consistent] == len(self.partial)).any())
         cand = rows[rows >= 0]
         if self.partial:
-            cand = cand[~np.isin(cand, [self._cell(r, c) * 36 + t for _, r, c, t in self.partial])]
+            cand = cand[~np.isin(cand, [self._cell(r, c) * NUM_TILE_TYPES + t for _, r, c, t in self.partial])]
         cand = np.unique(cand)
-        cells, tiles = cand // 36, cand % 36
+        cells, tiles = cand // NUM_TILE_TYPES, cand % NUM_TILE_TYPES
         used = {s for s, _, _, _ in self.partial}
         for s, t in enumerate(self.hand):
             if s not in used:
@@ -188,7 +190,7 @@ class _Table:
             r, c = self.r0 + k // self.window, self.c0 + k % self.window
             t = self.hand[s]
             self.partial.append((s, r, c, t))
-            self.consistent &= (self.codes == k * 36 + t).any(axis=1)
+            self.consistent &= (self.codes == k * NUM_TILE_TYPES + t).any(axis=1)
             self._mask = None
             return False, 0
         if a == self.done:
@@ -258,8 +260,8 @@ class _Table:
                 "hand": spaces.Box(0, 1, (SLOTS, PLANES), np.int8),
                 "scores": spaces.Box(0, MAX_SCORE, (n,), np.int32),
                 "hand_sizes": spaces.Box(0, SLOTS, (n,), np.int8),
-                "bag_size": spaces.Box(0, 108, (1,), np.int32),
-                "unseen": spaces.Box(0, 3, (36,), np.int8),
+                "bag_size": spaces.Box(0, NUM_TILES, (1,), np.int32),
+                "unseen": spaces.Box(0, COPIES, (NUM_TILE_TYPES,), np.int8),
             }
         )
         return spaces.Dict({"observation": inner, "action_mask": spaces.Box(0, 1, (self.n_actions,), np.int8)})

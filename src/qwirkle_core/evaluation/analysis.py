@@ -19,7 +19,6 @@ import numpy as np
 
 from .._checks import check_int, check_seed, json_field, json_int, json_object, load_json
 from .._kernels import agents as _ag
-from .._kernels import board as _bd
 from .._kernels import layout as _lo
 from .._kernels import search as _se
 from .._kernels.rng import mix64
@@ -27,6 +26,7 @@ from ..errors import FormatError
 from ..game.game import Game
 from ..game.move import Move, MoveKind, format_move
 from ..game.records import GameRecord, replay
+from ..game.tiles import NUM_TILES
 from .endgame import solve_endgame
 
 __all__ = ["ActionAnalysis", "Analysis", "MoveValue", "analyse"]
@@ -158,7 +158,7 @@ class ActionAnalysis:
         return cls(
             index=json_int(json_field(data, "index", what), f"{what} index"),
             player=json_int(json_field(data, "player", what), f"{what} player", 0, 5),
-            bag=json_int(json_field(data, "bag", what), f"{what} bag", 0, 108),
+            bag=json_int(json_field(data, "bag", what), f"{what} bag", 0, NUM_TILES),
             method=method,
             candidates=json_int(json_field(data, "candidates", what), f"{what} candidates", 1),
             played=MoveValue.from_dict(json_field(data, "played", what), f"{what} played"),
@@ -332,12 +332,12 @@ class _Judge:
         arrays = g.kernel_arrays()
         rows = np.zeros((self.candidates + 1, _lo.CAND_COLS), np.int64)
         k = int(_se.engine_candidates(arrays, self.candidates, self.scratch, rows))
-        moves = [_move(rows[c], arrays.bmeta) for c in range(k)]
+        moves = [g.decode_action(rows[c]) for c in range(k)]
         if played.kind is MoveKind.PASS or (k == 0 and played.kind is MoveKind.EXCHANGE):
             return self._forced(g, index, played)
         mine = _index_of(moves, played)
         if mine < 0:
-            rows[k] = _row(played, g)
+            rows[k] = g.encode_action(played)
             moves.append(played)
             mine = k
             k += 1
@@ -370,7 +370,7 @@ class _Judge:
         else:
             margins = np.zeros((1, self.playouts), np.float64)
             row = np.zeros((1, _lo.CAND_COLS), np.int64)
-            row[0] = _row(played, g)
+            row[0] = g.encode_action(played)
             _se.evaluate_candidates(
                 g.kernel_arrays(), row, 1, self.policy, self.playouts, 0, self._seed(index), self.scratch, margins
             )
@@ -434,31 +434,3 @@ def _index_of(moves: list[Move], move: Move) -> int:
         if m == move:
             return i
     return -1
-
-
-def _move(row: np.ndarray, bmeta: np.ndarray) -> Move:
-    """The :class:`Move` of a kernel action row (a placement; true coordinates)."""
-    n = int(row[_lo.A_N])
-    cells = row[_lo.A_CELL : _lo.A_CELL + n]
-    rows, cols = _bd.true_coords(bmeta, cells)
-    return Move(zip(rows.tolist(), cols.tolist(), row[_lo.A_TILE : _lo.A_TILE + n].tolist()))
-
-
-def _row(move: Move, game: Game) -> np.ndarray:
-    """The kernel action row of a legal action ``move`` (a placement, an exchange or a pass)."""
-    row = np.zeros(_lo.CAND_COLS, np.int64)
-    if move.kind is MoveKind.PASS:
-        row[_lo.A_KIND] = _lo.PASS
-        return row
-    if move.kind is MoveKind.EXCHANGE:
-        row[_lo.A_KIND] = _lo.EXCHANGE
-        row[_lo.A_N] = len(move.tiles)
-        row[_lo.A_TILE : _lo.A_TILE + len(move.tiles)] = move.tiles
-        return row
-    row[_lo.A_KIND] = _lo.PLACE
-    row[_lo.A_N] = len(move.placements)
-    row[_lo.A_POINTS] = game.check(move)
-    for j, (r, c, t) in enumerate(move.placements):
-        row[_lo.A_CELL + j] = _bd.cell_of(r, c)
-        row[_lo.A_TILE + j] = t
-    return row

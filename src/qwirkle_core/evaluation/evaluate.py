@@ -9,7 +9,6 @@ from dataclasses import dataclass
 import numpy as np
 
 from .._checks import check_int, check_seed
-from .._kernels import board as _bd
 from .._kernels import layout as _lo
 from .._kernels import mc as _mc
 from .._threads import numba_threads
@@ -154,23 +153,9 @@ def _default_candidates(game: Game, top: int) -> list[Move]:
 
 def _candidate_rows(game: Game, moves: list[Move]) -> np.ndarray:
     """The candidates as the kernels' action rows, each checked legal now."""
-    cands = np.zeros((len(moves), _lo.CAND_COLS), np.int64)
-    for i, m in enumerate(moves):
-        if m.kind is MoveKind.PLACE:
-            cands[i, _lo.A_KIND] = _lo.PLACE
-            cands[i, _lo.A_N] = len(m.placements)
-            cands[i, _lo.A_POINTS] = game.check(m)
-            for j, (r, c, t) in enumerate(m.placements):
-                cands[i, _lo.A_CELL + j] = _bd.cell_of(r, c)
-                cands[i, _lo.A_TILE + j] = t
-        elif m.kind is MoveKind.EXCHANGE:
-            game.check_exchange(m.tiles)
-            cands[i, _lo.A_KIND] = _lo.EXCHANGE
-            cands[i, _lo.A_N] = len(m.tiles)
-            cands[i, _lo.A_TILE : _lo.A_TILE + len(m.tiles)] = m.tiles
-        else:
-            raise ValueError("a pass cannot be evaluated; it is only legal when nothing else is")
-    return cands
+    if any(m.kind is MoveKind.PASS for m in moves):
+        raise ValueError("a pass cannot be evaluated; it is only legal when nothing else is")
+    return np.array([game.encode_action(m) for m in moves], np.int64).reshape(len(moves), _lo.CAND_COLS)
 
 
 def _summarise(move: Move, x: np.ndarray, playouts: int) -> MoveEvaluation:

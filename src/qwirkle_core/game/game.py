@@ -30,7 +30,17 @@ from .move import Action, Move, MoveKind, moves_from_arrays
 from .observation import Observation
 from .position import Position
 from .rules import Rules, resolve_rules
-from .tiles import COLORS, COPIES, CUBES_PER_COLOR, check_color, check_tile, tile_code, tile_name
+from .tiles import (
+    COLORS,
+    COPIES,
+    CUBES_PER_COLOR,
+    NUM_TILE_TYPES,
+    NUM_TILES,
+    check_color,
+    check_tile,
+    tile_code,
+    tile_name,
+)
 
 __all__ = ["Game", "GameArrays", "MoveArrays"]
 
@@ -715,19 +725,80 @@ class Game:
         """Log the action a kernel left in the action word (applied already), or None for
         a placement outside the coordinate range (not logged)."""
         act = self._act
-        kind, n = int(act[_lo.A_KIND]), int(act[_lo.A_N])
-        tiles = act[_lo.A_TILE : _lo.A_TILE + n].tolist()
-        if kind == _lo.PLACE:
-            rows, cols = _bd.true_coords(self._bmeta, act[_lo.A_CELL : _lo.A_CELL + n])
-            placed = tuple(zip(rows.tolist(), cols.tolist(), tiles))
+        if int(act[_lo.A_KIND]) == _lo.PLACE:
+            placed = self._placed(act)
             if any(not (-COORD_LIMIT < x < COORD_LIMIT) for r, c, _ in placed for x in (r, c)):
                 return None
             return self._log_action(player, Move(placed), int(act[_lo.A_POINTS]), before, placed)
-        if kind == _lo.REROLL:
-            move = Move.reroll(tiles, act[_lo.A_FACE : _lo.A_FACE + n].tolist())
+        return self._log_action(player, self.decode_action(act), 0, before, ())
+
+    # -- the kernels' action rows ------------------------------------------------------------
+
+    def encode_action(self, move: Move) -> np.ndarray:
+        """The kernels' action row of ``move``, an action legal now.
+
+        Parameters
+        ----------
+        move
+            a placement, an exchange or a pass (a :class:`Move`).
+
+        Returns
+        -------
+        numpy.ndarray
+            int64[``CAND_COLS``]: the kind, the tile count, a placement's points and its
+            wrapped cells and tiles, or an exchange's tiles (``_kernels.layout``'s ``A_*``).
+
+        Raises
+        ------
+        IllegalMoveError
+            the placement or exchange is not legal now.
+        ValueError
+            a re-roll (it has no action row before it is rolled).
+        """
+        row = np.zeros(_lo.CAND_COLS, np.int64)
+        if move.kind is MoveKind.PASS:
+            row[_lo.A_KIND] = _lo.PASS
+        elif move.kind is MoveKind.EXCHANGE:
+            self.check_exchange(move.tiles)
+            row[_lo.A_KIND], row[_lo.A_N] = _lo.EXCHANGE, len(move.tiles)
+            row[_lo.A_TILE : _lo.A_TILE + len(move.tiles)] = move.tiles
+        elif move.kind is MoveKind.PLACE:
+            row[_lo.A_KIND], row[_lo.A_N], row[_lo.A_POINTS] = _lo.PLACE, len(move.placements), self.check(move)
+            for j, (r, c, tile) in enumerate(move.placements):
+                row[_lo.A_CELL + j] = _bd.cell_of(r, c)
+                row[_lo.A_TILE + j] = tile
         else:
-            move = Move.exchange(tiles) if kind == _lo.EXCHANGE else Move.pass_turn()
-        return self._log_action(player, move, 0, before, ())
+            raise ValueError(f"a {move.kind.value} has no action row")
+        return row
+
+    def decode_action(self, row: np.ndarray) -> Move:
+        """The :class:`Move` of a kernels' action row of this game (the inverse of
+        :meth:`encode_action`; re-rolls too).
+
+        Parameters
+        ----------
+        row
+            int64[``CAND_COLS``] (or longer): an action row whose cells are this game's
+            wrapped board cells.
+
+        Returns
+        -------
+        Move
+            the action, with true coordinates (a placement's ``score`` is None).
+        """
+        kind, n = int(row[_lo.A_KIND]), int(row[_lo.A_N])
+        tiles = row[_lo.A_TILE : _lo.A_TILE + n].tolist()
+        if kind == _lo.PLACE:
+            return Move(self._placed(row))
+        if kind == _lo.REROLL:
+            return Move.reroll(tiles, row[_lo.A_FACE : _lo.A_FACE + n].tolist())
+        return Move.exchange(tiles) if kind == _lo.EXCHANGE else Move.pass_turn()
+
+    def _placed(self, row: np.ndarray) -> tuple[tuple[int, int, int], ...]:
+        """A placement row's ``(row, col, tile)`` triples, true coordinates, in row order."""
+        n = int(row[_lo.A_N])
+        rows, cols = _bd.true_coords(self._bmeta, row[_lo.A_CELL : _lo.A_CELL + n])
+        return tuple(zip(rows.tolist(), cols.tolist(), row[_lo.A_TILE : _lo.A_TILE + n].tolist(), strict=True))
 
     # -- Qwirkle Cubes: re-rolls -----------------------------------------------------------
 
@@ -830,7 +901,7 @@ class Game:
                 hands=tuple(self.hand(q) for q in range(self.players)),
                 bag_colors=tuple(int(n) for n in colours),
             )
-        unseen = np.zeros(36, np.int64)
+        unseen = np.zeros(NUM_TILE_TYPES, np.int64)
         _st.unseen_counts(self._hands, self._bag, self._gmeta, p, unseen)
         return Observation(**self._public(p), unseen=tuple(int(n) for n in unseen))
 
@@ -992,7 +1063,7 @@ def _check_board(cells: dict[tuple[int, int], int]) -> None:
     rows = [r for r, _ in cells]
     cols = [c for _, c in cells]
     if max(rows) - min(rows) > 107 or max(cols) - min(cols) > 107:
-        raise ValueError("the board spans more than 108 rows or columns, which no game can reach")
+        raise ValueError(f"the board spans more than {NUM_TILES} rows or columns, which no game can reach")
     for dr, dc, axis in ((0, 1, "row"), (1, 0, "column")):
         for r, c in cells:
             if (r - dr, c - dc) in cells:

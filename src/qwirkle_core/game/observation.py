@@ -11,7 +11,7 @@ from ..errors import FormatError
 from .notation import format_cells, parse_cells
 from .position import VERSION, codes_from_json, rules_from_json
 from .rules import Rules
-from .tiles import COPIES, CUBES_PER_COLOR, NUM_TILE_TYPES, tile_code
+from .tiles import COPIES, CUBES_PER_COLOR, NUM_TILE_TYPES, NUM_TILES, tile_code
 
 FORMAT = "qwirkle-core/observation"
 
@@ -131,7 +131,7 @@ class Observation:
             bag_colors = tuple(
                 json_ints(json_field(data, "bag_colors", what), "observation bag_colors", 6, 0, CUBES_PER_COLOR)
             )
-            if sum(bag_colors) != json_int(json_field(data, "bag_size", what), "observation bag_size", 0, 108):
+            if sum(bag_colors) != json_int(json_field(data, "bag_size", what), "observation bag_size", 0, NUM_TILES):
                 raise FormatError("observation: bag_colors must add up to bag_size")
             if json_field(data, "unseen", what) is not None:
                 raise FormatError("observation unseen must be null in Qwirkle Cubes (hands are open)")
@@ -147,7 +147,7 @@ class Observation:
             hand_sizes=hand_sizes,
             scores=tuple(json_ints(json_field(data, "scores", what), "observation scores", n)),
             qwirkles=tuple(json_ints(json_field(data, "qwirkles", what), "observation qwirkles", n)),
-            bag_size=json_int(json_field(data, "bag_size", what), "observation bag_size", 0, 108),
+            bag_size=json_int(json_field(data, "bag_size", what), "observation bag_size", 0, NUM_TILES),
             unseen=unseen,
             current_player=json_int(json_field(data, "current_player", what), "observation current_player", 0, n - 1),
             turn=json_int(json_field(data, "turn", what), "observation turn"),
@@ -173,8 +173,8 @@ def _list(value: Any, n: int, what: str) -> list[Any]:
 def _board(cells: Any) -> dict[tuple[int, int], int]:
     if not isinstance(cells, list) or not all(isinstance(s, str) for s in cells):
         raise FormatError("observation board must be a list of strings like 'R1@0,0'")
-    if len(cells) > 108:
-        raise FormatError(f"observation board holds {len(cells)} tiles; a game has 108")
+    if len(cells) > NUM_TILES:
+        raise FormatError(f"observation board holds {len(cells)} tiles; a game has {NUM_TILES}")
     board: dict[tuple[int, int], int] = {}
     for i, s in enumerate(cells):
         try:

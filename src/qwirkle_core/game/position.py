@@ -14,7 +14,7 @@ from .._checks import SEED_LIMIT, json_bool, json_field, json_int, json_ints, js
 from ..errors import FormatError
 from .notation import format_cells, parse_cells
 from .rules import Rules
-from .tiles import color_code, parse_color, parse_tile, tile_code
+from .tiles import NUM_TILES, color_code, parse_color, parse_tile, tile_code
 
 __all__ = ["FORMAT", "VERSION", "Position", "codes_from_json", "rules_from_json"]
 
@@ -167,8 +167,8 @@ def codes_from_json(value: Any, what: str) -> list[int]:
     """Tiles from a JSON list of codes (``["R1", "B4"]``); FormatError naming ``what``."""
     if not isinstance(value, list):
         raise FormatError(f"{what} must be a list of tile codes")
-    if len(value) > 108:
-        raise FormatError(f"{what} holds {len(value)} tiles; a game has 108")
+    if len(value) > NUM_TILES:
+        raise FormatError(f"{what} holds {len(value)} tiles; a game has {NUM_TILES}")
     try:
         return [parse_tile(code) for code in value]
     except (TypeError, ValueError) as e:

@@ -32,6 +32,8 @@ COLOR_LETTERS = "ROYGBP"
 SHAPE_DIGITS = "123456"
 NUM_TILE_TYPES = 36
 COPIES = 3
+NUM_TILES = NUM_TILE_TYPES * COPIES
+"""The tile game's 108 tiles."""
 CUBES_PER_COLOR = 15
 """Qwirkle Cubes: 15 cubes of each colour, 90 in all."""
 
