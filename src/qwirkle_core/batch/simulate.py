@@ -107,9 +107,21 @@ def simulate(
     -----
     Games run in chunks of about half a second, so memory stays bounded and Ctrl-C
     stops within a chunk: the finished games are kept (and written) and the result
-    says ``interrupted=True``. Raises TypeError/ValueError (AgentError for agents)
-    before any game is played; OSError when ``out`` cannot be written; on a cluster,
-    the exception of a task that raised (the finished ranges stay in ``out``).
+    says ``interrupted=True``.
+
+    Returns
+    -------
+    SimulationResult
+
+    Raises
+    ------
+    AgentError, TypeError, ValueError
+        bad arguments, before any game is played.
+    OSError
+        ``out`` cannot be written.
+    Exception
+        on a cluster, the exception of a task that raised (the finished ranges stay in
+        ``out``).
     """
     games = check_int(games, "games", 1, MAX_GAMES)
     start = check_int(start, "start", 0, MAX_GAMES - games)
@@ -173,14 +185,32 @@ def play_game(
     rules: Rules | None = None,
     time_limit: float | None = None,
 ) -> GameRecord:
-    """Play one game with ``agents`` (one per seat) from ``seed`` exactly as a batch
-    would; return its record. ``play_game(agents, seed=int(result.seeds[i]))``
-    reproduces game ``i`` of a batch.
+    """Play one game from ``seed`` exactly as a batch would, and return its record.
 
-    Agents may also be Python agents (:mod:`qwirkle_core.batch.players`), mixed freely with
-    built-in ones; ``time_limit`` is their seconds per move (None: no limit). Raises
-    :class:`~qwirkle_core.AgentFailure` when a Python agent fails, and like
-    :func:`simulate` for bad arguments.
+    ``play_game(agents, seed=int(result.seeds[i]))`` reproduces game ``i`` of a batch.
+
+    Parameters
+    ----------
+    agents
+        one per seat: built-in agents and Python agents (:mod:`qwirkle_core.batch.players`),
+        mixed freely.
+    seed
+        the game's seed (an int 0..2**64-1).
+    rules
+        a :class:`Rules` (default: the tile game for ``len(agents)`` players).
+    time_limit
+        a Python agent's seconds per move (None: no limit).
+
+    Returns
+    -------
+    GameRecord
+
+    Raises
+    ------
+    AgentFailure
+        a Python agent failed (it raised, cheated or ran past the time limit).
+    AgentError, TypeError, ValueError
+        bad arguments, as :func:`simulate`.
     """
     game, labels = run_game(agents, seed=seed, rules=rules, time_limit=time_limit)
     return GameRecord.from_game(game, agents=labels)

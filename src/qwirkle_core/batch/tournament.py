@@ -162,9 +162,18 @@ def tournament(
     until a run lasts ``timing_seconds`` (at most 4,096 games); the wall time of the
     last run is divided by its number of turns. A Python agent's is the mean wall time
     of its turns in the tournament. Ctrl-C stops within about a second and returns the
-    finished deals with ``interrupted=True``. Raises AgentError for a bad agent,
-    TypeError/ValueError for other bad arguments (TypeError for a Python agent with
-    ``client``).
+    finished deals with ``interrupted=True``.
+
+    Returns
+    -------
+    TournamentResult
+
+    Raises
+    ------
+    AgentError
+        a bad agent.
+    TypeError, ValueError
+        other bad arguments (TypeError for a Python agent with ``client``).
     """
     players = resolve_agents(agents)
     names = tuple(p.label for p in players)

@@ -258,24 +258,45 @@ def analyse(
     seed: int = 0,
     progress: Callable[[int, int], None] | None = None,
 ) -> Analysis:
-    """The engine's verdict on every action of ``record`` (those of ``seat`` only, when
-    given): see :class:`ActionAnalysis`.
+    """The engine's verdict on every action of a record: see :class:`ActionAnalysis`.
 
     Before the bag is empty (and, with three or more players, to the end) an action is
-    compared with the search agent's candidates, the ``candidates`` (1 .. 64)
-    placements of the highest heuristic value, by ``playouts`` (2 .. 100,000)
-    determinized playouts each to the end of the game, the heuristic playing every
-    seat; playout j of every action shares its sampled hidden tiles (common random
-    numbers), so the loss is measured on paired games. Once the bag is empty in a
-    two-player game the exact endgame solver judges it (at most ``max_nodes``
-    positions per solve, 1 .. 2**62; past that its bounds are reported, method
-    ``bounded``). ``seed`` makes the playouts reproducible; ``progress(done, total)``
-    is called after each analysed action.
+    compared with the search agent's candidates by determinized playouts to the end of
+    the game, the heuristic playing every seat; playout j of every action shares its
+    sampled hidden tiles (common random numbers), so the loss is measured on paired games.
+    Once the bag is empty in a two-player game the exact endgame solver judges it. Runs on
+    one thread: about 0.2 to 1 s per action at the defaults.
 
-    Runs on one thread: about 0.2 to 1 s per action at the defaults. Raises TypeError
-    for a ``record`` that is not a :class:`GameRecord`, RecordError for one that does
-    not replay, ValueError for a bad seat or setting or a Qwirkle Cubes record (its
-    playouts and solver are the tile game's).
+    Parameters
+    ----------
+    record
+        a :class:`GameRecord` (the tile game).
+    seat
+        judge only this seat's actions (default: every seat).
+    playouts
+        playouts per candidate action, 2 .. 100,000.
+    candidates
+        the placements of the highest heuristic value compared, 1 .. 64.
+    max_nodes
+        positions per endgame solve, 1 .. 2**62; past that its bounds are reported
+        (method ``bounded``).
+    seed
+        makes the playouts reproducible.
+    progress
+        ``progress(done, total)``, called after each analysed action.
+
+    Returns
+    -------
+    Analysis
+
+    Raises
+    ------
+    TypeError
+        ``record`` is not a :class:`GameRecord`.
+    RecordError
+        it does not replay.
+    ValueError
+        a bad seat or setting, or a Qwirkle Cubes record.
     """
     if not isinstance(record, GameRecord):
         raise TypeError(f"analyse() takes a GameRecord, not {type(record).__name__}")

@@ -105,17 +105,33 @@ def _move(row: np.ndarray) -> Move:
 def solve_endgame(game: Game, max_nodes: int | None = None, time_ms: float | None = None) -> EndgameResult:
     """The best action and the final score margin under best play, once the bag is empty.
 
-    With an empty bag each player knows both hands, so the rest of a two-player game
-    is solved exactly by alpha-beta search (iterative deepening, a transposition
-    table). ``max_nodes`` (positions) and ``time_ms`` (milliseconds of search) bound
-    the work; when a bound stops the search, the result says what it knows (a lower
-    bound or an estimate, see :class:`EndgameResult`) and ``move`` is still a legal
-    action. The game is not changed.
+    With an empty bag each player knows both hands, so the rest of a two-player game is
+    solved exactly by alpha-beta search (iterative deepening, a transposition table).
+    When a bound stops the search, the result says what it knows (a lower bound or an
+    estimate, see :class:`EndgameResult`) and ``move`` is still a legal action. The game
+    is not changed.
 
-    Raises TypeError if ``game`` is not a :class:`Game`, ``max_nodes`` not an int or
-    ``time_ms`` not a number; ValueError if a limit is not positive, the game is over,
-    the bag is not empty, the game has more than two players (the solver is for two
-    players only) or is one of Qwirkle Cubes.
+    Parameters
+    ----------
+    game
+        a two-player tile game whose bag is empty.
+    max_nodes
+        at most this many positions (default: no bound).
+    time_ms
+        at most this many milliseconds of search (default: no bound).
+
+    Returns
+    -------
+    EndgameResult
+
+    Raises
+    ------
+    TypeError
+        ``game`` is not a :class:`Game`, ``max_nodes`` not an int or ``time_ms`` not a
+        number.
+    ValueError
+        a limit is not positive, the game is over, the bag is not empty, the game has more
+        than two players, or it is Qwirkle Cubes.
     """
     if not isinstance(game, Game):
         raise TypeError(f"game must be a qwirkle_core.Game, not {type(game).__name__}")

@@ -80,12 +80,20 @@ def evaluate_moves(
         game); the margin is then taken at that point. Playouts count their turn
         limit (5,000) from this position, whatever its turn number.
 
-    Notes
-    -----
-    Returns a list of :class:`MoveEvaluation`, best mean margin first. Raises
-    IllegalMoveError for a game that is over or a candidate that is not legal,
-    AgentError for a bad policy, TypeError/ValueError for other bad arguments (and
-    ValueError for a Qwirkle Cubes game, which it does not play out).
+    Returns
+    -------
+    list of MoveEvaluation
+        best mean margin first.
+
+    Raises
+    ------
+    IllegalMoveError
+        the game is over or a candidate is not legal.
+    AgentError
+        a bad policy.
+    TypeError, ValueError
+        other bad arguments (ValueError for a Qwirkle Cubes game, which it does not
+        play out).
     """
     if not isinstance(game, Game):
         raise TypeError(f"evaluate_moves() takes a Game, not {type(game).__name__}")

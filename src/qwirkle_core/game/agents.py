@@ -89,10 +89,22 @@ AgentLike = Union[str, AgentSpec, "tuple[str, Mapping[str, Any]]", np.ndarray]
 
 
 def parse_agent(agent: AgentLike) -> AgentSpec:
-    """An :class:`AgentSpec` from ``"name"``, ``"name:key=value:..."``,
-    ``(name, {key: value})``, an :class:`AgentSpec` (returned as is) or a spec row.
+    """Parse an agent.
 
-    Raises AgentError naming the agent, the parameter and the allowed range.
+    Parameters
+    ----------
+    agent
+        ``"name"``, ``"name:key=value:..."``, ``(name, {key: value})``, an
+        :class:`AgentSpec` (returned as is) or a spec row (float64 array).
+
+    Returns
+    -------
+    AgentSpec
+
+    Raises
+    ------
+    AgentError
+        naming the agent, the parameter and the allowed range.
     """
     if isinstance(agent, AgentSpec):
         _validated(agent)
@@ -118,9 +130,22 @@ def parse_agent(agent: AgentLike) -> AgentSpec:
 
 
 def parse_agents(agents: Iterable[AgentLike] | str) -> tuple[AgentSpec, ...]:
-    """Agents from a sequence, or from one comma-separated str (``"greedy,mc"``).
+    """Parse several agents.
 
-    Raises AgentError for a bad agent or an empty list.
+    Parameters
+    ----------
+    agents
+        a sequence of anything :func:`parse_agent` takes, or one comma-separated str
+        (``"greedy,mc"``).
+
+    Returns
+    -------
+    tuple of AgentSpec
+
+    Raises
+    ------
+    AgentError
+        a bad agent or an empty list.
     """
     if isinstance(agents, str):
         agents = agents.split(",")

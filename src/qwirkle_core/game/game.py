@@ -385,8 +385,23 @@ class Game:
         return check_int(player, "player", 0, self.players - 1)
 
     def hand(self, player: int | None = None) -> tuple[int, ...]:
-        """The tiles of ``player`` (the current player by default), sorted.
-        Raises TypeError/ValueError for a bad seat."""
+        """The tiles of a player's hand, sorted.
+
+        Parameters
+        ----------
+        player
+            a seat, 0 .. players - 1 (default: the current player).
+
+        Returns
+        -------
+        tuple of int
+            tile ints 0..35, sorted.
+
+        Raises
+        ------
+        TypeError, ValueError
+            a bad seat.
+        """
         p = self._seat(player)
         return tuple(sorted(int(t) for t in self._hands[p, : self._gmeta[_lo.G_HAND + p]]))
 
@@ -509,10 +524,25 @@ class Game:
                 raise IllegalMoveError(f"{tile_name(t)} ({tile_code(t)}): {have}")
 
     def check(self, move: Move | str | Iterable[tuple[int, int, int]]) -> int:
-        """The score ``move`` (a placement) would get now.
+        """The score a placement would get now, without playing it.
 
-        Raises IllegalMoveError if it is not legal now, TypeError/ValueError if it is
-        not a well-formed move.
+        Parameters
+        ----------
+        move
+            a :class:`Move`, its text (``"R1@0,0 R2@0,1"``) or an iterable of
+            ``(row, col, tile)``.
+
+        Returns
+        -------
+        int
+            its points (without the 6 for going out).
+
+        Raises
+        ------
+        IllegalMoveError
+            it is not legal now (or is not a placement).
+        TypeError, ValueError
+            it is not a well-formed move.
         """
         move = _as_move(move)
         self._check_running()
@@ -577,15 +607,29 @@ class Game:
         return f"{what} does not fit the {axis} it joins"
 
     def play(self, move: Move | str | Iterable[tuple[int, int, int]]) -> int:
-        """Apply ``move``: a :class:`Move`, its text (``"R1@0,0 R2@0,1"``, ``"x R1"``,
-        ``"pass"``, in Qwirkle Cubes ``"r R1 B4"``) or an iterable of ``(row, col, tile)``.
-        A re-roll rolls its cubes as :meth:`reroll` does (faces written in the move are
-        its record, not a request: :func:`~qwirkle_core.replay` compares them).
+        """Apply a move.
 
-        Returns the points of a placement (the +6 for going out is added to
-        :attr:`Game.scores` but not returned); 0 for an exchange, a pass or a re-roll.
-        Raises :class:`IllegalMoveError` and changes nothing if it is not legal now;
-        TypeError/ValueError for something that is not a well-formed move.
+        A re-roll rolls its cubes as :meth:`reroll` does (faces written in the move are its
+        record, not a request: :func:`~qwirkle_core.replay` compares them).
+
+        Parameters
+        ----------
+        move
+            a :class:`Move`, its text (``"R1@0,0 R2@0,1"``, ``"x R1"``, ``"pass"``, in
+            Qwirkle Cubes ``"r R1 B4"``) or an iterable of ``(row, col, tile)``.
+
+        Returns
+        -------
+        int
+            the points of a placement (the +6 for going out is added to :attr:`Game.scores`
+            but not returned); 0 for an exchange, a pass or a re-roll.
+
+        Raises
+        ------
+        IllegalMoveError
+            it is not legal now; the game is unchanged.
+        TypeError, ValueError
+            it is not a well-formed move.
         """
         move = _as_move(move)
         if move.kind is MoveKind.EXCHANGE:
@@ -611,10 +655,21 @@ class Game:
     def exchange(self, tiles: Iterable[int]) -> None:
         """Exchange 1..6 tiles of the current hand for as many from the bag.
 
-        In Qwirkle Cubes only a player none of whose colours fits anywhere exchanges
-        (a swap): as many of its cubes as the bag holds, the new ones rolled as they are
-        drawn (docs/rules.md). Raises IllegalMoveError (and changes nothing) when it is
-        not legal now.
+        In Qwirkle Cubes only a player none of whose colours fits anywhere exchanges (a
+        swap): as many of its cubes as the bag holds, the new ones rolled as they are drawn
+        (docs/rules.md).
+
+        Parameters
+        ----------
+        tiles
+            tile ints of the current hand (a tile as often as it is held).
+
+        Raises
+        ------
+        IllegalMoveError
+            it is not legal now; the game is unchanged.
+        TypeError, ValueError
+            something that is not a tile.
         """
         checked = self._check_exchange(tiles)
         player, before = self.current_player, self._snapshot()
@@ -628,8 +683,25 @@ class Game:
         self._log_action(player, Move.exchange(checked), 0, before, ())
 
     def check_exchange(self, tiles: Iterable[int]) -> list[int]:
-        """The exchange's tiles as a list if exchanging them is legal now, else
-        IllegalMoveError (TypeError/ValueError for something that is not a tile)."""
+        """Check that exchanging ``tiles`` is legal now, without doing it.
+
+        Parameters
+        ----------
+        tiles
+            tile ints of the current hand.
+
+        Returns
+        -------
+        list of int
+            the tiles.
+
+        Raises
+        ------
+        IllegalMoveError
+            the exchange is not legal now.
+        TypeError, ValueError
+            something that is not a tile.
+        """
         return self._check_exchange(tiles)
 
     def _check_exchange(self, tiles: Iterable[int]) -> list[int]:
@@ -687,19 +759,33 @@ class Game:
         self._log_action(player, Move.pass_turn(), 0, before, ())
 
     def play_agent(self, agent: AgentLike) -> Action:
-        """Let a built-in agent take this turn: a name with optional parameters
-        (``"greedy"``, ``"mc:playouts=32"``), an :class:`~qwirkle_core.AgentSpec`, or
-        a spec row (float64 array, as :meth:`AgentSpec.row` makes).
+        """Let a built-in agent take this turn.
 
-        The agent decides and acts exactly as inside :func:`~qwirkle_core.batch.simulate`
-        (same choices, same draws, its tie-breaks from the game's agent stream), and
-        the action goes into :attr:`history` like any other, so it can be undone.
-        In Qwirkle Cubes a turn may take several actions: the agent's re-rolls go into
-        the history first, then the placement or pass that ends the turn.
-        Returns the :class:`Action` that ends the turn. Raises AgentError for a bad
-        agent, IllegalMoveError when the game is over (or, in a position within 7 cells
-        of the coordinate limit, when the agent's move would leave the board; the turn
-        is then undone).
+        The agent decides and acts exactly as inside :func:`~qwirkle_core.simulate` (same
+        choices, same draws, its tie-breaks from the game's agent stream), and the action goes
+        into :attr:`history` like any other, so it can be undone. In Qwirkle Cubes a turn may
+        take several actions: the agent's re-rolls go into the history first, then the
+        placement or pass that ends the turn.
+
+        Parameters
+        ----------
+        agent
+            a name with optional parameters (``"greedy"``, ``"mc:playouts=32"``), an
+            :class:`~qwirkle_core.AgentSpec`, or a spec row (float64 array, as
+            :meth:`AgentSpec.row` makes).
+
+        Returns
+        -------
+        Action
+            the action that ends the turn.
+
+        Raises
+        ------
+        AgentError
+            a bad agent.
+        IllegalMoveError
+            the game is over, or (in a position within 7 cells of the coordinate limit) the
+            agent's move would leave the board; the turn is then undone.
         """
         spec = spec_row(agent)
         self._check_running()
@@ -803,17 +889,30 @@ class Game:
     # -- Qwirkle Cubes: re-rolls -----------------------------------------------------------
 
     def reroll(self, tiles: Iterable[int] | None = None) -> Move:
-        """Qwirkle Cubes: re-roll the current player's cubes that show ``tiles`` (tile ints,
-        a tile as often as cubes show it; all the player's cubes when None).
+        """Qwirkle Cubes: re-roll the current player's cubes that show ``tiles``.
 
-        Each cube gets a new face of its colour from the game's random stream (in
-        increasing tile order), so the same re-roll from the same position always rolls
-        the same faces. Legal once per turn before placing, any cubes; and whenever the
-        player has no placement (:attr:`must_reroll`), all of its cubes. Returns the
-        re-roll as a :class:`Move` with its :attr:`~Move.faces`; it goes into
-        :attr:`history` (points 0) and can be undone. Raises IllegalMoveError (and
-        changes nothing) when it is not legal now, TypeError/ValueError for something
-        that is not a tile.
+        Each cube gets a new face of its colour from the game's random stream (in increasing
+        tile order), so the same re-roll from the same position always rolls the same faces.
+        Legal once per turn before placing, any cubes; and whenever the player has no
+        placement (:attr:`must_reroll`), all of its cubes. The re-roll goes into
+        :attr:`history` (points 0) and can be undone.
+
+        Parameters
+        ----------
+        tiles
+            tile ints, a tile as often as cubes show it (default: all the player's cubes).
+
+        Returns
+        -------
+        Move
+            the re-roll with its :attr:`~Move.faces`.
+
+        Raises
+        ------
+        IllegalMoveError
+            it is not legal now; the game is unchanged.
+        TypeError, ValueError
+            something that is not a tile.
         """
         checked = self._check_reroll(tiles)
         player, before = self.current_player, self._snapshot()
@@ -868,13 +967,29 @@ class Game:
         return self._rules.cubes and not self.is_over and (not self._gmeta[_lo.G_REROLLED] or self.must_reroll)
 
     def determinize(self, player: int | None = None, seed: int = 0) -> Game:
-        """A copy of the game in which everything ``player`` (the current player by
-        default) cannot see — the other hands and the bag order — is sampled afresh from
-        the unseen tiles. The board, ``player``'s hand, the hand sizes, the bag size and
-        the scores stay. Use it to sample worlds consistent with an observation. In
-        Qwirkle Cubes, where hands are open, the bag's order and every later roll (the
-        game's random stream) are sampled afresh; all hands stay.
-        Raises TypeError/ValueError for a bad seat or seed."""
+        """A copy of the game in which what ``player`` cannot see is sampled afresh.
+
+        The other hands and the bag order are dealt again from the unseen tiles; the board,
+        ``player``'s hand, the hand sizes, the bag size and the scores stay. Use it to sample
+        worlds consistent with an observation. In Qwirkle Cubes, where hands are open, the
+        bag's order and every later roll are sampled afresh; all hands stay.
+
+        Parameters
+        ----------
+        player
+            a seat (default: the current player).
+        seed
+            the seed of the sampling (an int 0..2**64-1; default: a fresh random one).
+
+        Returns
+        -------
+        Game
+
+        Raises
+        ------
+        TypeError, ValueError
+            a bad seat or seed.
+        """
         p = self._seat(player)
         rng = np.zeros(2, np.uint64)
         seed_streams(rng, np.uint64(check_seed(seed)))
@@ -887,11 +1002,26 @@ class Game:
         return g
 
     def observation(self, player: int | None = None) -> Observation:
-        """What ``player`` (the current player by default) may see: the board, their own
-        hand and the public counts, with the opponents' hands and the bag merged into
-        ``unseen``. In Qwirkle Cubes hands are open: every hand and the colours in the
-        bag, with only the bag's order and the rolls to come hidden (``unseen`` is None).
-        Raises TypeError/ValueError for a bad seat."""
+        """What a player may see: the board, its own hand and the public counts.
+
+        The opponents' hands and the bag are merged into ``unseen``. In Qwirkle Cubes hands
+        are open: every hand and the colours in the bag, with only the bag's order and the
+        rolls to come hidden (``unseen`` is None).
+
+        Parameters
+        ----------
+        player
+            a seat (default: the current player).
+
+        Returns
+        -------
+        Observation
+
+        Raises
+        ------
+        TypeError, ValueError
+            a bad seat.
+        """
         p = self._seat(player)
         if self._rules.cubes:
             colours = np.bincount(self._bag[: self.bag_size], minlength=len(COLORS))

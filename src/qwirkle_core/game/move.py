@@ -270,8 +270,19 @@ def moves_from_arrays(
 
 
 def format_move(move: Move) -> str:
-    """The canonical text of a :class:`Move`: ``pass``, ``x R1 B4``, ``R1@0,0 R2@0,1``,
-    or a re-roll ``r R1 B4 -> R3 B6`` (``r R1 B4`` before it is made)."""
+    """The canonical text of a move (docs/notation.md).
+
+    Parameters
+    ----------
+    move
+        a :class:`Move`.
+
+    Returns
+    -------
+    str
+        ``pass``, ``x R1 B4``, ``R1@0,0 R2@0,1``, or a re-roll ``r R1 B4 -> R3 B6``
+        (``r R1 B4`` before it is made).
+    """
     if move.kind is MoveKind.PASS:
         return "pass"
     if move.kind is MoveKind.EXCHANGE:
@@ -282,7 +293,22 @@ def format_move(move: Move) -> str:
 
 
 def parse_move(text: str) -> Move:
-    """The :class:`Move` written as ``text``; ValueError naming what is wrong."""
+    """The :class:`Move` written as ``text`` in the notation (docs/notation.md).
+
+    Parameters
+    ----------
+    text
+        a str: ``"R1@0,0 R2@0,1"``, ``"x R1 B4"``, ``"pass"`` or ``"r R1 B4 -> R3 B6"``.
+
+    Returns
+    -------
+    Move
+
+    Raises
+    ------
+    TypeError, ValueError
+        naming what is wrong with the text.
+    """
     if not isinstance(text, str):
         raise TypeError(f"move text must be a str, not {type(text).__name__}")
     words = text.split()

@@ -66,11 +66,26 @@ class GameRecord:
 
     @classmethod
     def from_game(cls, game: Game, agents: list[str] | None = None) -> GameRecord:
-        """The record of ``game`` so far: a game dealt by ``Game(...)`` is recorded by its
-        seed and initial hands, one set up from a position by that position (``setup``).
-        ``agents``: optional names of who played each seat (one str per seat).
+        """The record of a game so far.
 
-        Raises TypeError/ValueError for bad ``agents``.
+        A game dealt by ``Game(...)`` is recorded by its seed and initial hands, one set up
+        from a position by that position (``setup``).
+
+        Parameters
+        ----------
+        game
+            a :class:`Game`.
+        agents
+            optional names of who played each seat (one str per seat).
+
+        Returns
+        -------
+        GameRecord
+
+        Raises
+        ------
+        TypeError, ValueError
+            bad ``agents``.
         """
         if agents is not None:
             agents = [str(a) for a in agents]
@@ -114,8 +129,23 @@ class GameRecord:
 
     @classmethod
     def from_json(cls, text: str | bytes) -> GameRecord:
-        """Parse a record; :class:`RecordError` names the first problem (for text cut
-        short or otherwise broken inside the actions, the action it breaks in)."""
+        """Parse a record from its JSON text (docs/records.md).
+
+        Parameters
+        ----------
+        text
+            str or bytes.
+
+        Returns
+        -------
+        GameRecord
+
+        Raises
+        ------
+        RecordError
+            naming the first problem (for text cut short or otherwise broken inside the
+            actions, the action it breaks in).
+        """
         try:
             data = load_json(text, "record", RecordError)
         except RecordError as e:
@@ -235,13 +265,27 @@ def _action_at(text: str, pos: int) -> int | None:
 
 
 def replay(record: GameRecord) -> Game:
-    """Rebuild the game of ``record`` and check every action, its points and the scores.
+    """Rebuild the game of a record and check every action, its points and the scores.
 
-    Returns the final :class:`Game` (its :attr:`~Game.history` holds the actions, so it
-    can be undone or played on). Raises :class:`RecordError` naming the first
-    inconsistent action. A dealt game needs the record's seed (which fixes the deal and
-    every draw, and in Qwirkle Cubes every roll: a re-roll's recorded faces must be
-    those the seed rolls); a game with a setup position starts from it.
+    A dealt game needs the record's seed (which fixes the deal and every draw, and in
+    Qwirkle Cubes every roll: a re-roll's recorded faces must be those the seed rolls); a
+    game with a setup position starts from it.
+
+    Parameters
+    ----------
+    record
+        a :class:`GameRecord`.
+
+    Returns
+    -------
+    Game
+        the final game (its :attr:`~Game.history` holds the actions, so it can be undone
+        or played on).
+
+    Raises
+    ------
+    RecordError
+        naming the first inconsistent action.
     """
     if not isinstance(record, GameRecord):
         raise TypeError(f"replay() takes a GameRecord, not {type(record).__name__}")

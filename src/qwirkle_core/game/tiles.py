@@ -53,9 +53,24 @@ def _index(value: Any, names: tuple[str, ...], what: str) -> int:
 
 
 def tile(color: int | str, shape: int | str) -> int:
-    """The tile number (0..35) of a colour and a shape, each an index 0..5 or a name.
+    """The tile number of a colour and a shape.
 
-    Raises TypeError or ValueError naming the bad argument.
+    Parameters
+    ----------
+    color
+        an index 0..5 or a name (``"red"``).
+    shape
+        an index 0..5 or a name (``"circle"``).
+
+    Returns
+    -------
+    int
+        ``color * 6 + shape``, 0..35.
+
+    Raises
+    ------
+    TypeError, ValueError
+        naming the bad argument.
     """
     return _index(color, COLORS, "color") * 6 + _index(shape, SHAPES, "shape")
 
@@ -95,23 +110,87 @@ def parse_color(text: str) -> int:
 
 
 def color_of(t: int) -> int:
-    """The colour index (0..5) of tile ``t``; raises like :func:`check_tile`."""
+    """The colour of a tile.
+
+    Parameters
+    ----------
+    t
+        a tile int, 0..35.
+
+    Returns
+    -------
+    int
+        the colour index, 0..5 (red, orange, yellow, green, blue, purple).
+
+    Raises
+    ------
+    TypeError, ValueError
+        naming what is wrong with the argument.
+    """
     return check_tile(t) // 6
 
 
 def shape_of(t: int) -> int:
-    """The shape index (0..5) of tile ``t``; raises like :func:`check_tile`."""
+    """The shape of a tile.
+
+    Parameters
+    ----------
+    t
+        a tile int, 0..35.
+
+    Returns
+    -------
+    int
+        the shape index, 0..5 (circle, square, diamond, clover, cross, star).
+
+    Raises
+    ------
+    TypeError, ValueError
+        naming what is wrong with the argument.
+    """
     return check_tile(t) % 6
 
 
 def tile_name(t: int) -> str:
-    """``"red circle"`` for tile 0, and so on; raises like :func:`check_tile`."""
+    """The name of a tile: ``"red circle"`` for tile 0, and so on.
+
+    Parameters
+    ----------
+    t
+        a tile int, 0..35.
+
+    Returns
+    -------
+    str
+        colour and shape.
+
+    Raises
+    ------
+    TypeError, ValueError
+        naming what is wrong with the argument.
+    """
     t = check_tile(t)
     return f"{COLORS[t // 6]} {SHAPES[t % 6]}"
 
 
 def tile_code(t: int) -> str:
-    """The two-character code of tile ``t`` (``"R1"``); raises like :func:`check_tile`."""
+    """The two-character code of a tile (``"R1"`` for tile 0).
+
+    Parameters
+    ----------
+    t
+        a tile int, 0..35.
+
+    Returns
+    -------
+    str
+        colour letter and shape digit.
+
+    Raises
+    ------
+    TypeError, ValueError
+        naming what is wrong with the argument.
+    """
     t = check_tile(t)
     return COLOR_LETTERS[t // 6] + SHAPE_DIGITS[t % 6]
 
@@ -119,7 +198,20 @@ def tile_code(t: int) -> str:
 def parse_tile(text: str) -> int:
     """The tile of a two-character code such as ``"R1"`` or ``"b6"`` (case-insensitive).
 
-    Raises TypeError for a non-str, ValueError naming what is wrong with the code.
+    Parameters
+    ----------
+    text
+        the code, a str.
+
+    Returns
+    -------
+    int
+        the tile int, 0..35.
+
+    Raises
+    ------
+    TypeError, ValueError
+        naming what is wrong with the argument.
     """
     if not isinstance(text, str):
         raise TypeError(f"a tile code is a str, not {type(text).__name__}")
