@@ -79,7 +79,6 @@ from qwirkle_core._kernels import layout as _lo
 from qwirkle_core._kernels import search as _se
 from qwirkle_core._kernels import state as _st
 from qwirkle_core.batch.tournament import play_deals
-from qwirkle_core.evaluation.analysis import _move
 from qwirkle_core.evaluation.endgame import solve_endgame
 
 
@@ -303,7 +302,7 @@ def regret(args: argparse.Namespace) -> None:
                     float(spec.value("tempo")),
                     float(spec.value("win")),
                 )
-                value = {_move(cands[c], a.bmeta): values[c].mean() for c in range(k)}
+                value = {g.decode_action(cands[c]): values[c].mean() for c in range(k)}
                 best = max(value.values())
                 for agent in args.agents:
                     move = g.copy().play_agent(agent).move
