@@ -21,8 +21,22 @@ Z95 = 1.959963984540054
 
 
 def wilson_interval(successes: float, n: int, z: float = Z95) -> tuple[float, float]:
-    """The Wilson score interval ``(low, high)`` of a binomial proportion
-    ``successes / n`` (nan, nan when ``n`` is 0)."""
+    """The Wilson score interval of a binomial proportion ``successes / n``.
+
+    Parameters
+    ----------
+    successes
+        the count of successes (ties may count one half).
+    n
+        the number of trials.
+    z
+        the normal quantile (1.96: a 95% interval).
+
+    Returns
+    -------
+    tuple of float
+        ``(low, high)``; ``(nan, nan)`` when ``n`` is 0.
+    """
     if n == 0:
         return (math.nan, math.nan)
     p = successes / n
@@ -71,9 +85,23 @@ class BatchStats:
         qwirkles: np.ndarray,
         truncated: np.ndarray,
     ) -> BatchStats:
-        """The statistics of per-game rows: ``scores`` and ``qwirkles`` int[games,
-        players]; ``winner`` (-1 for no winner), ``starter``, ``turns``,
-        ``tiles_placed`` int[games]; ``truncated`` bool[games]."""
+        """The statistics of per-game rows.
+
+        Parameters
+        ----------
+        scores, qwirkles
+            int arrays [games, players].
+        winner
+            int array [games], the winning seat or -1 for no winner.
+        starter, turns, tiles_placed
+            int arrays [games].
+        truncated
+            bool array [games]: stopped at the turn limit.
+
+        Returns
+        -------
+        BatchStats
+        """
         n, players = scores.shape
         s = scores.astype(np.int64)
         idx = np.arange(n)
@@ -94,8 +122,22 @@ class BatchStats:
         )
 
     def merge(self, other: BatchStats) -> BatchStats:
-        """The statistics of this batch and ``other`` together (ValueError if their
-        numbers of players differ)."""
+        """The statistics of this batch and another together.
+
+        Parameters
+        ----------
+        other
+            a :class:`BatchStats` of the same number of players.
+
+        Returns
+        -------
+        BatchStats
+
+        Raises
+        ------
+        ValueError
+            their numbers of players differ.
+        """
         if other.players != self.players:
             raise ValueError(f"cannot merge statistics of {self.players} and {other.players} players")
         return BatchStats(
@@ -175,6 +217,16 @@ class BatchStats:
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> BatchStats:
-        """The statistics of a dict written by :meth:`to_dict`."""
+        """The statistics of a dict written by :meth:`to_dict`.
+
+        Parameters
+        ----------
+        data
+            a dict.
+
+        Returns
+        -------
+        BatchStats
+        """
         kwargs: dict[str, Any] = {k: np.array(v, np.int64) if isinstance(v, list) else v for k, v in data.items()}
         return cls(**kwargs)

@@ -98,7 +98,18 @@ class TournamentResult:
     failures: list[AgentFailure] = field(default_factory=list)
 
     def scores(self, agent: str) -> np.ndarray:
-        """Every final score ``agent`` made in the round robin (int32 array)."""
+        """Every final score an agent made in the round robin.
+
+        Parameters
+        ----------
+        agent
+            an agent's label.
+
+        Returns
+        -------
+        numpy.ndarray
+            int32 [games the agent played].
+        """
         parts = [m.scores_first for m in self.matches if m.first == agent] + [
             m.scores_second for m in self.matches if m.second == agent
         ]
@@ -352,8 +363,26 @@ def play_deals(
     a: AgentSpec, b: AgentSpec, seed: int, first: int, end: int, threads: int, rules: Rules | None = None
 ) -> tuple[np.ndarray, np.ndarray]:
     """One task of a tournament on a cluster: deals ``first .. end - 1`` of the batch
-    ``seed`` played by ``a`` against ``b`` and from the other seats under ``rules``;
-    the final scores of both (int32[deals, 2] each, seat order)."""
+    ``seed``, ``a`` against ``b`` and from the other seats.
+
+    Parameters
+    ----------
+    a, b
+        the two agents (:class:`AgentSpec`).
+    seed
+        the tournament's seed.
+    first, end
+        the deals, ``first .. end - 1``.
+    threads
+        numba threads.
+    rules
+        the two-player :class:`Rules` (default: the tile game's).
+
+    Returns
+    -------
+    tuple of numpy.ndarray
+        the final scores of both orders, int32 [deals, 2] each, in seat order.
+    """
     ab = simulate(end - first, (a, b), seed=seed, threads=threads, start=first, rules=rules)
     ba = simulate(end - first, (b, a), seed=seed, threads=threads, start=first, rules=rules)
     return ab.scores, ba.scores

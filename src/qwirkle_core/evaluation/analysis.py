@@ -183,7 +183,18 @@ class Analysis:
     actions: tuple[ActionAnalysis, ...]
 
     def mean_loss(self, player: int) -> float:
-        """The mean loss of ``player``'s analysed actions, forced ones excluded (nan for none)."""
+        """The mean loss of a player's analysed actions, forced ones excluded.
+
+        Parameters
+        ----------
+        player
+            a seat.
+
+        Returns
+        -------
+        float
+            points of final margin (nan for no action).
+        """
         losses = [a.loss for a in self.actions if a.player == player and a.method != "forced"]
         return sum(losses) / len(losses) if losses else float("nan")
 
@@ -206,12 +217,37 @@ class Analysis:
         }
 
     def to_json(self, indent: int | None = None) -> str:
-        """:meth:`to_dict` as JSON text."""
+        """The analysis as JSON text (:meth:`to_dict`).
+
+        Parameters
+        ----------
+        indent
+            spaces of indentation per level (None: one line).
+
+        Returns
+        -------
+        str
+        """
         return json.dumps(self.to_dict(), indent=indent)
 
     @classmethod
     def from_dict(cls, data: Any) -> Analysis:
-        """The analysis of a dict written by :meth:`to_dict`; FormatError names the problem."""
+        """The analysis of a dict written by :meth:`to_dict`.
+
+        Parameters
+        ----------
+        data
+            a dict.
+
+        Returns
+        -------
+        Analysis
+
+        Raises
+        ------
+        FormatError
+            naming the problem.
+        """
         what = "analysis"
         json_object(data, what, FORMAT, VERSION)
         players = json_int(json_field(data, "players", what), "analysis players", 2, 6)
@@ -239,7 +275,22 @@ class Analysis:
 
     @classmethod
     def from_json(cls, text: str | bytes) -> Analysis:
-        """Parse an analysis written by :meth:`to_json`; FormatError names the problem."""
+        """Parse an analysis written by :meth:`to_json`.
+
+        Parameters
+        ----------
+        text
+            str or bytes.
+
+        Returns
+        -------
+        Analysis
+
+        Raises
+        ------
+        FormatError
+            naming the problem.
+        """
         return cls.from_dict(load_json(text, "analysis"))
 
 

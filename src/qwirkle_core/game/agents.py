@@ -37,7 +37,23 @@ AGENTS: tuple[str, ...] = tuple(_lay.AGENT_NAMES)
 
 
 def agent_params(name: str) -> tuple[Param, ...]:
-    """The parameters of agent ``name`` in spec-row order (name, default, kind, range, doc)."""
+    """The parameters of a built-in agent, in spec-row order.
+
+    Parameters
+    ----------
+    name
+        an agent name (``"mc"``).
+
+    Returns
+    -------
+    tuple of Param
+        name, default, kind, range and doc of each.
+
+    Raises
+    ------
+    AgentError
+        an unknown agent.
+    """
     if name not in _lay.AGENT_IDS:
         raise AgentError(f"unknown agent {name!r}; available: {', '.join(AGENTS)}")
     return tuple(_lay.AGENT_PARAMS[_lay.AGENT_IDS[name]])
@@ -67,7 +83,22 @@ class AgentSpec:
         return self.name + "".join(f":{k}={_value_text(v)}" for k, v in self.params)
 
     def value(self, key: str) -> float | int | str:
-        """The value of parameter ``key`` (its default when not given)."""
+        """The value of a parameter (its default when not given).
+
+        Parameters
+        ----------
+        key
+            the parameter's name.
+
+        Returns
+        -------
+        float, int or str
+
+        Raises
+        ------
+        KeyError
+            not a parameter of this agent.
+        """
         given = dict(self.params)
         for p in agent_params(self.name):
             if p.name == key:

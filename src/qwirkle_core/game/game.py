@@ -277,16 +277,43 @@ class Game:
         return self.position().to_dict()
 
     def to_json(self, indent: int | None = None) -> str:
-        """The complete position as JSON text: ``Game.from_json(g.to_json())`` is the same
-        game in every respect (board, hands, bag order, scores, turn, random streams...)
-        and plays on identically; the action history is not part of it (a record is)."""
+        """The complete position as JSON text (docs/position.schema.json).
+
+        ``Game.from_json(g.to_json())`` is the same game in every respect (board, hands, bag
+        order, scores, turn, random streams...) and plays on identically; the action history
+        is not part of it (a record is).
+
+        Parameters
+        ----------
+        indent
+            spaces of indentation per level (None: one line).
+
+        Returns
+        -------
+        str
+        """
         import json
 
         return json.dumps(self.to_dict(), indent=indent)
 
     @classmethod
     def from_dict(cls, data: Any) -> Game:
-        """The game of a position dict (see :meth:`to_dict`); FormatError names the problem."""
+        """The game of a position dict (see :meth:`to_dict`).
+
+        Parameters
+        ----------
+        data
+            a dict as :meth:`to_dict` writes it.
+
+        Returns
+        -------
+        Game
+
+        Raises
+        ------
+        FormatError
+            naming the first problem.
+        """
         position = Position.from_dict(data)
         try:
             return cls._assemble(position, min_hand=0, counters=True)
@@ -295,7 +322,22 @@ class Game:
 
     @classmethod
     def from_json(cls, text: str | bytes) -> Game:
-        """The game of a position written by :meth:`to_json`; FormatError names the problem."""
+        """The game of a position written by :meth:`to_json`.
+
+        Parameters
+        ----------
+        text
+            JSON text (str or bytes).
+
+        Returns
+        -------
+        Game
+
+        Raises
+        ------
+        FormatError
+            naming the first problem.
+        """
         from .._checks import load_json
 
         return cls.from_dict(load_json(text, "position"))

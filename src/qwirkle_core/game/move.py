@@ -112,7 +112,22 @@ class Move:
 
     @classmethod
     def exchange(cls, tiles: Iterable[int]) -> Move:
-        """An exchange of ``tiles`` (an iterable of tile ints, 1 to 6 of them)."""
+        """An exchange.
+
+        Parameters
+        ----------
+        tiles
+            an iterable of 1 to 6 tile ints.
+
+        Returns
+        -------
+        Move
+
+        Raises
+        ------
+        TypeError, ValueError
+            naming the problem.
+        """
         checked = tuple(sorted(check_tile(t) for t in tiles))
         if not 1 <= len(checked) <= 6:
             raise ValueError(f"an exchange has 1 to 6 tiles, not {len(checked)}")
@@ -129,10 +144,25 @@ class Move:
 
     @classmethod
     def reroll(cls, tiles: Iterable[int], faces: Iterable[int] | None = None) -> Move:
-        """A Qwirkle Cubes re-roll of the cubes showing ``tiles`` (1 to 6 tile ints), with
-        its outcome ``faces`` (the face each of those cubes shows after the roll, in the
-        same order and of the same colour) when it is known. The pairs are kept sorted
-        by (tile, face). Raises TypeError/ValueError naming the problem."""
+        """A Qwirkle Cubes re-roll. The pairs are kept sorted by (tile, face).
+
+        Parameters
+        ----------
+        tiles
+            the faces of the cubes re-rolled, 1 to 6 tile ints.
+        faces
+            its outcome, when known: the face each of those cubes shows after the roll (same
+            order, same colour).
+
+        Returns
+        -------
+        Move
+
+        Raises
+        ------
+        TypeError, ValueError
+            naming the problem.
+        """
         before = [check_tile(t) for t in tiles]
         if not 1 <= len(before) <= 6:
             raise ValueError(f"a re-roll has 1 to 6 cubes, not {len(before)}")
@@ -155,12 +185,34 @@ class Move:
     def parse(cls, text: str) -> Move:
         """The move written ``text`` in the project's notation (docs/notation.md).
 
-        Raises TypeError for a non-str, ValueError naming the bad word.
+        Parameters
+        ----------
+        text
+            a str.
+
+        Returns
+        -------
+        Move
+
+        Raises
+        ------
+        TypeError, ValueError
+            a non-str; naming the bad word.
         """
         return parse_move(text)
 
     def with_score(self, score: int | None) -> Move:
-        """The same move carrying ``score``."""
+        """The same move carrying a score.
+
+        Parameters
+        ----------
+        score
+            its points (an int), or None.
+
+        Returns
+        -------
+        Move
+        """
         m = Move.__new__(Move)
         m._init(self.kind, self.placements, self.tiles, score, self.faces)
         return m
@@ -220,14 +272,27 @@ _SLOT_SETTERS = tuple(Move.__dict__[name].__set__ for name in ("kind", "placemen
 def moves_from_arrays(
     rows: np.ndarray, cols: np.ndarray, tiles: np.ndarray, counts: np.ndarray, scores: np.ndarray
 ) -> list[Move]:
-    """Placements given as arrays, as :meth:`Game.legal_move_arrays` returns them: move
-    ``i`` puts ``tiles[i, j]`` on ``(rows[i, j], cols[i, j])`` for ``j < counts[i]``
-    and scores ``scores[i]``. rows, cols, tiles: int[n, 6]; counts, scores: int[n].
+    """Placements given as arrays, as :meth:`Game.legal_move_arrays` returns them.
 
-    The same checks as ``Move(placements, score)``, made on the whole arrays at once
-    (so building many moves costs little more than the tuples); slots past a move's
-    count are ignored. ValueError when a count is outside 1..6, a tile outside 0..35
-    or a coordinate with ``|x| >= 2**31``.
+    Move ``i`` puts ``tiles[i, j]`` on ``(rows[i, j], cols[i, j])`` for ``j < counts[i]``
+    and scores ``scores[i]``; slots past a move's count are ignored. The same checks as
+    ``Move(placements, score)``, made on the whole arrays at once.
+
+    Parameters
+    ----------
+    rows, cols, tiles
+        int arrays [n, 6].
+    counts, scores
+        int arrays [n].
+
+    Returns
+    -------
+    list of Move
+
+    Raises
+    ------
+    ValueError
+        a count outside 1..6, a tile outside 0..35 or a coordinate with ``|x| >= 2**31``.
     """
     counts = np.asarray(counts)
     if len(counts) == 0:

@@ -103,12 +103,37 @@ class Observation:
         }
 
     def to_json(self, indent: int | None = None) -> str:
-        """:meth:`to_dict` as JSON text."""
+        """The observation as JSON text (:meth:`to_dict`).
+
+        Parameters
+        ----------
+        indent
+            spaces of indentation per level (None: one line).
+
+        Returns
+        -------
+        str
+        """
         return json.dumps(self.to_dict(), indent=indent)
 
     @classmethod
     def from_dict(cls, data: Any) -> Observation:
-        """The observation of a dict written by :meth:`to_dict`; FormatError names the problem."""
+        """The observation of a dict written by :meth:`to_dict`.
+
+        Parameters
+        ----------
+        data
+            a dict.
+
+        Returns
+        -------
+        Observation
+
+        Raises
+        ------
+        FormatError
+            naming the problem.
+        """
         what = "observation"
         json_object(data, what, FORMAT, VERSION)
         rules = rules_from_json(data, what)
@@ -160,7 +185,22 @@ class Observation:
 
     @classmethod
     def from_json(cls, text: str | bytes) -> Observation:
-        """The observation of JSON text written by :meth:`to_json`; FormatError names the problem."""
+        """The observation of JSON text written by :meth:`to_json`.
+
+        Parameters
+        ----------
+        text
+            str or bytes.
+
+        Returns
+        -------
+        Observation
+
+        Raises
+        ------
+        FormatError
+            naming the problem.
+        """
         return cls.from_dict(load_json(text, "observation"))
 
 

@@ -124,7 +124,17 @@ class GameRecord:
         }
 
     def to_json(self, indent: int | None = None) -> str:
-        """:meth:`to_dict` as JSON text."""
+        """The record as JSON text (:meth:`to_dict`; docs/record.schema.json).
+
+        Parameters
+        ----------
+        indent
+            spaces of indentation per level (None: one line).
+
+        Returns
+        -------
+        str
+        """
         return json.dumps(self.to_dict(), indent=indent)
 
     @classmethod
@@ -158,7 +168,22 @@ class GameRecord:
 
     @classmethod
     def from_dict(cls, data: Any) -> GameRecord:
-        """The record of a dict as written by :meth:`to_dict`; RecordError names the problem."""
+        """The record of a dict as written by :meth:`to_dict`.
+
+        Parameters
+        ----------
+        data
+            a dict.
+
+        Returns
+        -------
+        GameRecord
+
+        Raises
+        ------
+        RecordError
+            naming the problem.
+        """
         try:
             record = cls._header(data)
             actions = json_field(data, "actions", "record")

@@ -79,10 +79,25 @@ class Rules:
 
 
 def resolve_rules(players: int | None, rules: Rules | None) -> Rules:
-    """The Rules for a ``players`` count and/or a ``rules`` object (they must agree).
+    """The rules for a player count and/or a :class:`Rules` (they must agree).
 
-    Raises TypeError for a ``rules`` that is not a :class:`Rules`, ValueError when the
-    two disagree or ``players`` is out of range.
+    Parameters
+    ----------
+    players
+        2 .. 6, or None.
+    rules
+        a :class:`Rules`, or None (the official rules for ``players``).
+
+    Returns
+    -------
+    Rules
+
+    Raises
+    ------
+    TypeError
+        ``rules`` is not a :class:`Rules`.
+    ValueError
+        the two disagree, or ``players`` is out of range.
     """
     if rules is None:
         return Rules(players=2 if players is None else players)

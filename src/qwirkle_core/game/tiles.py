@@ -76,7 +76,23 @@ def tile(color: int | str, shape: int | str) -> int:
 
 
 def check_tile(t: Any) -> int:
-    """``t`` as an int 0..35; TypeError (not an int) or ValueError (out of range)."""
+    """Check a tile.
+
+    Parameters
+    ----------
+    t
+        a tile int.
+
+    Returns
+    -------
+    int
+        ``t``, 0..35.
+
+    Raises
+    ------
+    TypeError, ValueError
+        not an int; out of range.
+    """
     if isinstance(t, bool) or not hasattr(t, "__index__"):
         raise TypeError(f"a tile is an int 0..35, not {t!r}")
     i = operator.index(t)
@@ -86,20 +102,64 @@ def check_tile(t: Any) -> int:
 
 
 def check_color(c: Any) -> int:
-    """A colour as its index 0..5: an int 0..5 or a colour name (``"red"``). TypeError or
-    ValueError naming the problem."""
+    """A colour as its index.
+
+    Parameters
+    ----------
+    c
+        an int 0..5 or a colour name (``"red"``).
+
+    Returns
+    -------
+    int
+        0..5.
+
+    Raises
+    ------
+    TypeError, ValueError
+        naming the problem.
+    """
     return _index(c, COLORS, "color")
 
 
 def color_code(c: int) -> str:
-    """The letter of colour ``c`` (``"R"`` for 0); raises like :func:`check_color`."""
+    """The letter of a colour (``"R"`` for 0).
+
+    Parameters
+    ----------
+    c
+        anything :func:`check_color` takes.
+
+    Returns
+    -------
+    str
+
+    Raises
+    ------
+    TypeError, ValueError
+        as :func:`check_color`.
+    """
     return COLOR_LETTERS[check_color(c)]
 
 
 def parse_color(text: str) -> int:
-    """The colour of a letter (``"R"``, ``"b"``: R O Y G B P, case-insensitive), as used
-    for the cubes in a Qwirkle Cubes bag. TypeError for a non-str, ValueError naming
-    the problem."""
+    """The colour of a letter, as used for the cubes in a Qwirkle Cubes bag.
+
+    Parameters
+    ----------
+    text
+        ``"R"``, ``"b"``: R O Y G B P, case-insensitive.
+
+    Returns
+    -------
+    int
+        0..5.
+
+    Raises
+    ------
+    TypeError, ValueError
+        a non-str; naming the problem.
+    """
     if not isinstance(text, str):
         raise TypeError(f"a colour letter is a str, not {type(text).__name__}")
     s = text.strip().upper()
