@@ -40,7 +40,16 @@ from ..game.observation import Observation
 from ..game.rules import Rules
 from ..game.tiles import COPIES, NUM_TILE_TYPES, NUM_TILES, tile_code
 
-__all__ = ["MIN_WINDOW", "WINDOW", "QwirkleGymEnv", "action_count", "env", "raw_env"]
+__all__ = [
+    "MIN_WINDOW",
+    "WINDOW",
+    "QwirkleGymEnv",
+    "action_count",
+    "check_window",
+    "env",
+    "observation_space",
+    "raw_env",
+]
 
 Obs = dict[str, Any]
 """An observation: ``{"observation": {name: array}, "action_mask": int8[A]}`` (docs/env.md)."""
@@ -60,6 +69,24 @@ _POPCOUNT = np.array([bin(b).count("1") for b in range(1, EXCHANGES + 1)])
 def action_count(window: int = WINDOW) -> int:
     """The size of the action space for a ``window``: ``6 * window**2 + 65``."""
     return SLOTS * window * window + 1 + EXCHANGES + 1
+
+
+def observation_space(players: int, window: int) -> spaces.Dict:
+    """The observation space of one seat of a ``players``-seat game with a ``window``
+    (docs/env.md): ``Dict(observation=Dict(board, hand, scores, hand_sizes, bag_size,
+    unseen), action_mask)``."""
+    w, n = window, players
+    inner = spaces.Dict(
+        {
+            "board": spaces.Box(0, 1, (PLANES, w, w), np.int8),
+            "hand": spaces.Box(0, 1, (SLOTS, PLANES), np.int8),
+            "scores": spaces.Box(0, MAX_SCORE, (n,), np.int32),
+            "hand_sizes": spaces.Box(0, SLOTS, (n,), np.int8),
+            "bag_size": spaces.Box(0, NUM_TILES, (1,), np.int32),
+            "unseen": spaces.Box(0, COPIES, (NUM_TILE_TYPES,), np.int8),
+        }
+    )
+    return spaces.Dict({"observation": inner, "action_mask": spaces.Box(0, 1, (action_count(window),), np.int8)})
 
 
 def _window_start(coords: list[int], w: int) -> tuple[int, bool]:
@@ -253,18 +280,7 @@ class _Table:
     # -- observations --------------------------------------------------------------------
 
     def observation_space(self) -> spaces.Dict:
-        w, n = self.window, self.rules.players
-        inner = spaces.Dict(
-            {
-                "board": spaces.Box(0, 1, (PLANES, w, w), np.int8),
-                "hand": spaces.Box(0, 1, (SLOTS, PLANES), np.int8),
-                "scores": spaces.Box(0, MAX_SCORE, (n,), np.int32),
-                "hand_sizes": spaces.Box(0, SLOTS, (n,), np.int8),
-                "bag_size": spaces.Box(0, NUM_TILES, (1,), np.int32),
-                "unseen": spaces.Box(0, COPIES, (NUM_TILE_TYPES,), np.int8),
-            }
-        )
-        return spaces.Dict({"observation": inner, "action_mask": spaces.Box(0, 1, (self.n_actions,), np.int8)})
+        return observation_space(self.rules.players, self.window)
 
     def observe(self, seat: int) -> Obs:
         """The observation dict of ``seat`` (new arrays); from ``Game.observation(seat)``,
@@ -362,7 +378,8 @@ def _draw(board: dict[tuple[int, int], int], fresh: set[tuple[int, int]]) -> np.
     return img
 
 
-def _check_window(window: Any) -> int:
+def check_window(window: Any) -> int:
+    """``window`` checked: an int MIN_WINDOW .. WINDOW (TypeError/ValueError)."""
     return check_int(window, "window", MIN_WINDOW, WINDOW)
 
 
@@ -414,7 +431,7 @@ class raw_env(AECEnv):  # type: ignore[misc]  # noqa: N801  (PettingZoo's naming
     ) -> None:
         super().__init__()
         rules = Rules(players=players, opening=opening)
-        self._table = _Table(rules, _check_window(window), check_int(max_turns, "max_turns", 1))
+        self._table = _Table(rules, check_window(window), check_int(max_turns, "max_turns", 1))
         self.render_mode = _check_render_mode(render_mode)
         self.possible_agents = [f"player_{i}" for i in range(players)]
         self.observation_spaces = {a: self._table.observation_space() for a in self.possible_agents}
@@ -566,7 +583,7 @@ class QwirkleGymEnv(gymnasium.Env[Obs, Any]):  # actions: ints (Discrete samples
         rules = Rules(players=len(players) + 1, opening=opening)
         self.seat = check_int(seat, "seat", 0, len(players))
         self.time_limit = check_time_limit(time_limit)
-        self._table = _Table(rules, _check_window(window), check_int(max_turns, "max_turns", 1))
+        self._table = _Table(rules, check_window(window), check_int(max_turns, "max_turns", 1))
         self.render_mode = _check_render_mode(render_mode)
         self.observation_space = self._table.observation_space()
         self.action_space = spaces.Discrete(self._table.n_actions)

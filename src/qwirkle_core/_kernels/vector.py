@@ -1,0 +1,835 @@
+"""The batched environment: many games stepped in one call (``qwirkle_core.env.vector``).
+
+The N games live in arrays with a leading env axis (:class:`VecState`): the game arrays
+of :mod:`.board` and :mod:`.state`, the turn being built (its legal placements, which of
+them the tiles put down so far are part of, those tiles) and the observation arrays the
+Python layer hands out. One call of :func:`step_plain` (random and greedy opponents, or
+none), :func:`step_heuristic` (the heuristic too) or :func:`step_any` (every agent)
+steps the envs ``lo .. hi-1``: it resets those marked to reset (and those whose game
+ended at the previous step), applies the others' actions, plays the built-in opponents
+until the learner is to move again, and writes the observations and exact action masks.
+
+The encoding is the AEC environment's (docs/env.md): an action puts down one tile (hand
+slot x cell of the W x W window), ends the placement (DONE), exchanges a set of slots or
+passes. A turn's legal placements are generated once, at its start, into ``moves[i]``
+(window cells instead of board cells); a place action keeps those that contain it
+(``cons``), and the mask is cleared and set again from them, so a step touches only the
+mask entries it changes. A turn with more placements than ``moves`` holds (an opening of
+six tiles of one colour has 720) is regenerated into the thread's scratch at each step.
+
+Memory: the cross-check masks (:mod:`.board`, 256 KiB a game) are not kept per env. A
+thread has one set, empty, and loads an env's non-empty entries (those of the cells
+next to its tiles, ``xcross``) before it changes or reads the env's board, and saves and
+clears them after; the other arrays take about 40 KiB an env at W = 40.
+"""
+
+from collections import namedtuple
+
+import numpy as np
+
+from ._jit import njit
+from .actions import apply_action
+from .agents import new_agent_scratch, search_turn, take_turn
+from .board import (
+    ALL,
+    BMETA,
+    GMASK,
+    GRID_BITS,
+    MAX_ANCHORS,
+    NCELLS,
+    cell_of,
+    clear_board,
+    lowest_bit_index,
+    popcount,
+    unwrap,
+)
+from .layout import (
+    A_CELL,
+    A_KIND,
+    A_N,
+    A_POINTS,
+    A_QWIRKLES,
+    A_TILE,
+    ACT_SIZE,
+    B_MAXC,
+    B_MAXR,
+    B_MINC,
+    B_MINR,
+    B_TILES,
+    EXCHANGE,
+    G_BAG,
+    G_CURRENT,
+    G_HAND,
+    G_OPENING,
+    G_OVER,
+    G_PLAYERS,
+    G_SCORE,
+    G_TURNS,
+    GMETA,
+    M_CELL,
+    M_N,
+    M_SCORE,
+    M_TILE,
+    MOVE_COLS,
+    PASS,
+    PLACE,
+    STREAMS,
+    GameState,
+)
+from .movegen import generate, new_scratch_array
+from .policies import play_turns
+from .rng import game_seed, seed_streams
+from .state import HAND, NTILES, NUM_TILE_TYPES, hand_mask, new_game, opening_len, unseen_counts
+
+REACH = 5  # a legal placement lies at most 5 cells beyond the tiles' bounding box
+PLANES = 13  # 6 colours, 6 shapes, tiles put down this turn
+EXCHANGES = 63
+TURN_MOVES = 1024  # placements a turn keeps per env (more: regenerated at each step)
+LEGAL = 1024  # legal actions listed per env (more: the mask alone holds them)
+
+VecState = namedtuple(
+    "VecState",
+    "board anchors bmeta hands bag gmeta rng tcells xcross "
+    "moves nmoves cons partial npartial origin drawn marked seeds episodes game_seeds pending "
+    "planes hand scores hand_sizes bag_size unseen mask legal nlegal observer rewards reward terminated truncated",
+)
+VecState.__doc__ = """The arrays of N games (leading axis N), one per field:
+
+- the game arrays of :mod:`.board` and :mod:`.state`, stacked: ``board`` int8[N, NCELLS],
+  ``anchors`` int32[N, MAX_ANCHORS], ``bmeta`` int64[N, BMETA], ``hands`` int8[N, 6, 6],
+  ``bag`` int8[N, 108], ``gmeta`` int64[N, GMETA], ``rng`` uint64[N, STREAMS];
+  ``tcells`` int16[N, 108] the cells of the tiles in the order they were placed (the
+  first ``bmeta[i, B_TILES]``), ``xcross`` int64[N, 108, 4, 2] the cross-check masks of
+  the four neighbours of each (see the module doc);
+- the turn: ``moves`` int32[N, TURN_MOVES, MOVE_COLS] its legal placements (``M_CELL``
+  columns hold window cells ``(row - r0) * W + (col - c0)``), ``nmoves`` int64[N] their
+  number (above TURN_MOVES: not kept), ``cons`` uint8[N, TURN_MOVES] 1 for those the
+  tiles put down so far are part of, ``partial`` int64[N, 6, 3] those tiles (slot,
+  window cell, tile), ``npartial`` int64[N], ``origin`` int64[N, 2] the window's
+  (r0, c0), ``drawn`` int64[N] the tiles drawn in the board planes, ``marked`` uint8[N]
+  1 while the mask holds the turn's actions;
+- the episodes: ``seeds`` uint64[N] each env's seed, ``episodes`` uint64[N] its episode
+  counter, ``game_seeds`` uint64[N] the seed of the game in play
+  (``game_seed(seeds[i], episodes[i])``), ``pending`` uint8[N] 1 when the game ended at
+  the last step (the next step resets it);
+- the outputs: ``planes`` int8[N, 13, W, W], ``hand`` int8[N, 6, 13], ``scores``
+  int32[N, P], ``hand_sizes`` int8[N, P], ``bag_size`` int32[N, 1], ``unseen``
+  int8[N, 36], ``mask`` int8[N, A8] (the 6 W^2 + 65 actions, zero-padded to a multiple of 8), ``legal`` int32[N, LEGAL]
+  its ones (the first ``nlegal[i]``, in no order; all of them when ``nlegal[i] <= LEGAL``), ``observer`` int64[N] the seat observed,
+  ``rewards`` int32[N, P] each seat's points this step, ``reward`` float32[N] the acting
+  seat's, ``terminated`` and ``truncated`` bool[N]."""
+
+Scratch = namedtuple("Scratch", "cross moves values rmoves rcons gen act tslots unseen agent")
+Scratch.__doc__ = """One thread's scratch: the cross-check masks ``cross`` int64[NCELLS, 2]
+(all ``ALL`` between steps), the opponents' move buffer ``moves`` int32[k, MOVE_COLS] and
+their ``values`` float64[k], the buffer ``rmoves`` int32[k, MOVE_COLS] and ``rcons``
+uint8[k] of the turns regenerated at each step (the step kernels return the buffers they
+grew), the move generator's scratch ``gen``, an action word ``act``, ``tslots`` int64[36]
+(hand slots per tile), ``unseen`` int64[36] and the agents' :class:`.layout.AgentScratch`
+``agent``."""
+
+
+def new_vec_state(n, players, window):
+    """The zeroed :class:`VecState` of ``n`` games of ``players`` seats and a window of
+    side ``window`` (plain numpy: nothing to compile)."""
+    w = window
+    actions = HAND * w * w + 1 + EXCHANGES + 1
+    padded = -(-actions // 8) * 8
+    return VecState(
+        np.full((n, NCELLS), -1, np.int8),
+        np.zeros((n, MAX_ANCHORS), np.int32),
+        np.zeros((n, BMETA), np.int64),
+        np.full((n, HAND, HAND), -1, np.int8),
+        np.zeros((n, NTILES), np.int8),
+        np.zeros((n, GMETA), np.int64),
+        np.zeros((n, STREAMS), np.uint64),
+        np.zeros((n, NTILES), np.int16),
+        np.zeros((n, NTILES, 4, 2), np.int64),
+        np.zeros((n, TURN_MOVES, MOVE_COLS), np.int32),
+        np.zeros(n, np.int64),
+        np.zeros((n, TURN_MOVES), np.uint8),
+        np.zeros((n, HAND, 3), np.int64),
+        np.zeros(n, np.int64),
+        np.zeros((n, 2), np.int64),
+        np.zeros(n, np.int64),
+        np.zeros(n, np.uint8),
+        np.zeros(n, np.uint64),
+        np.zeros(n, np.uint64),
+        np.zeros(n, np.uint64),
+        np.zeros(n, np.uint8),
+        np.zeros((n, PLANES, w, w), np.int8),
+        np.zeros((n, HAND, PLANES), np.int8),
+        np.zeros((n, players), np.int32),
+        np.zeros((n, players), np.int8),
+        np.zeros((n, 1), np.int32),
+        np.zeros((n, NUM_TILE_TYPES), np.int8),
+        np.zeros((n, padded), np.int8),
+        np.zeros((n, LEGAL), np.int32),
+        np.zeros(n, np.int64),
+        np.zeros(n, np.int64),
+        np.zeros((n, players), np.int32),
+        np.zeros(n, np.float32),
+        np.zeros(n, np.bool_),
+        np.zeros(n, np.bool_),
+    )
+
+
+@njit
+def new_scratch(search):
+    """A thread's :class:`Scratch` (``search``: room for the search agent)."""
+    cross = np.empty((NCELLS, 2), np.int64)
+    cross.fill(ALL)
+    return Scratch(
+        cross,
+        np.zeros((1024, MOVE_COLS), np.int32),
+        np.zeros(1024, np.float64),
+        np.zeros((1024, MOVE_COLS), np.int32),
+        np.zeros(1024, np.uint8),
+        new_scratch_array(),
+        np.zeros(ACT_SIZE, np.int64),
+        np.zeros(NUM_TILE_TYPES, np.int64),
+        np.zeros(NUM_TILE_TYPES, np.int64),
+        new_agent_scratch(search),
+    )
+
+
+# -- the board: the window, the planes, the cross-check masks ---------------------------
+
+
+@njit(_nrt=False)
+def _window(bmeta, w):
+    """``(r0, c0, fits)``: the window of side ``w`` centred on the tiles' bounding box
+    with a margin of REACH on each side (the AEC environment's), and whether it fits."""
+    minr = maxr = minc = maxc = np.int64(0)
+    if bmeta[B_TILES] > 0:
+        minr, maxr, minc, maxc = bmeta[B_MINR], bmeta[B_MAXR], bmeta[B_MINC], bmeta[B_MAXC]
+    need_r = maxr - minr + 1 + 2 * REACH
+    need_c = maxc - minc + 1 + 2 * REACH
+    return minr - REACH - (w - need_r) // 2, minc - REACH - (w - need_c) // 2, need_r <= w and need_c <= w
+
+
+@njit(_nrt=False)
+def _neighbour(cell, d):
+    """The cell next to ``cell`` in direction ``d`` (0 up, 1 down, 2 left, 3 right)."""
+    r, c = cell >> GRID_BITS, cell & GMASK
+    if d == 0:
+        r -= 1
+    elif d == 1:
+        r += 1
+    elif d == 2:
+        c -= 1
+    else:
+        c += 1
+    return cell_of(r, c)
+
+
+@njit(_nrt=False)
+def _load(vs, i, cross):
+    """Write env ``i``'s cross-check masks into the (empty) thread set ``cross``."""
+    for k in range(vs.bmeta[i, B_TILES]):
+        cell = vs.tcells[i, k]
+        for d in range(4):
+            nb = _neighbour(cell, d)
+            cross[nb, 0] = vs.xcross[i, k, d, 0]
+            cross[nb, 1] = vs.xcross[i, k, d, 1]
+
+
+@njit(_nrt=False)
+def _save(vs, i, cross):
+    """Keep env ``i``'s cross-check masks from ``cross`` and empty it again."""
+    n = vs.bmeta[i, B_TILES]
+    for k in range(n):
+        cell = vs.tcells[i, k]
+        for d in range(4):
+            nb = _neighbour(cell, d)
+            vs.xcross[i, k, d, 0] = cross[nb, 0]
+            vs.xcross[i, k, d, 1] = cross[nb, 1]
+    _clear(vs, i, cross)
+
+
+@njit(_nrt=False)
+def _clear(vs, i, cross):
+    """Empty ``cross`` after env ``i``'s masks were loaded into it."""
+    for k in range(vs.bmeta[i, B_TILES]):
+        cell = vs.tcells[i, k]
+        cross[cell, 0] = ALL
+        cross[cell, 1] = ALL
+        for d in range(4):
+            nb = _neighbour(cell, d)
+            cross[nb, 0] = ALL
+            cross[nb, 1] = ALL
+
+
+@njit(_nrt=False)
+def _record(vs, i, act, before):
+    """Note the cells of a placement just applied (``before``: the tiles before it)."""
+    for j in range(vs.bmeta[i, B_TILES] - before):
+        vs.tcells[i, before + j] = act[A_CELL + j]
+
+
+@njit(_nrt=False)
+def _paint(vs, i, k, value):
+    """Draw (``value`` 1) or erase (0) board tile ``k`` in env ``i``'s planes."""
+    cell = vs.tcells[i, k]
+    t = vs.board[i, cell]
+    r = unwrap(cell >> GRID_BITS, vs.bmeta[i, B_MINR]) - vs.origin[i, 0]
+    c = unwrap(cell & GMASK, vs.bmeta[i, B_MINC]) - vs.origin[i, 1]
+    vs.planes[i, t // 6, r, c] = value
+    vs.planes[i, 6 + t % 6, r, c] = value
+
+
+@njit(_nrt=False)
+def _redraw(vs, i, r0, c0, fits):
+    """Bring the board planes up to date for the window at ``(r0, c0)``: the tiles drawn
+    at another origin are erased and drawn again, new tiles drawn; nothing when the
+    window does not hold the board (the AEC environment's empty planes)."""
+    if vs.origin[i, 0] != r0 or vs.origin[i, 1] != c0 or not fits:
+        for k in range(vs.drawn[i]):
+            _paint(vs, i, k, 0)
+        vs.drawn[i] = 0
+        vs.origin[i, 0] = r0
+        vs.origin[i, 1] = c0
+    if fits:
+        for k in range(vs.drawn[i], vs.bmeta[i, B_TILES]):
+            _paint(vs, i, k, 1)
+        vs.drawn[i] = vs.bmeta[i, B_TILES]
+
+
+# -- the turn's moves and the mask ------------------------------------------------------
+
+
+@njit(_nrt=False)
+def _to_window(moves, n, bmeta, r0, c0, w):
+    """Rewrite the board cells of ``moves[:n]`` as window cells."""
+    for m in range(n):
+        for j in range(moves[m, M_N]):
+            cell = moves[m, M_CELL + j]
+            r = unwrap(cell >> GRID_BITS, bmeta[B_MINR])
+            c = unwrap(cell & GMASK, bmeta[B_MINC])
+            moves[m, M_CELL + j] = (r - r0) * w + (c - c0)
+
+
+@njit(_nrt=False)
+def _contains(moves, m, k, t):
+    for j in range(moves[m, M_N]):
+        if moves[m, M_CELL + j] == k and moves[m, M_TILE + j] == t:
+            return True
+    return False
+
+
+@njit(_nrt=False)
+def _generate(vs, i, cross, moves, gen):
+    """The current player's placements in env ``i`` into ``moves`` (window cells when
+    they all fit); returns their number."""
+    gm = vs.gmeta[i]
+    bm = vs.bmeta[i]
+    hand = hand_mask(vs.hands[i], gm, gm[G_CURRENT])
+    n = generate(vs.board[i], cross, vs.anchors[i], bm, hand, opening_len(gm), moves, gen, np.bool_(False))
+    if n <= moves.shape[0]:
+        _to_window(moves, n, bm, vs.origin[i, 0], vs.origin[i, 1], vs.planes.shape[2])
+    return n
+
+
+@njit(_nrt=False)
+def _regenerate(vs, i, cross, rmoves, rcons, gen):
+    """Generate env ``i``'s placements (its masks loaded into ``cross``) into the
+    thread's buffers (room for ``nmoves[i]``), with ``rcons`` for the tiles put down so
+    far."""
+    n = vs.nmoves[i]
+    _generate(vs, i, cross, rmoves, gen)
+    for m in range(n):
+        rcons[m] = 1
+        for q in range(vs.npartial[i]):
+            if not _contains(rmoves, m, vs.partial[i, q, 1], vs.partial[i, q, 2]):
+                rcons[m] = 0
+                break
+
+
+@njit(_nrt=False, inline="always")
+def _set(vs, i, mask, a, value):
+    """Set (1) or clear (0) mask entry ``a`` of env ``i``, keeping the list of its ones."""
+    if value == 0:
+        mask[a] = 0
+    elif mask[a] == 0:
+        mask[a] = 1
+        c = vs.nlegal[i]
+        if c < LEGAL:
+            vs.legal[i, c] = a
+        vs.nlegal[i] = c + 1
+
+
+@njit(_nrt=False)
+def _mark(vs, i, moves, n, cons, value, tslots, k_new, t_new):
+    """Set (``value`` 1) or clear (0) env ``i``'s mask entries of its turn so far: the
+    tiles the placements in ``moves[:n]`` with ``cons`` still allow, DONE, and before
+    the first tile the exchanges or the pass. ``k_new >= 0``: tile ``t_new`` was just put
+    on window cell ``k_new``; the placements without it lose their ``cons`` first."""
+    w = vs.planes.shape[2]
+    mask = vs.mask[i]
+    p = vs.gmeta[i, G_CURRENT]
+    size = vs.gmeta[i, G_HAND + p]
+    k_part = vs.npartial[i]
+    used = 0
+    for q in range(k_part):
+        used |= 1 << vs.partial[i, q, 0]
+    for s in range(size):
+        if (used >> s) & 1 == 0:
+            tslots[vs.hands[i, p, s]] |= 1 << s
+    cells = w * w
+    done = False
+    for m in range(n):
+        if cons[m] == 0:
+            continue
+        if k_new >= 0 and not _contains(moves, m, k_new, t_new):
+            cons[m] = 0
+            continue
+        length = moves[m, M_N]
+        if length == k_part:
+            done = True
+        for j in range(length):
+            k = moves[m, M_CELL + j]
+            t = moves[m, M_TILE + j]
+            b = tslots[t]
+            if b == 0:
+                continue
+            put = False
+            for q in range(k_part):
+                if vs.partial[i, q, 1] == k and vs.partial[i, q, 2] == t:
+                    put = True
+            if put:
+                continue
+            while b:
+                low = b & -b
+                _set(vs, i, mask, lowest_bit_index(low) * cells + k, value)
+                b ^= low
+    for s in range(size):
+        tslots[vs.hands[i, p, s]] = 0
+    if value == 0:
+        vs.nlegal[i] = 0
+    first = HAND * cells
+    if k_part > 0:
+        if done:
+            _set(vs, i, mask, first, value)
+        return
+    bag = vs.gmeta[i, G_BAG]
+    if bag > 0 and vs.gmeta[i, G_OPENING] == 0:
+        for b in range(1, EXCHANGES + 1):
+            if b < (1 << size) and popcount(b) <= bag:
+                _set(vs, i, mask, first + b, value)
+    elif n == 0:
+        _set(vs, i, mask, first + EXCHANGES + 1, value)
+
+
+@njit(_nrt=False)
+def _unmark(vs, i, moves, n, cons, tslots):
+    """Clear env ``i``'s mask entries (those listed in ``legal``, else those of its turn)."""
+    c = vs.nlegal[i]
+    if c <= LEGAL:
+        mask = vs.mask[i]
+        for j in range(c):
+            mask[vs.legal[i, j]] = 0
+        vs.nlegal[i] = 0
+    else:
+        _mark(vs, i, moves, n, cons, np.int64(0), tslots, np.int64(-1), np.int64(-1))
+    vs.marked[i] = 0
+
+
+# -- observations -------------------------------------------------------------------------
+
+
+@njit(_nrt=False)
+def _observe(vs, i, p, unseen):
+    """Write seat ``p``'s view of env ``i`` (besides the board planes and the mask)."""
+    gm = vs.gmeta[i]
+    players = gm[G_PLAYERS]
+    size = gm[G_HAND + p]
+    mine = p == gm[G_CURRENT] and gm[G_OVER] == 0
+    for s in range(HAND):
+        for j in range(PLANES):
+            vs.hand[i, s, j] = 0
+        if s < size:
+            t = vs.hands[i, p, s]
+            vs.hand[i, s, t // 6] = 1
+            vs.hand[i, s, 6 + t % 6] = 1
+            vs.hand[i, s, 12] = 1
+    if mine:
+        for q in range(vs.npartial[i]):
+            vs.hand[i, vs.partial[i, q, 0], 12] = 0
+    for j in range(players):
+        q = (p + j) % players
+        vs.scores[i, j] = gm[G_SCORE + q]
+        vs.hand_sizes[i, j] = gm[G_HAND + q]
+    vs.bag_size[i, 0] = gm[G_BAG]
+    unseen_counts(vs.hands[i], vs.bag[i], gm, p, unseen)
+    for t in range(NUM_TILE_TYPES):
+        vs.unseen[i, t] = unseen[t]
+    vs.observer[i] = p
+
+
+@njit(_nrt=False)
+def _paint_partial(vs, i, q, value):
+    w = vs.planes.shape[2]
+    k, t = vs.partial[i, q, 1], vs.partial[i, q, 2]
+    r, c = k // w, k % w
+    vs.planes[i, t // 6, r, c] = value
+    vs.planes[i, 6 + t % 6, r, c] = value
+    vs.planes[i, 12, r, c] = value
+
+
+# -- a step of one env --------------------------------------------------------------------
+
+
+@njit(_nrt=False)
+def _place(vs, i, a, moves, n, cons, tslots):
+    """Put down a tile (action ``a`` < 6 W^2, in the mask; ``moves``, ``n``, ``cons``
+    the turn's placements): the turn goes on."""
+    w = vs.planes.shape[2]
+    s, k = a // (w * w), a % (w * w)
+    p = vs.gmeta[i, G_CURRENT]
+    t = vs.hands[i, p, s]
+    _unmark(vs, i, moves, n, cons, tslots)
+    q = vs.npartial[i]
+    vs.partial[i, q, 0] = s
+    vs.partial[i, q, 1] = k
+    vs.partial[i, q, 2] = t
+    vs.npartial[i] = q + 1
+    _mark(vs, i, moves, n, cons, np.int64(1), tslots, k, t)
+    vs.marked[i] = 1
+    _paint_partial(vs, i, q, np.int8(1))
+    vs.hand[i, s, 12] = 0
+
+
+@njit(_nrt=False)
+def _commit(vs, i, a, moves, n, cons, tslots, cross, act):
+    """End the turn with action ``a`` (DONE, an exchange or the pass; in the mask) and
+    apply it, env ``i``'s cross-check masks loaded into ``cross`` (and left there)."""
+    w = vs.planes.shape[2]
+    first = HAND * w * w
+    _unmark(vs, i, moves, n, cons, tslots)
+    k_part = vs.npartial[i]
+    for q in range(k_part):
+        _paint_partial(vs, i, q, np.int8(0))
+    p = vs.gmeta[i, G_CURRENT]
+    if a == first:
+        m = 0
+        while cons[m] == 0 or moves[m, M_N] != k_part:
+            m += 1
+        act[A_KIND] = PLACE
+        act[A_N] = k_part
+        act[A_POINTS] = moves[m, M_SCORE]
+        act[A_QWIRKLES] = 0
+        r0, c0 = vs.origin[i, 0], vs.origin[i, 1]
+        for j in range(k_part):
+            k = moves[m, M_CELL + j]
+            act[A_CELL + j] = cell_of(r0 + k // w, c0 + k % w)
+            act[A_TILE + j] = moves[m, M_TILE + j]
+    elif a <= first + EXCHANGES:
+        b = a - first
+        act[A_KIND] = EXCHANGE
+        j = 0
+        for s in range(HAND):
+            if (b >> s) & 1:
+                act[A_TILE + j] = vs.hands[i, p, s]
+                j += 1
+        act[A_N] = j
+    else:
+        act[A_KIND] = PASS
+        act[A_N] = 0
+    vs.npartial[i] = 0
+    _load(vs, i, cross)
+    before = vs.bmeta[i, B_TILES]
+    apply_action(vs.board[i], cross, vs.anchors[i], vs.bmeta[i], vs.hands[i], vs.bag[i], vs.gmeta[i], vs.rng[i], act)
+    _record(vs, i, act, before)
+
+
+@njit(_nrt=False)
+def _reset(vs, i, cross, players, rule_opening):
+    """Deal env ``i`` the game of its seed and episode (its masks, none, are loaded)."""
+    mask = vs.mask[i]
+    for a in range(mask.shape[0]):
+        mask[a] = 0
+    vs.nlegal[i] = 0
+    for k in range(vs.drawn[i]):
+        _paint(vs, i, k, np.int8(0))
+    for q in range(vs.npartial[i]):
+        _paint_partial(vs, i, q, np.int8(0))
+    vs.drawn[i] = 0
+    vs.marked[i] = 0
+    vs.npartial[i] = 0
+    vs.pending[i] = 0
+    vs.terminated[i] = False
+    vs.truncated[i] = False
+    for q in range(players):
+        vs.rewards[i, q] = 0
+    vs.reward[i] = 0
+    _load(vs, i, cross)
+    clear_board(vs.board[i], cross, vs.anchors[i], vs.bmeta[i])
+    seed = game_seed(vs.seeds[i], vs.episodes[i])
+    vs.game_seeds[i] = seed
+    seed_streams(vs.rng[i], seed)
+    new_game(vs.hands[i], vs.bag[i], vs.gmeta[i], vs.rng[i], players, rule_opening)
+
+
+@njit(_nrt=False)
+def _due(vs, i, learner, max_turns):
+    """Whether an opponent is to move in env ``i``."""
+    gm = vs.gmeta[i]
+    if learner < 0 or gm[G_OVER] != 0 or gm[G_CURRENT] == learner or gm[G_TURNS] >= max_turns:
+        return False
+    return _window(vs.bmeta[i], vs.planes.shape[2])[2]
+
+
+@njit(_nrt=False)
+def _act(vs, i, a, reset, cross, rmoves, rcons, gen, act, tslots, rule_opening):
+    """Reset env ``i`` (``reset``, or its game ended at the last step) or take its
+    action ``a`` (``rmoves``, ``rcons``: room for its placements when there are more
+    than TURN_MOVES). Returns ``(mode, actor)``: 0 when only a tile was put down (the
+    step of env ``i`` is over), 1 when the turn was committed, 2 for a new game (both
+    with env ``i``'s masks loaded into ``cross``); and the seat that acted."""
+    gm = vs.gmeta[i]
+    if reset or vs.pending[i]:
+        if vs.pending[i] and not reset:
+            vs.episodes[i] += np.uint64(1)
+        _reset(vs, i, cross, vs.scores.shape[1], rule_opening)
+        return 2, gm[G_CURRENT]
+    actor = gm[G_CURRENT]
+    vs.terminated[i] = False
+    vs.truncated[i] = False
+    for q in range(gm[G_PLAYERS]):
+        vs.rewards[i, q] = 0
+    vs.reward[i] = 0
+    n = vs.nmoves[i]
+    regenerated = n > TURN_MOVES
+    if regenerated:
+        _load(vs, i, cross)
+        _regenerate(vs, i, cross, rmoves, rcons, gen)
+        moves, cons = rmoves, rcons
+    else:
+        moves, cons = vs.moves[i], vs.cons[i]
+    if a < HAND * vs.planes.shape[2] * vs.planes.shape[3]:
+        _place(vs, i, a, moves, n, cons, tslots)
+        if regenerated:
+            _clear(vs, i, cross)
+        return 0, actor
+    for q in range(gm[G_PLAYERS]):
+        vs.rewards[i, q] = -gm[G_SCORE + q]
+    if regenerated:
+        _clear(vs, i, cross)
+    _commit(vs, i, a, moves, n, cons, tslots, cross, act)
+    return 1, actor
+
+
+@njit(_nrt=False)
+def _finish(vs, i, cross, gen, tslots, unseen, learner, max_turns, actor, mode):
+    """After the game changed (``mode`` 1: a turn was committed, 2: a new game; the
+    masks loaded into ``cross``): the rewards, the window and planes, the end of the
+    episode (over, past ``max_turns`` or outgrowing the window) or the next turn's
+    moves and mask, the observation. Returns the number of moves (above TURN_MOVES:
+    the caller generates them again and sets the mask)."""
+    gm = vs.gmeta[i]
+    players = gm[G_PLAYERS]
+    if mode == 1:
+        for q in range(players):
+            vs.rewards[i, q] += gm[G_SCORE + q]
+        vs.reward[i] = vs.rewards[i, actor]
+    r0, c0, fits = _window(vs.bmeta[i], vs.planes.shape[2])
+    _redraw(vs, i, r0, c0, fits)
+    over = gm[G_OVER] != 0
+    if over or gm[G_TURNS] >= max_turns or not fits:
+        vs.terminated[i] = over
+        vs.truncated[i] = not over
+        vs.pending[i] = 1
+        vs.nmoves[i] = 0
+        _observe(vs, i, learner if learner >= 0 else actor, unseen)
+        return 0
+    moves = vs.moves[i]
+    n = _generate(vs, i, cross, moves, gen)
+    vs.nmoves[i] = n
+    if n <= TURN_MOVES:
+        cons = vs.cons[i]
+        for m in range(n):
+            cons[m] = 1
+        _mark(vs, i, moves, n, cons, np.int64(1), tslots, np.int64(-1), np.int64(-1))
+        vs.marked[i] = 1
+    _observe(vs, i, learner if learner >= 0 else gm[G_CURRENT], unseen)
+    return n
+
+
+@njit(inline="always")
+def _end(vs, i, learner, max_turns, actor, mode, cross, rmoves, rcons, gen, tslots, unseen):
+    """:func:`_finish`; the mask of a turn of more than TURN_MOVES placements; saving
+    env ``i``'s masks. Returns ``(rmoves, rcons)`` (grown as needed)."""
+    n = _finish(vs, i, cross, gen, tslots, unseen, learner, max_turns, actor, mode)
+    if n > TURN_MOVES:
+        if rmoves.shape[0] < n:
+            rmoves, rcons = np.zeros((2 * n, MOVE_COLS), np.int32), np.zeros(2 * n, np.uint8)
+        _regenerate(vs, i, cross, rmoves, rcons, gen)
+        _mark(vs, i, rmoves, n, rcons, np.int64(1), tslots, np.int64(-1), np.int64(-1))
+        vs.marked[i] = 1
+    _save(vs, i, cross)
+    return rmoves, rcons
+
+
+@njit(inline="always")
+def _scratch(sc, moves, values, rmoves, rcons):
+    return Scratch(sc.cross, moves, values, rmoves, rcons, sc.gen, sc.act, sc.tslots, sc.unseen, sc.agent)
+
+
+@njit(inline="always")
+def _state(vs, i, sc):
+    return GameState(
+        vs.board[i],
+        sc.cross,
+        vs.anchors[i],
+        vs.bmeta[i],
+        vs.hands[i],
+        vs.bag[i],
+        vs.gmeta[i],
+        vs.rng[i],
+        sc.gen,
+        sc.act,
+    )
+
+
+# -- the entry kernels: one per set of opponents (each compiles only what it plays) --------
+
+
+@njit(nogil=True)
+def step_plain(vs, lo, hi, actions, resets, specs, learner, max_turns, rule_opening, sc):
+    """Step envs ``lo .. hi-1`` of ``vs`` (a :class:`VecState`): reset those with
+    ``resets[i]`` (uint8[N]) or a game that ended at the last step, take the others'
+    action ``actions[i]`` (int64[N], in the mask), then let the opponents play: random
+    or greedy, ``specs[seat]`` (float64[P, SPEC_COLS]) for every seat but ``learner``
+    (-1: no opponents, every seat acts through ``actions``). ``max_turns``: truncate
+    there; ``rule_opening``: the opening rule. Returns the scratch ``sc`` (its buffers
+    grown as needed)."""
+    moves, values, rmoves, rcons = sc.moves, sc.values, sc.rmoves, sc.rcons
+    cross, gen, act, tslots, unseen = sc.cross, sc.gen, sc.act, sc.tslots, sc.unseen
+    for i in range(lo, hi):
+        if vs.nmoves[i] > rmoves.shape[0]:
+            rmoves, rcons = np.zeros((2 * vs.nmoves[i], MOVE_COLS), np.int32), np.zeros(2 * vs.nmoves[i], np.uint8)
+        mode, actor = _act(vs, i, actions[i], resets[i], cross, rmoves, rcons, gen, act, tslots, rule_opening)
+        if mode == 0:
+            continue
+        if _due(vs, i, learner, max_turns):
+            board, anchors, bmeta, hands, bag, gm, rng = (
+                vs.board[i],
+                vs.anchors[i],
+                vs.bmeta[i],
+                vs.hands[i],
+                vs.bag[i],
+                vs.gmeta[i],
+                vs.rng[i],
+            )
+            while _due(vs, i, learner, max_turns):
+                before = bmeta[B_TILES]
+                moves, values = play_turns(
+                    specs,
+                    board,
+                    cross,
+                    anchors,
+                    bmeta,
+                    hands,
+                    bag,
+                    gm,
+                    rng,
+                    gen,
+                    act,
+                    moves,
+                    values,
+                    values,
+                    gm[G_TURNS] + 1,
+                    True,
+                    False,
+                )
+                _record(vs, i, act, before)
+        rmoves, rcons = _end(vs, i, learner, max_turns, actor, mode, cross, rmoves, rcons, gen, tslots, unseen)
+    return _scratch(sc, moves, values, rmoves, rcons)
+
+
+@njit(nogil=True)
+def step_heuristic(vs, lo, hi, actions, resets, specs, learner, max_turns, rule_opening, sc):
+    """:func:`step_plain` with heuristic opponents too."""
+    moves, values, rmoves, rcons = sc.moves, sc.values, sc.rmoves, sc.rcons
+    cross, gen, act, tslots, unseen = sc.cross, sc.gen, sc.act, sc.tslots, sc.unseen
+    for i in range(lo, hi):
+        if vs.nmoves[i] > rmoves.shape[0]:
+            rmoves, rcons = np.zeros((2 * vs.nmoves[i], MOVE_COLS), np.int32), np.zeros(2 * vs.nmoves[i], np.uint8)
+        mode, actor = _act(vs, i, actions[i], resets[i], cross, rmoves, rcons, gen, act, tslots, rule_opening)
+        if mode == 0:
+            continue
+        if _due(vs, i, learner, max_turns):
+            gs = _state(vs, i, sc)
+            gm = gs.gmeta
+            while _due(vs, i, learner, max_turns):
+                before = gs.bmeta[B_TILES]
+                turns = gm[G_TURNS]
+                moves, values = play_turns(
+                    specs,
+                    gs.board,
+                    cross,
+                    gs.anchors,
+                    gs.bmeta,
+                    gs.hands,
+                    gs.bag,
+                    gm,
+                    gs.rng,
+                    gen,
+                    act,
+                    moves,
+                    values,
+                    sc.agent.work,
+                    turns + 1,
+                    True,
+                    True,
+                )
+                if gm[G_TURNS] == turns:  # the heuristic's reply search is due
+                    moves = search_turn(specs[gm[G_CURRENT]], gs, moves, sc.agent, False)
+                _record(vs, i, act, before)
+        rmoves, rcons = _end(vs, i, learner, max_turns, actor, mode, cross, rmoves, rcons, gen, tslots, unseen)
+    return _scratch(sc, moves, values, rmoves, rcons)
+
+
+@njit(nogil=True)
+def step_any(vs, lo, hi, actions, resets, specs, learner, max_turns, rule_opening, sc):
+    """:func:`step_plain` with any built-in opponents (each turn through
+    :func:`.agents.take_turn`)."""
+    moves, rmoves, rcons = sc.moves, sc.rmoves, sc.rcons
+    cross, gen, act, tslots, unseen = sc.cross, sc.gen, sc.act, sc.tslots, sc.unseen
+    for i in range(lo, hi):
+        if vs.nmoves[i] > rmoves.shape[0]:
+            rmoves, rcons = np.zeros((2 * vs.nmoves[i], MOVE_COLS), np.int32), np.zeros(2 * vs.nmoves[i], np.uint8)
+        mode, actor = _act(vs, i, actions[i], resets[i], cross, rmoves, rcons, gen, act, tslots, rule_opening)
+        if mode == 0:
+            continue
+        if _due(vs, i, learner, max_turns):
+            gs = _state(vs, i, sc)
+            while _due(vs, i, learner, max_turns):
+                before = gs.bmeta[B_TILES]
+                moves = take_turn(specs[gs.gmeta[G_CURRENT]], gs, moves, sc.agent)
+                _record(vs, i, act, before)
+        rmoves, rcons = _end(vs, i, learner, max_turns, actor, mode, cross, rmoves, rcons, gen, tslots, unseen)
+    return _scratch(sc, moves, sc.values, rmoves, rcons)
+
+
+@njit
+def sample_masked(vs, counter, out):
+    """A uniformly random legal action of each env into ``out`` (int64[N]; -1 when it has
+    none), drawn from (``game_seeds[i]``, ``counter``): the same choices whatever N or the
+    threads."""
+    for i in range(vs.nlegal.shape[0]):
+        n = vs.nlegal[i]
+        if n == 0:
+            out[i] = -1
+            continue
+        pick = np.int64(game_seed(vs.game_seeds[i], counter) % np.uint64(n))
+        if n <= LEGAL:
+            out[i] = vs.legal[i, pick]
+            continue
+        row = vs.mask[i]
+        for a in range(row.shape[0]):
+            if row[a]:
+                if pick == 0:
+                    out[i] = a
+                    break
+                pick -= 1
