@@ -84,7 +84,7 @@ from .state import HAND, NTILES, NUM_TILE_TYPES, hand_mask, new_game, opening_le
 REACH = 5  # a legal placement lies at most 5 cells beyond the tiles' bounding box
 PLANES = 13  # 6 colours, 6 shapes, tiles put down this turn
 EXCHANGES = 63
-TURN_MOVES = 1024  # placements a turn keeps per env (more: regenerated at each step)
+TURN_MOVES = 512  # placements a turn keeps per env (more: regenerated at each step)
 LEGAL = 1024  # legal actions listed per env (more: the mask alone holds them)
 
 VecState = namedtuple(
@@ -123,8 +123,8 @@ Scratch = namedtuple("Scratch", "cross moves values rmoves rcons gen act tslots 
 Scratch.__doc__ = """One thread's scratch: the cross-check masks ``cross`` int64[NCELLS, 2]
 (all ``ALL`` between steps), the opponents' move buffer ``moves`` int32[k, MOVE_COLS] and
 their ``values`` float64[k], the buffer ``rmoves`` int32[k, MOVE_COLS] and ``rcons``
-uint8[k] of the turns regenerated at each step (the step kernels return the buffers they
-grew), the move generator's scratch ``gen``, an action word ``act``, ``tslots`` int64[36]
+uint8[k] of the turns regenerated at each step (the step kernels return these four,
+grown as needed), the move generator's scratch ``gen``, an action word ``act``, ``tslots`` int64[36]
 (hand slots per tile), ``unseen`` int64[36] and the agents' :class:`.layout.AgentScratch`
 ``agent``."""
 
@@ -196,7 +196,7 @@ def new_scratch(search):
 # -- the board: the window, the planes, the cross-check masks ---------------------------
 
 
-@njit(_nrt=False)
+@njit(_nrt=False, inline="always")
 def _window(bmeta, w):
     """``(r0, c0, fits)``: the window of side ``w`` centred on the tiles' bounding box
     with a margin of REACH on each side (the AEC environment's), and whether it fits."""
@@ -208,7 +208,7 @@ def _window(bmeta, w):
     return minr - REACH - (w - need_r) // 2, minc - REACH - (w - need_c) // 2, need_r <= w and need_c <= w
 
 
-@njit(_nrt=False)
+@njit(_nrt=False, inline="always")
 def _neighbour(cell, d):
     """The cell next to ``cell`` in direction ``d`` (0 up, 1 down, 2 left, 3 right)."""
     r, c = cell >> GRID_BITS, cell & GMASK
@@ -223,7 +223,7 @@ def _neighbour(cell, d):
     return cell_of(r, c)
 
 
-@njit(_nrt=False)
+@njit(_nrt=False, inline="always")
 def _load(vs, i, cross):
     """Write env ``i``'s cross-check masks into the (empty) thread set ``cross``."""
     for k in range(vs.bmeta[i, B_TILES]):
@@ -247,7 +247,7 @@ def _save(vs, i, cross):
     _clear(vs, i, cross)
 
 
-@njit(_nrt=False)
+@njit(_nrt=False, inline="always")
 def _clear(vs, i, cross):
     """Empty ``cross`` after env ``i``'s masks were loaded into it."""
     for k in range(vs.bmeta[i, B_TILES]):
@@ -267,7 +267,7 @@ def _record(vs, i, act, before):
         vs.tcells[i, before + j] = act[A_CELL + j]
 
 
-@njit(_nrt=False)
+@njit(_nrt=False, inline="always")
 def _paint(vs, i, k, value):
     """Draw (``value`` 1) or erase (0) board tile ``k`` in env ``i``'s planes."""
     cell = vs.tcells[i, k]
@@ -278,7 +278,7 @@ def _paint(vs, i, k, value):
     vs.planes[i, 6 + t % 6, r, c] = value
 
 
-@njit(_nrt=False)
+@njit(_nrt=False, inline="always")
 def _redraw(vs, i, r0, c0, fits):
     """Bring the board planes up to date for the window at ``(r0, c0)``: the tiles drawn
     at another origin are erased and drawn again, new tiles drawn; nothing when the
@@ -298,7 +298,7 @@ def _redraw(vs, i, r0, c0, fits):
 # -- the turn's moves and the mask ------------------------------------------------------
 
 
-@njit(_nrt=False)
+@njit(_nrt=False, inline="always")
 def _to_window(moves, n, bmeta, r0, c0, w):
     """Rewrite the board cells of ``moves[:n]`` as window cells."""
     for m in range(n):
@@ -309,7 +309,7 @@ def _to_window(moves, n, bmeta, r0, c0, w):
             moves[m, M_CELL + j] = (r - r0) * w + (c - c0)
 
 
-@njit(_nrt=False)
+@njit(_nrt=False, inline="always")
 def _contains(moves, m, k, t):
     for j in range(moves[m, M_N]):
         if moves[m, M_CELL + j] == k and moves[m, M_TILE + j] == t:
@@ -317,7 +317,7 @@ def _contains(moves, m, k, t):
     return False
 
 
-@njit(_nrt=False)
+@njit(_nrt=False, inline="always")
 def _generate(vs, i, cross, moves, gen):
     """The current player's placements in env ``i`` into ``moves`` (window cells when
     they all fit); returns their number."""
@@ -358,7 +358,7 @@ def _set(vs, i, mask, a, value):
         vs.nlegal[i] = c + 1
 
 
-@njit(_nrt=False)
+@njit(_nrt=False, inline="always")
 def _mark(vs, i, moves, n, cons, value, tslots, k_new, t_new):
     """Set (``value`` 1) or clear (0) env ``i``'s mask entries of its turn so far: the
     tiles the placements in ``moves[:n]`` with ``cons`` still allow, DONE, and before
@@ -420,7 +420,7 @@ def _mark(vs, i, moves, n, cons, value, tslots, k_new, t_new):
         _set(vs, i, mask, first + EXCHANGES + 1, value)
 
 
-@njit(_nrt=False)
+@njit(_nrt=False, inline="always")
 def _unmark(vs, i, moves, n, cons, tslots):
     """Clear env ``i``'s mask entries (those listed in ``legal``, else those of its turn)."""
     c = vs.nlegal[i]
@@ -437,7 +437,7 @@ def _unmark(vs, i, moves, n, cons, tslots):
 # -- observations -------------------------------------------------------------------------
 
 
-@njit(_nrt=False)
+@njit(_nrt=False, inline="always")
 def _observe(vs, i, p, unseen):
     """Write seat ``p``'s view of env ``i`` (besides the board planes and the mask)."""
     gm = vs.gmeta[i]
@@ -466,7 +466,7 @@ def _observe(vs, i, p, unseen):
     vs.observer[i] = p
 
 
-@njit(_nrt=False)
+@njit(_nrt=False, inline="always")
 def _paint_partial(vs, i, q, value):
     w = vs.planes.shape[2]
     k, t = vs.partial[i, q, 1], vs.partial[i, q, 2]
@@ -479,7 +479,7 @@ def _paint_partial(vs, i, q, value):
 # -- a step of one env --------------------------------------------------------------------
 
 
-@njit(_nrt=False)
+@njit(_nrt=False, inline="always")
 def _place(vs, i, a, moves, n, cons, tslots):
     """Put down a tile (action ``a`` < 6 W^2, in the mask; ``moves``, ``n``, ``cons``
     the turn's placements): the turn goes on."""
@@ -499,7 +499,7 @@ def _place(vs, i, a, moves, n, cons, tslots):
     vs.hand[i, s, 12] = 0
 
 
-@njit(_nrt=False)
+@njit(_nrt=False, inline="always")
 def _commit(vs, i, a, moves, n, cons, tslots, cross, act):
     """End the turn with action ``a`` (DONE, an exchange or the pass; in the mask) and
     apply it, env ``i``'s cross-check masks loaded into ``cross`` (and left there)."""
@@ -542,7 +542,7 @@ def _commit(vs, i, a, moves, n, cons, tslots, cross, act):
     _record(vs, i, act, before)
 
 
-@njit(_nrt=False)
+@njit(_nrt=False, inline="always")
 def _reset(vs, i, cross, players, rule_opening):
     """Deal env ``i`` the game of its seed and episode (its masks, none, are loaded)."""
     mask = vs.mask[i]
@@ -655,6 +655,14 @@ def _finish(vs, i, cross, gen, tslots, unseen, learner, max_turns, actor, mode):
     return n
 
 
+@njit(_nrt=False)
+def _mark_regenerated(vs, i, cross, rmoves, rcons, gen, tslots):
+    """The mask of env ``i``'s new turn of more than TURN_MOVES placements."""
+    _regenerate(vs, i, cross, rmoves, rcons, gen)
+    _mark(vs, i, rmoves, vs.nmoves[i], rcons, np.int64(1), tslots, np.int64(-1), np.int64(-1))
+    vs.marked[i] = 1
+
+
 @njit(inline="always")
 def _end(vs, i, learner, max_turns, actor, mode, cross, rmoves, rcons, gen, tslots, unseen):
     """:func:`_finish`; the mask of a turn of more than TURN_MOVES placements; saving
@@ -663,16 +671,9 @@ def _end(vs, i, learner, max_turns, actor, mode, cross, rmoves, rcons, gen, tslo
     if n > TURN_MOVES:
         if rmoves.shape[0] < n:
             rmoves, rcons = np.zeros((2 * n, MOVE_COLS), np.int32), np.zeros(2 * n, np.uint8)
-        _regenerate(vs, i, cross, rmoves, rcons, gen)
-        _mark(vs, i, rmoves, n, rcons, np.int64(1), tslots, np.int64(-1), np.int64(-1))
-        vs.marked[i] = 1
+        _mark_regenerated(vs, i, cross, rmoves, rcons, gen, tslots)
     _save(vs, i, cross)
     return rmoves, rcons
-
-
-@njit(inline="always")
-def _scratch(sc, moves, values, rmoves, rcons):
-    return Scratch(sc.cross, moves, values, rmoves, rcons, sc.gen, sc.act, sc.tslots, sc.unseen, sc.agent)
 
 
 @njit(inline="always")
@@ -701,8 +702,8 @@ def step_plain(vs, lo, hi, actions, resets, specs, learner, max_turns, rule_open
     action ``actions[i]`` (int64[N], in the mask), then let the opponents play: random
     or greedy, ``specs[seat]`` (float64[P, SPEC_COLS]) for every seat but ``learner``
     (-1: no opponents, every seat acts through ``actions``). ``max_turns``: truncate
-    there; ``rule_opening``: the opening rule. Returns the scratch ``sc`` (its buffers
-    grown as needed)."""
+    there; ``rule_opening``: the opening rule. Returns the scratch's buffers ``(moves,
+    values, rmoves, rcons)`` (grown as needed: the next call takes them)."""
     moves, values, rmoves, rcons = sc.moves, sc.values, sc.rmoves, sc.rcons
     cross, gen, act, tslots, unseen = sc.cross, sc.gen, sc.act, sc.tslots, sc.unseen
     for i in range(lo, hi):
@@ -744,7 +745,7 @@ def step_plain(vs, lo, hi, actions, resets, specs, learner, max_turns, rule_open
                 )
                 _record(vs, i, act, before)
         rmoves, rcons = _end(vs, i, learner, max_turns, actor, mode, cross, rmoves, rcons, gen, tslots, unseen)
-    return _scratch(sc, moves, values, rmoves, rcons)
+    return moves, values, rmoves, rcons
 
 
 @njit(nogil=True)
@@ -787,7 +788,7 @@ def step_heuristic(vs, lo, hi, actions, resets, specs, learner, max_turns, rule_
                     moves = search_turn(specs[gm[G_CURRENT]], gs, moves, sc.agent, False)
                 _record(vs, i, act, before)
         rmoves, rcons = _end(vs, i, learner, max_turns, actor, mode, cross, rmoves, rcons, gen, tslots, unseen)
-    return _scratch(sc, moves, values, rmoves, rcons)
+    return moves, values, rmoves, rcons
 
 
 @njit(nogil=True)
@@ -809,7 +810,7 @@ def step_any(vs, lo, hi, actions, resets, specs, learner, max_turns, rule_openin
                 moves = take_turn(specs[gs.gmeta[G_CURRENT]], gs, moves, sc.agent)
                 _record(vs, i, act, before)
         rmoves, rcons = _end(vs, i, learner, max_turns, actor, mode, cross, rmoves, rcons, gen, tslots, unseen)
-    return _scratch(sc, moves, sc.values, rmoves, rcons)
+    return moves, sc.values, rmoves, rcons
 
 
 @njit

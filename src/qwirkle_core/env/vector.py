@@ -15,6 +15,7 @@ step returns when every env's learner is to move again. See docs/env.md.
 
 from __future__ import annotations
 
+import functools
 import os
 from collections.abc import Iterable
 from concurrent.futures import ThreadPoolExecutor
@@ -117,7 +118,6 @@ class VectorEnv(gymnasium.vector.VectorEnv):  # type: ignore[misc]  # gymnasium'
         self.n_actions = action_count(self.window)
         self.single_observation_space = observation_space(n_players, self.window)
         self.single_action_space = spaces.Discrete(self.n_actions)
-        self.observation_space = batch_space(self.single_observation_space, self.num_envs)
         self.action_space = batch_space(self.single_action_space, self.num_envs)
         self._state = _kv.new_vec_state(self.num_envs, n_players, self.window)
         self._scratch = [_kv.new_scratch(search) for _ in range(self.threads)]
@@ -147,6 +147,12 @@ class VectorEnv(gymnasium.vector.VectorEnv):  # type: ignore[misc]  # gymnasium'
             raise ValueError(f"1 to 5 opponents make a game of 2 to 6 seats, not {len(resolved)}")
         rows = [p.spec.row() for p in resolved if p.spec is not None]
         return np.stack([rows[0], *rows])
+
+    @functools.cached_property
+    def observation_space(self) -> spaces.Dict:  # type: ignore[override]
+        """The batched observation space (built on first use: its bounds arrays are as
+        large as the observations)."""
+        return batch_space(self.single_observation_space, self.num_envs)
 
     # -- the arrays ------------------------------------------------------------------------
 
@@ -190,13 +196,17 @@ class VectorEnv(gymnasium.vector.VectorEnv):  # type: ignore[misc]  # gymnasium'
         args = (resets, self._specs, self.learner, self.max_turns, self.rules.opening_code)
         if self._pool is None:
             lo, hi = self._ranges[0]
-            self._scratch[0] = self._kernel(self._state, lo, hi, actions, *args, self._scratch[0])
-            return
-        futures = [
-            self._pool.submit(self._kernel, self._state, lo, hi, actions, *args, sc)
-            for (lo, hi), sc in zip(self._ranges, self._scratch)
-        ]
-        self._scratch = [f.result() for f in futures]
+            grown = [self._kernel(self._state, lo, hi, actions, *args, self._scratch[0])]
+        else:
+            futures = [
+                self._pool.submit(self._kernel, self._state, lo, hi, actions, *args, sc)
+                for (lo, hi), sc in zip(self._ranges, self._scratch)
+            ]
+            grown = [f.result() for f in futures]
+        for t, (moves, values, rmoves, rcons) in enumerate(grown):
+            sc = self._scratch[t]
+            if moves.shape != sc.moves.shape or rmoves.shape != sc.rmoves.shape or values.shape != sc.values.shape:
+                self._scratch[t] = sc._replace(moves=moves, values=values, rmoves=rmoves, rcons=rcons)
 
     # -- the Gymnasium API ---------------------------------------------------------------
 
@@ -275,6 +285,26 @@ class VectorEnv(gymnasium.vector.VectorEnv):  # type: ignore[misc]  # gymnasium'
             raise IllegalMoveError(f"env {i}: action {int(a[i])} is {what}{more}")
         np.copyto(self._actions, np.where(live, a, 0), casting="unsafe")
         return self._actions
+
+    def legal_actions(self) -> tuple[np.ndarray, np.ndarray]:
+        """The legal actions as a list per env, for policies that score only those:
+        ``(actions, counts)``, ``actions`` int64[N, K] (env ``i``'s first ``counts[i]``
+        entries, ascending; the rest -1), ``counts`` int64[N], K the largest count now.
+        The same actions as the ones of the mask."""
+        s = self._state
+        counts = s.nlegal.copy()
+        k = int(counts.max(initial=0))
+        if k <= s.legal.shape[1]:
+            actions = s.legal[:, :k].astype(np.int64)
+            actions[np.arange(k) >= counts[:, None]] = np.iinfo(np.int64).max
+            actions.sort(axis=1)
+            actions[actions == np.iinfo(np.int64).max] = -1
+            return actions, counts
+        actions = np.full((self.num_envs, k), -1, np.int64)
+        for i in range(self.num_envs):
+            row = np.flatnonzero(s.mask[i, : self.n_actions])
+            actions[i, : row.size] = row
+        return actions, counts
 
     def sample_actions(self) -> np.ndarray:
         """int64[N]: a uniformly random legal action for each env (0 for an env about to

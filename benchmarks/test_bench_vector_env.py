@@ -1,0 +1,68 @@
+"""Steps per second of the batched environment (VectorEnv) and, in the same run, of the
+AEC environment it replaces: masked random self-play of two players.
+
+Run: ``pytest benchmarks/test_bench_vector_env.py --benchmark-only``. A step is one env
+stepped once (``N`` of them per ``VectorEnv.step``), the choice of the random legal
+action (``sample_actions``), the observation and mask included; ``copy=False`` (the
+arrays handed out are the environment's own). ``extra_info``: ``steps_per_second``
+(median round), and for the ratio test ``vector_steps_per_second``,
+``aec_steps_per_second`` and ``ratio``, both measured in alternating rounds so that the
+machine's load falls on both alike.
+"""
+
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("pettingzoo")
+
+from qwirkle_core.env import VectorEnv  # noqa: E402
+
+sys.path.insert(0, str(Path(__file__).parent))
+from test_bench_env import aec_random_games  # noqa: E402
+
+TARGET_STEPS = 100_000  # env steps per round
+
+
+def vector_steps(envs, calls):
+    for _ in range(calls):
+        envs.step(envs.sample_actions())
+    return calls * envs.num_envs
+
+
+def ready(n, window, threads):
+    envs = VectorEnv(n, players=2, window=window, threads=threads, copy=False)
+    envs.reset(seed=1)
+    vector_steps(envs, 20)  # compiled, past the openings
+    return envs
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+@pytest.mark.parametrize("window", [32, 40, 118])
+@pytest.mark.parametrize("n", [1, 64, 1024])
+def test_vector_steps_per_second(benchmark, n, window, threads):
+    envs = ready(n, window, threads)
+    calls = max(20, TARGET_STEPS // n)
+    steps = benchmark.pedantic(vector_steps, args=(envs, calls), rounds=3, iterations=1)
+    benchmark.extra_info["steps_per_second"] = steps / benchmark.stats.stats.median
+
+
+def test_vector_against_aec(benchmark):
+    """N = 1024, W = 40, one thread, against the AEC environment at W = 40."""
+    envs = ready(1024, 40, 1)
+    aec_random_games(2, 40, 1)
+    rates = {"vector": [], "aec": []}
+
+    def round_():
+        t = time.perf_counter()
+        steps = vector_steps(envs, 60)
+        rates["vector"].append(steps / (time.perf_counter() - t))
+        t = time.perf_counter()
+        steps = aec_random_games(2, 40, 3, seed=len(rates["aec"]))
+        rates["aec"].append(steps / (time.perf_counter() - t))
+
+    benchmark.pedantic(round_, rounds=5, iterations=1)
+    vec, aec = (sorted(rates[k])[len(rates[k]) // 2] for k in ("vector", "aec"))
+    benchmark.extra_info.update(vector_steps_per_second=vec, aec_steps_per_second=aec, ratio=vec / aec)
