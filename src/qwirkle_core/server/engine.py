@@ -10,13 +10,14 @@ public history, in which other seats' exchanges show only how many tiles went ba
 Nothing here puts the seed, the bag's order or another seat's tiles into a view.
 """
 
+import json
 import random
 import secrets
 from collections import Counter
 from collections.abc import Sequence
 from typing import Any
 
-from ..errors import IllegalMoveError
+from ..errors import IllegalMoveError, RecordError
 from ..evaluation.evaluate import evaluate_moves
 from ..game.agents import AGENTS, parse_agent
 from ..game.game import Game
@@ -32,12 +33,16 @@ __all__ = [
     "MAX_PLAYERS",
     "MIN_PLAYERS",
     "IllegalMoveError",
+    "RecordError",
+    "action_json",
     "agent_names",
+    "apply_action",
     "choose_move",
     "hint",
     "new_game",
     "play_agent",
     "play_move",
+    "record_header",
     "record_json",
     "restore",
     "seat_label",
@@ -89,11 +94,51 @@ def record_json(game: Game, agents: Sequence[str]) -> str:
     return GameRecord.from_game(game, list(agents)).to_json()
 
 
-def restore(text: str) -> Game:
-    """The game of a stored record, rebuilt and checked action by action
-    (``replay``); its history holds the actions, so they can be undone.
-    Raises :class:`qwirkle_core.RecordError` for a record that does not replay."""
-    return replay(GameRecord.from_json(text))
+def record_header(game: Game, agents: Sequence[str]) -> str:
+    """The record (JSON text) of a game before its first action: rules, seed, the
+    initial hands and the seats' labels. The server stores it once per game and the
+    actions as rows of their own (:func:`action_json`)."""
+    record = GameRecord.from_game(game.root(), list(agents))
+    record.final_scores = record.winner = None
+    return record.to_json()
+
+
+def action_json(game: Game, count: int) -> list[str]:
+    """The last ``count`` actions of ``game`` as the record writes them (JSON text each)."""
+    return [json.dumps(a.to_dict()) for a in game.history[len(game.history) - count :]] if count else []
+
+
+def restore(header: str, actions: Sequence[str] = ()) -> Game:
+    """The game of a stored header and action rows (or of a whole record, as text, with
+    no rows), rebuilt and checked action by action (``replay``); its history holds
+    the actions, so they can be undone. Raises :class:`qwirkle_core.RecordError` for
+    a record that does not replay."""
+    if not actions:
+        return replay(GameRecord.from_json(header))
+    data = json.loads(header)
+    data["actions"] = [json.loads(a) for a in actions]
+    return replay(GameRecord.from_dict(data))
+
+
+def apply_action(game: Game, text: str) -> None:
+    """Play the stored action ``text`` (one row, JSON) on ``game``, checking it as
+    ``replay`` does: the player to move, the move's legality, its points and the scores.
+    Raises :class:`qwirkle_core.RecordError` for an action that does not fit the game
+    (the game may then be changed: rebuild it with :func:`restore`)."""
+    try:
+        data = json.loads(text)
+        move = Move.parse(data["move"])
+        player, points, scores = int(data["player"]), int(data["points"]), tuple(data["scores"])
+    except (ValueError, KeyError, TypeError) as e:
+        raise RecordError(f"a stored action is malformed: {e}") from None
+    if player != game.current_player:
+        raise RecordError(f"a stored action is seat {player}'s, but seat {game.current_player} is to move")
+    try:
+        got = game.play(move)
+    except IllegalMoveError as e:
+        raise RecordError(f"a stored action is illegal: {e}") from None
+    if got != points or tuple(game.scores) != scores:
+        raise RecordError("a stored action's points or scores differ from the rules'")
 
 
 def _action_result(action: Action) -> dict[str, Any]:
