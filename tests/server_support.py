@@ -62,12 +62,13 @@ def free_port():
 
 
 class ServerProcess:
-    """``qwirkle serve --db DB`` as a child process (stopped with SIGKILL by :meth:`kill`)."""
+    """``qwirkle serve --db DB [ARGS]`` as a child process (stopped with SIGKILL by
+    :meth:`kill`); ``port``: a given port (several processes may share one: --workers)."""
 
-    def __init__(self, db, log):
-        self.port = free_port()
+    def __init__(self, db, log, *args, port=None):
+        self.port = port or free_port()
         self.url = f"http://127.0.0.1:{self.port}"
-        cmd = [sys.executable, "-m", "qwirkle_core.cli", "serve", "--port", str(self.port), "--db", str(db)]
+        cmd = [sys.executable, "-m", "qwirkle_core.cli", "serve", "--port", str(self.port), "--db", str(db), *args]
         self.proc = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
         deadline = time.monotonic() + 120
         while True:

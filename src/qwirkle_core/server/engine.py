@@ -14,6 +14,7 @@ import json
 import random
 import secrets
 from collections import Counter
+from functools import lru_cache
 from collections.abc import Sequence
 from typing import Any
 
@@ -25,7 +26,7 @@ from ..game.move import Action, Move
 from ..game.observation import Observation
 from ..game.records import GameRecord, replay
 from ..game.rules import MAX_PLAYERS, MIN_PLAYERS
-from ..game.tiles import COPIES, NUM_TILE_TYPES
+from ..game.tiles import COPIES, NUM_TILE_TYPES, tile_code
 
 __all__ = [
     "AGENT_CAPS",
@@ -177,6 +178,31 @@ def undo_last(game: Game, seat: int) -> int:
     return undone
 
 
+_CODES = tuple(tile_code(t) for t in range(NUM_TILE_TYPES))
+
+
+def _legal_moves(game: Game) -> list[dict[str, Any]]:
+    """``[{"move", "points"}]`` of every legal placement, best first (ties in the
+    engine's order): what ``sorted(game.legal_moves(), key=-score)`` written in
+    notation gives, formatted straight from :meth:`Game.legal_move_arrays` (a view
+    lists hundreds of moves; building a Move for each cost most of a view)."""
+    arrays = game.legal_move_arrays()
+    rows, cols, tiles = arrays.rows.tolist(), arrays.cols.tolist(), arrays.tiles.tolist()
+    counts, scores = arrays.counts.tolist(), arrays.scores.tolist()
+    codes = _CODES
+    out = []
+    for i in sorted(range(len(counts)), key=lambda i: -scores[i]):
+        k = counts[i]
+        cells = sorted(zip(rows[i][:k], cols[i][:k], tiles[i][:k]))
+        out.append({"move": " ".join(f"{codes[t]}@{r},{c}" for r, c, t in cells), "points": scores[i]})
+    return out
+
+
+@lru_cache(maxsize=1 << 16)
+def _notation(move: Move) -> str:
+    return str(move)
+
+
 def _public_history(game: Game, seat: int | None) -> list[dict[str, Any]]:
     out = []
     for a in game.history:
@@ -186,7 +212,7 @@ def _public_history(game: Game, seat: int | None) -> list[dict[str, Any]]:
             {
                 "player": a.player,
                 "kind": kind,
-                "move": None if hidden else str(a.move),
+                "move": None if hidden else _notation(a.move),
                 "tiles": len(a.move),
                 "points": a.points,
                 "scores": list(a.scores),
@@ -219,14 +245,14 @@ def seat_view(game: Game, seat: int | None) -> dict[str, Any]:
     to_move = None if over else game.current_player
     mine = seat is not None and seat == to_move
     obs = game.observation(seat).to_dict() if seat is not None else _spectator_observation(game)
-    moves = sorted(game.legal_moves(), key=lambda m: -(m.score or 0)) if mine else []
+    moves = _legal_moves(game) if mine else []
     can_exchange = 0
     if mine and not game.opening_pending:
         can_exchange = min(game.bag_size, len(game.hand(seat)))
     return {
         "seat": seat,
         "observation": obs,
-        "legal_moves": [{"move": str(m), "points": m.score} for m in moves],
+        "legal_moves": moves,
         "can_exchange": can_exchange,
         "can_pass": mine and not moves and game.bag_size == 0,
         "to_move": to_move,

@@ -476,8 +476,10 @@ class PostgresStore(Store):
             with self._open_lock:
                 self._opened -= 1
             raise
-        else:
-            self._pool.put(db)
+        except BaseException:
+            self._pool.put(db)  # a refused change (Conflict...): the transaction was rolled back
+            raise
+        self._pool.put(db)
 
     def close(self) -> None:
         for db in self._all:
