@@ -18,6 +18,8 @@ from functools import lru_cache
 from collections.abc import Sequence
 from typing import Any
 
+import numpy as np
+
 from ..errors import IllegalMoveError, RecordError
 from ..evaluation.evaluate import evaluate_moves
 from ..game.agents import AGENTS, parse_agent
@@ -187,15 +189,35 @@ def _legal_moves(game: Game) -> list[dict[str, Any]]:
     notation gives, formatted straight from :meth:`Game.legal_move_arrays` (a view
     lists hundreds of moves; building a Move for each cost most of a view)."""
     arrays = game.legal_move_arrays()
-    rows, cols, tiles = arrays.rows.tolist(), arrays.cols.tolist(), arrays.tiles.tolist()
-    counts, scores = arrays.counts.tolist(), arrays.scores.tolist()
-    codes = _CODES
+    counts = arrays.counts
+    if len(counts) == 0:
+        return []
+    rows, cols, tiles = arrays.rows, arrays.cols, arrays.tiles
+    # the engine lists a move's cells in (row, col) order already: sort only if not
+    unused = np.arange(6)[None, 1:] >= counts[:, None]
+    later = (rows[:, 1:] > rows[:, :-1]) | ((rows[:, 1:] == rows[:, :-1]) & (cols[:, 1:] > cols[:, :-1]))
+    in_order = bool(np.all(later | unused))
+    rs, cs, ts = rows.tolist(), cols.tolist(), tiles.tolist()
+    ks, scores = counts.tolist(), arrays.scores.tolist()
+    cache = _CELLS
     out = []
-    for i in sorted(range(len(counts)), key=lambda i: -scores[i]):
-        k = counts[i]
-        cells = sorted(zip(rows[i][:k], cols[i][:k], tiles[i][:k]))
-        out.append({"move": " ".join(f"{codes[t]}@{r},{c}" for r, c, t in cells), "points": scores[i]})
+    for i in sorted(range(len(ks)), key=lambda i: -scores[i]):
+        k = ks[i]
+        cells = zip(rs[i][:k], cs[i][:k], ts[i][:k])
+        words = []
+        for cell in cells if in_order else sorted(cells):
+            word = cache.get(cell)
+            if word is None:
+                r, c, t = cell
+                word = cache[cell] = f"{_CODES[t]}@{r},{c}"
+            words.append(word)
+        out.append({"move": " ".join(words), "points": scores[i]})
+    if len(cache) > 1 << 17:
+        cache.clear()
     return out
+
+
+_CELLS: dict[tuple[int, int, int], str] = {}  # "R1@0,1" of (row, col, tile)
 
 
 @lru_cache(maxsize=1 << 16)

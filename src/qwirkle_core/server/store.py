@@ -169,6 +169,9 @@ class Store(ABC):
     :meth:`truncate` are compare-and-swaps on the game's version (:class:`Conflict`)."""
 
     url: str
+    inline_reads = False
+    """True where :meth:`head` is a local read of microseconds (SQLite), which the
+    server then makes on its event loop instead of in a worker thread."""
 
     @abstractmethod
     def close(self) -> None: ...
@@ -236,14 +239,42 @@ class SQLiteStore(Store):
 
     def __init__(self, path: str | os.PathLike[str]) -> None:
         self.url = os.fspath(path)
-        self._db = sqlite3.connect(self.url, check_same_thread=False, isolation_level=None, timeout=30)
+        self._db = self._connect()  # the writes, under _lock
         self._lock = threading.Lock()
         with self._lock:
-            self._db.execute(f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS}")
             self._db.execute("PRAGMA journal_mode=WAL")
-            self._db.execute("PRAGMA synchronous=NORMAL")
-            self._db.execute("PRAGMA foreign_keys=ON")
         self._transaction(self._migrate)
+        # reads go through connections of their own (a pool): in WAL mode they wait for no write
+        self.inline_reads = self.url != ":memory:" and not self.url.startswith("file:")
+        self._idle: queue.LifoQueue[sqlite3.Connection] = queue.LifoQueue()
+        self._readers: list[sqlite3.Connection] = []
+        self._readers_lock = threading.Lock()
+
+    def _connect(self) -> sqlite3.Connection:
+        db = sqlite3.connect(self.url, check_same_thread=False, isolation_level=None, timeout=30)
+        db.execute(f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS}")
+        db.execute("PRAGMA synchronous=NORMAL")
+        db.execute("PRAGMA foreign_keys=ON")
+        return db
+
+    @contextmanager
+    def _reader(self) -> Iterator[sqlite3.Connection]:
+        """An idle read connection (opened when none is; the write connection for
+        ``:memory:``, which other connections cannot see)."""
+        if not self.inline_reads:
+            with self._lock:
+                yield self._db
+            return
+        try:
+            db = self._idle.get_nowait()
+        except queue.Empty:
+            db = self._connect()
+            with self._readers_lock:
+                self._readers.append(db)
+        try:
+            yield db
+        finally:
+            self._idle.put(db)
 
     def _migrate(self, db: sqlite3.Connection) -> None:
         version = db.execute("PRAGMA user_version").fetchone()[0]
@@ -255,6 +286,10 @@ class SQLiteStore(Store):
         db.execute(f"PRAGMA user_version={SCHEMA_VERSION}")
 
     def close(self) -> None:
+        with self._readers_lock:
+            for db in self._readers:
+                db.close()
+            self._readers.clear()
         with self._lock:
             self._db.close()
 
@@ -287,8 +322,8 @@ class SQLiteStore(Store):
         return self._transaction(insert)
 
     def head(self, game_id: str) -> Head | None:
-        with self._lock:
-            row = self._db.execute("SELECT version, actions, resets FROM games WHERE id = ?", (game_id,)).fetchone()
+        with self._reader() as db:
+            row = db.execute("SELECT version, actions, resets FROM games WHERE id = ?", (game_id,)).fetchone()
         return None if row is None else Head(*row)
 
     def load(self, game_id: str, start: int = 0) -> GameRow | None:
@@ -313,12 +348,12 @@ class SQLiteStore(Store):
                 start,
             )
 
-        with self._lock:  # a read transaction: the rows and the head of one moment
-            self._db.execute("BEGIN")
+        with self._reader() as db:  # a read transaction: the rows and the head of one moment
+            db.execute("BEGIN")
             try:
-                return read(self._db)
+                return read(db)
             finally:
-                self._db.execute("COMMIT")
+                db.execute("COMMIT")
 
     def append(self, game_id: str, expected: Head, actions: Sequence[str], over: bool) -> Head:
         texts = _action_texts(actions)
@@ -361,16 +396,16 @@ class SQLiteStore(Store):
     def versions(self, game_ids: Sequence[str]) -> dict[str, int]:
         ids = list(game_ids)
         out: dict[str, int] = {}
-        with self._lock:
+        with self._reader() as db:
             for i in range(0, len(ids), 500):
                 chunk = ids[i : i + 500]
                 marks = ",".join("?" * len(chunk))
-                out.update(self._db.execute(f"SELECT id, version FROM games WHERE id IN ({marks})", chunk).fetchall())
+                out.update(db.execute(f"SELECT id, version FROM games WHERE id IN ({marks})", chunk).fetchall())
         return out
 
     def count(self) -> int:
-        with self._lock:
-            return int(self._db.execute("SELECT COUNT(*) FROM games").fetchone()[0])
+        with self._reader() as db:
+            return int(db.execute("SELECT COUNT(*) FROM games").fetchone()[0])
 
 
 def _script(db: sqlite3.Connection, script: str) -> None:
