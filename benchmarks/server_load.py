@@ -195,12 +195,16 @@ def measure(label, src, workers, args, tmp, n):
         proc.wait(timeout=60)
     actions = times["action"]
     rate = len(actions) / wall
-    print(f"{label}, {workers} worker{'s' if workers > 1 else ''}: all {args.games} games finished and replay; "
-          f"{len(actions)} actions, {len(times['view'])} views in {wall:.1f} s ({rate:.0f} actions/s)")
+    print(
+        f"{label}, {workers} worker{'s' if workers > 1 else ''}: all {args.games} games finished and replay; "
+        f"{len(actions)} actions, {len(times['view'])} views in {wall:.1f} s ({rate:.0f} actions/s)"
+    )
     for kind in ("action", "view"):
         ms = [1000 * t for t in times[kind]]
-        print(f"  {kind:>6} latency: p50 {percentile(ms, 50):.1f} ms, p99 {percentile(ms, 99):.1f} ms, "
-              f"max {max(ms):.1f} ms, mean {statistics.fmean(ms):.1f} ms")
+        print(
+            f"  {kind:>6} latency: p50 {percentile(ms, 50):.1f} ms, p99 {percentile(ms, 99):.1f} ms, "
+            f"max {max(ms):.1f} ms, mean {statistics.fmean(ms):.1f} ms"
+        )
     sys.stdout.flush()
     return rate
 
@@ -220,8 +224,10 @@ def main():
     parser.add_argument("--no-access-log", action="store_true", help="start this tree's servers with --no-access-log")
     args = parser.parse_args()
     counts = [int(w) for w in args.workers.split(",")]
-    print(f"{args.games} games (human vs {args.agent}) at once, client bounded to {args.connections} requests "
-          f"in flight, {os.cpu_count()} cores, store: {'PostgreSQL' if args.postgres else 'SQLite'}")
+    print(
+        f"{args.games} games (human vs {args.agent}) at once, client bounded to {args.connections} requests "
+        f"in flight, {os.cpu_count()} cores, store: {'PostgreSQL' if args.postgres else 'SQLite'}"
+    )
     rates = {}
     with tempfile.TemporaryDirectory() as tmp:
         n = 0
@@ -234,8 +240,10 @@ def main():
             n += 1
     if "baseline" in rates:
         best = max(counts, key=lambda w: rates[w])
-        print(", ".join(f"{w} worker{'s' if w > 1 else ''}: {rates[w] / rates['baseline']:.1f}x" for w in counts)
-              + f" the baseline's actions/s (best: {best})")
+        print(
+            ", ".join(f"{w} worker{'s' if w > 1 else ''}: {rates[w] / rates['baseline']:.1f}x" for w in counts)
+            + f" the baseline's actions/s (best: {best})"
+        )
 
 
 if __name__ == "__main__":

@@ -271,7 +271,9 @@ class PostgresCluster:
         os.chmod(self.dir, 0o755)
         self._run("initdb", "-D", self.data, "-U", "postgres", "--auth=trust", "-E", "UTF8", "--no-sync")
         options = f"-k {self.dir} -c listen_addresses='' -c fsync=off -c max_connections=300"
-        self._run("pg_ctl", "-D", self.data, "-l", os.path.join(self.dir, "log"), "-w", "-t", "60", "-o", options, "start")
+        self._run(
+            "pg_ctl", "-D", self.data, "-l", os.path.join(self.dir, "log"), "-w", "-t", "60", "-o", options, "start"
+        )
         self.count = 0
 
     def _run(self, tool, *args):

@@ -47,7 +47,9 @@ class Burst:
         self.unanswered = 0
         self.errors = []
         self._lock = threading.Lock()
-        jobs = [(url, game_id, seat, token) for url in urls for game_id, tokens in games for seat, token in tokens.items()]
+        jobs = [
+            (url, game_id, seat, token) for url in urls for game_id, tokens in games for seat, token in tokens.items()
+        ]
         self.threads = [
             threading.Thread(target=self._play, args=(*job, random.Random(seed * 1000 + i)), daemon=True)
             for i, job in enumerate(jobs)

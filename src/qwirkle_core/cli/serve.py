@@ -93,16 +93,13 @@ def register_serve(sub: Any) -> None:
 def _run_serve(args: argparse.Namespace, console: Console) -> int:
     _check_server_extra()
     from ..server import serve
-
     from ..server.store import StoreError
 
     where = args.db.partition("@")[2] or args.db if "://" in args.db else args.db
     plural = f", {args.workers} workers" if args.workers > 1 else ""
     console.print(f"qwirkle server on http://{args.host}:{args.port}/ (games in {where}{plural}); Ctrl-C stops it")
     try:
-        serve(
-            host=args.host, port=args.port, db_path=args.db, workers=args.workers, access_log=not args.no_access_log
-        )
+        serve(host=args.host, port=args.port, db_path=args.db, workers=args.workers, access_log=not args.no_access_log)
     except StoreError as e:
         raise UsageError(f"argument --db: {e}") from None
     return 0

@@ -14,8 +14,8 @@ import json
 import random
 import secrets
 from collections import Counter
-from functools import lru_cache
 from collections.abc import Sequence
+from functools import lru_cache
 from typing import Any
 
 import numpy as np

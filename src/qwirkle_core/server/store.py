@@ -457,9 +457,7 @@ class PostgresStore(Store):
         try:
             import psycopg
         except ImportError:
-            raise StoreError(
-                "a postgresql:// store needs psycopg 3: pip install 'qwirkle-core[postgres]'"
-            ) from None
+            raise StoreError("a postgresql:// store needs psycopg 3: pip install 'qwirkle-core[postgres]'") from None
         self.url = url
         self._psycopg = psycopg
         self._pool: queue.LifoQueue[Any] = queue.LifoQueue()
@@ -552,9 +550,7 @@ class PostgresStore(Store):
             ).fetchone()
             if row is None:
                 return None
-            seats = db.execute(
-                "SELECT agent, token FROM seats WHERE game_id = %s ORDER BY seat", (game_id,)
-            ).fetchall()
+            seats = db.execute("SELECT agent, token FROM seats WHERE game_id = %s ORDER BY seat", (game_id,)).fetchall()
             actions = db.execute(
                 "SELECT action FROM actions WHERE game_id = %s AND seq >= %s ORDER BY seq", (game_id, start)
             ).fetchall()
