@@ -14,6 +14,7 @@ import random
 import signal
 import threading
 import time
+import warnings
 from collections import Counter
 from pathlib import Path
 
@@ -22,8 +23,13 @@ import pytest
 from websockets.sync.client import connect
 
 import qwirkle_core as qc
-from qwirkle_core.server.store import open_store
+from qwirkle_core.server import create_app
+from qwirkle_core.server.store import Conflict, Head, Store, open_store
 from server_support import ServerProcess, bearer, choose
+
+with warnings.catch_warnings():  # starlette asks for httpx2, the next httpx; httpx works
+    warnings.filterwarnings("ignore", message=".*httpx2")
+    from fastapi.testclient import TestClient
 
 
 def create(url, seats, seed):
@@ -201,3 +207,106 @@ def test_pushes_reach_subscribers_of_another_process(store_url, log):
     assert [v["version"] for v in pushed] == list(range(first["version"] + 1, final["version"] + 1))
     assert [len(v["history"]) for v in pushed] == list(range(len(first["history"]) + 1, len(final["history"]) + 1))
     assert pushed[-1] == final
+
+
+# -- the compare-and-swap, deterministically ------------------------------------------------
+
+
+def test_a_stale_change_is_refused_by_the_store(store_url):
+    store = open_store(store_url)
+    try:
+        h0 = store.create("g1", ["human", "human"], [None, None], '{"header": 1}')
+        h1 = store.append("g1", h0, ['{"a": 0}', '{"a": 1}'], False)
+        assert (h1.version, h1.actions, h1.resets) == (3, 2, 0)
+        for stale in (h0, Head(3, 1, 0), Head(3, 2, 1)):
+            with pytest.raises(Conflict):
+                store.append("g1", stale, ['{"a": "lost"}'], False)
+            with pytest.raises(Conflict):
+                store.truncate("g1", stale, 0)
+        row = store.load("g1")
+        assert row.actions == ('{"a": 0}', '{"a": 1}') and row.head == h1
+        h2 = store.truncate("g1", h1, 1)
+        assert h2 == Head(4, 1, 1) and store.load("g1").actions == ('{"a": 0}',)
+        assert store.load("g1", start=1).actions == () and store.versions(["g1", "nope"]) == {"g1": 4}
+    finally:
+        store.close()
+
+
+class RacingStore(Store):
+    """A real store whose ``append`` first runs ``race()`` (another server storing a
+    change of the same game at that moment), as many times as ``races`` says."""
+
+    def __init__(self, inner, race, races):
+        self.inner, self.race, self.races = inner, race, races
+        self.url = inner.url
+        self.appends = 0
+
+    def append(self, game_id, expected, actions, over):
+        self.appends += 1
+        if self.races > 0:
+            self.races -= 1
+            self.race()
+        return self.inner.append(game_id, expected, actions, over)
+
+    def close(self):
+        self.inner.close()
+
+    def create(self, *args):
+        return self.inner.create(*args)
+
+    def head(self, game_id):
+        return self.inner.head(game_id)
+
+    def load(self, game_id, start=0):
+        return self.inner.load(game_id, start)
+
+    def truncate(self, game_id, expected, keep):
+        return self.inner.truncate(game_id, expected, keep)
+
+    def versions(self, game_ids):
+        return self.inner.versions(game_ids)
+
+    def count(self):
+        return self.inner.count()
+
+
+@pytest.mark.parametrize("races, status", [(1, 200), (2, 409)])
+def test_a_change_that_loses_the_race_is_retried_then_refused(store_url, races, status):
+    """Server A computes a move; before it stores it, server B (another app on the same
+    store) takes back the seat's last move and plays it again (the same state, a newer
+    version). A's compare-and-swap fails, A catches up and tries again: stored (one
+    race), or refused with 409 and nothing stored (a race on the retry too)."""
+    with TestClient(create_app(store_url)) as b:
+        game_id, tokens = create_with(b, ["human", "greedy"], seed=21)
+        auth = bearer(tokens[0])
+        first = b.get(f"/api/games/{game_id}", headers=auth).json()["legal_moves"][0]["move"]
+        assert b.post(f"/api/games/{game_id}/actions", json={"move": first}, headers=auth).status_code == 200
+
+        def race():
+            assert b.post(f"/api/games/{game_id}/undo", headers=auth).json() == {"undone": 2}
+            assert b.post(f"/api/games/{game_id}/actions", json={"move": first}, headers=auth).status_code == 200
+
+        store = RacingStore(open_store(store_url), race, races)
+        with TestClient(create_app(store)) as a:
+            before = a.get(f"/api/games/{game_id}", headers=auth).json()
+            move = before["legal_moves"][0]["move"]
+            r = a.post(f"/api/games/{game_id}/actions", json={"move": move}, headers=auth)
+            assert r.status_code == status, r.text
+            after = b.get(f"/api/games/{game_id}", headers=auth).json()
+    assert store.appends == 2
+    assert after["version"] == before["version"] + 3 * races + (2 if status == 200 else 0)
+    if status == 409:
+        assert "another server process stored a change of this game" in r.json()["error"]
+        assert after["history"] == before["history"]  # B's undo and replay gave the same state
+    else:
+        assert r.json()["move"] == move and after["history"][: len(before["history"])] == before["history"]
+        assert [a["player"] for a in after["history"][len(before["history"]) :]] == [0, 1]
+    record = qc.GameRecord.from_json(open_store(store_url).load(game_id).record)
+    assert len(qc.replay(record).history) == len(after["history"])
+
+
+def create_with(client, seats, seed):
+    r = client.post("/api/games", json={"seats": seats, "seed": seed})
+    assert r.status_code == 201, r.text
+    data = r.json()
+    return data["id"], {s["seat"]: s["token"] for s in data["seats"] if s["token"]}

@@ -24,6 +24,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from . import engine
 from .games import ApiError, GameService, Subscriber
+from .store import Store
 
 __all__ = ["MAX_BODY", "MAX_MOVE", "create_app"]
 
@@ -142,10 +143,11 @@ def _validation_message(exc: RequestValidationError) -> str:
     return "malformed request: " + "; ".join(parts)
 
 
-def create_app(db_path: str | os.PathLike[str] = "qwirkle.sqlite", *, max_live_games: int = 256) -> FastAPI:
+def create_app(db_path: str | os.PathLike[str] | Store = "qwirkle.sqlite", *, max_live_games: int = 256) -> FastAPI:
     """The ASGI app of a game server whose games are stored in ``db_path``: a SQLite
-    file (created if missing; ``":memory:"`` for a throwaway store) or a
-    ``postgresql://`` URL (the [postgres] extra). Several processes may serve one store.
+    file (created if missing; ``":memory:"`` for a throwaway store), a
+    ``postgresql://`` URL (the [postgres] extra), or a :class:`Store` object. Several
+    processes may serve one store.
 
     ``max_live_games``: games kept in memory; others are rebuilt from the store when
     next used. Raises ``sqlite3.Error`` or :class:`~qwirkle_core.server.store.StoreError`
