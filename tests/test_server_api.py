@@ -11,7 +11,7 @@ import pytest
 import qwirkle_core as qc
 from qwirkle_core.server import create_app
 from qwirkle_core.server.app import MAX_BODY, MAX_MOVE
-from qwirkle_core.server.store import open_store
+from qwirkle_core.server.store import Head, open_store, token_digest
 from server_support import bearer, choose, play_out
 
 with warnings.catch_warnings():  # starlette asks for httpx2, the next httpx; httpx works
@@ -432,3 +432,40 @@ def test_a_failed_write_refuses_the_action_and_changes_nothing(client, db, monke
     assert after["version"] == before["version"] + 2
     assert after["to_move"] == 0 and [a["player"] for a in after["history"][-2:]] == [0, 1]
     assert qc.replay(qc.GameRecord.from_json(open_store(db).load(game_id).record)).turn == len(after["history"])
+
+
+def test_a_version_1_sqlite_file_is_converted(tmp_path):
+    """A file of the earlier layout (one whole record per game) opens as header + rows,
+    with the same versions and tokens, and its games play on."""
+    import sqlite3
+
+    game = qc.Game(players=2, seed=33)
+    while len(game.history) < 7 or game.current_player != 0:  # the human seat 0 to move
+        game.play_agent("greedy")
+    n = len(game.history)
+    path = tmp_path / "v1.sqlite"
+    db = sqlite3.connect(path)
+    db.executescript(
+        "CREATE TABLE games (id TEXT PRIMARY KEY, created REAL NOT NULL, updated REAL NOT NULL,"
+        " version INTEGER NOT NULL, over INTEGER NOT NULL, record TEXT NOT NULL);"
+        "CREATE TABLE seats (game_id TEXT NOT NULL REFERENCES games(id), seat INTEGER NOT NULL,"
+        " agent TEXT NOT NULL, token TEXT, PRIMARY KEY (game_id, seat));"
+        "PRAGMA user_version=1;"
+    )
+    token = "t" * 32
+    record = qc.GameRecord.from_game(game, ["human", "greedy"]).to_json()
+    db.execute("INSERT INTO games VALUES ('old', 1.0, 2.0, ?, 0, ?)", (n + 1, record))
+    db.execute("INSERT INTO seats VALUES ('old', 0, 'human', ?), ('old', 1, 'greedy', NULL)", (token_digest(token),))
+    db.commit()
+    db.close()
+    store = open_store(path)
+    row = store.load("old")
+    assert row.head == Head(n + 1, n, 0) and len(row.actions) == n and row.agents == ("human", "greedy")
+    assert qc.replay(qc.GameRecord.from_json(row.record)).history == game.history
+    store.close()
+    with TestClient(create_app(path)) as c:
+        view = c.get("/api/games/old", headers=bearer(token)).json()
+        assert view["version"] == n + 1 and len(view["history"]) == n and view["to_move"] == 0
+        r = c.post("/api/games/old/actions", json={"move": view["legal_moves"][0]["move"]}, headers=bearer(token))
+        assert r.status_code == 200, r.text
+        assert c.get("/api/games/old", headers=bearer(token)).json()["version"] == n + 3

@@ -243,7 +243,10 @@ class SQLiteStore(Store):
         self._lock = threading.Lock()
         with self._lock:
             self._db.execute("PRAGMA journal_mode=WAL")
+            self._db.execute("PRAGMA foreign_keys=OFF")  # a conversion renames a referenced table
         self._transaction(self._migrate)
+        with self._lock:
+            self._db.execute("PRAGMA foreign_keys=ON")
         # reads go through connections of their own (a pool): in WAL mode they wait for no write
         self.inline_reads = self.url != ":memory:" and not self.url.startswith("file:")
         self._idle: queue.LifoQueue[sqlite3.Connection] = queue.LifoQueue()
@@ -424,7 +427,9 @@ def _cas(head: Head) -> tuple[int, int, int]:
 def _migrate_v1(db: sqlite3.Connection) -> None:
     """Convert a version 1 database (``games.record``: the whole record per game) into
     header + action rows, in the opening transaction."""
+    db.execute("PRAGMA legacy_alter_table=ON")  # seats go on referring to "games", the new table
     db.execute("ALTER TABLE games RENAME TO games_v1")
+    db.execute("PRAGMA legacy_alter_table=OFF")
     _script(db, _SQLITE_SCHEMA)
     rows = db.execute("SELECT id, created, updated, version, over, record FROM games_v1").fetchall()
     for game_id, created, updated, version, over, record in rows:
@@ -441,6 +446,8 @@ def _migrate_v1(db: sqlite3.Connection) -> None:
             [(game_id, i, json.dumps(a)) for i, a in enumerate(actions)],
         )
     db.execute("DROP TABLE games_v1")
+    if db.execute("PRAGMA foreign_key_check").fetchone() is not None:
+        raise StoreError("the converted database does not hold together (PRAGMA foreign_key_check)")
 
 
 # -- PostgreSQL -------------------------------------------------------------------------
