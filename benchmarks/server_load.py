@@ -176,14 +176,14 @@ def new_postgres_database(url, n):
 def measure(label, src, workers, args, tmp, n):
     """Start a server of the code in ``src`` with ``workers`` processes and run the load."""
     port = args.port + n
-    if args.postgres:
+    if args.postgres and not label.startswith("baseline"):  # a baseline may predate the PostgreSQL store
         db = new_postgres_database(args.postgres, n)
     else:
         db = os.path.join(tmp, f"load{n}.sqlite")
     cmd = [sys.executable, "-m", "qwirkle_core.cli", "serve", "--port", str(port), "--db", db]
     if workers > 1:
         cmd += ["--workers", str(workers)]
-    if args.no_access_log and workers > 0 and label != "baseline":
+    if args.no_access_log and not label.startswith("baseline"):
         cmd += ["--no-access-log"]
     env = {**os.environ, "PYTHONPATH": src}
     proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env)
@@ -195,8 +195,9 @@ def measure(label, src, workers, args, tmp, n):
         proc.wait(timeout=60)
     actions = times["action"]
     rate = len(actions) / wall
+    store = "PostgreSQL" if args.postgres and not label.startswith("baseline") else "SQLite"
     print(
-        f"{label}, {workers} worker{'s' if workers > 1 else ''}: all {args.games} games finished and replay; "
+        f"{label} ({store}), {workers} worker{'s' if workers > 1 else ''}: all {args.games} games finished and replay; "
         f"{len(actions)} actions, {len(times['view'])} views in {wall:.1f} s ({rate:.0f} actions/s)"
     )
     for kind in ("action", "view"):
@@ -220,13 +221,15 @@ def main():
     parser.add_argument("--port", type=int, default=8765, help="first port of the servers started here (default: 8765)")
     parser.add_argument("--workers", default="1,2", help="worker counts to measure, comma-separated (default: 1,2)")
     parser.add_argument("--baseline", metavar="REV", help="also measure the server of this git revision (1 worker)")
-    parser.add_argument("--postgres", metavar="URL", help="store the games in new databases of this PostgreSQL server")
+    parser.add_argument(
+        "--postgres", metavar="URL", help="store this tree's games in new databases of this PostgreSQL server"
+    )
     parser.add_argument("--no-access-log", action="store_true", help="start this tree's servers with --no-access-log")
     args = parser.parse_args()
     counts = [int(w) for w in args.workers.split(",")]
     print(
         f"{args.games} games (human vs {args.agent}) at once, client bounded to {args.connections} requests "
-        f"in flight, {os.cpu_count()} cores, store: {'PostgreSQL' if args.postgres else 'SQLite'}"
+        f"in flight, {os.cpu_count()} cores"
     )
     rates = {}
     with tempfile.TemporaryDirectory() as tmp:

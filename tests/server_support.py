@@ -252,7 +252,7 @@ class PostgresCluster:
     as root, so under root (CI) the cluster runs as the ``postgres`` user (Debian's
     package makes it) or ``nobody``, owning the folder."""
 
-    def __init__(self, bin_dir):
+    def __init__(self, bin_dir, fsync=False):
         import tempfile
 
         self.bin = bin_dir
@@ -270,7 +270,8 @@ class PostgresCluster:
             self.prefix = ["runuser", "-u", user, "--"]
         os.chmod(self.dir, 0o755)
         self._run("initdb", "-D", self.data, "-U", "postgres", "--auth=trust", "-E", "UTF8", "--no-sync")
-        options = f"-k {self.dir} -c listen_addresses='' -c fsync=off -c max_connections=300"
+        fsync = "on" if fsync else "off"  # off for the tests: nothing here outlives the cluster
+        options = f"-k {self.dir} -c listen_addresses='' -c fsync={fsync} -c max_connections=300"
         self._run(
             "pg_ctl", "-D", self.data, "-l", os.path.join(self.dir, "log"), "-w", "-t", "60", "-o", options, "start"
         )
