@@ -47,3 +47,32 @@ def warm_jit():
         g.copy().exchange(g.hand()[:1])
     g.copy().play_agent("greedy")
     yield
+
+
+# -- the server's stores ------------------------------------------------------------------
+
+
+@pytest.fixture(scope="session")
+def postgres_cluster():
+    """A throwaway PostgreSQL cluster for the session (tests/server_support.py). Skips
+    only where no PostgreSQL server binaries are installed (CI installs them)."""
+    pytest.importorskip("psycopg", reason="the [postgres] extra (psycopg 3) is not installed")
+    from server_support import PostgresCluster, postgres_bin
+
+    folder = postgres_bin()
+    if folder is None:
+        message = "no PostgreSQL server binaries (initdb, pg_ctl): apt-get install postgresql"
+        if os.environ.get("CI"):  # .ci/run installs them: there a missing cluster is a failure
+            pytest.fail(message)
+        pytest.skip(message)
+    cluster = PostgresCluster(folder)
+    yield cluster
+    cluster.stop()
+
+
+@pytest.fixture(params=["sqlite", "postgresql"])
+def store_url(request, tmp_path):
+    """A fresh, empty store: a SQLite file, or a new database of the session's cluster."""
+    if request.param == "sqlite":
+        return str(tmp_path / "games.sqlite")
+    return request.getfixturevalue("postgres_cluster").create_database()

@@ -62,12 +62,13 @@ def free_port():
 
 
 class ServerProcess:
-    """``qwirkle serve --db DB`` as a child process (stopped with SIGKILL by :meth:`kill`)."""
+    """``qwirkle serve --db DB [ARGS]`` as a child process (stopped with SIGKILL by
+    :meth:`kill`); ``port``: a given port (several processes may share one: --workers)."""
 
-    def __init__(self, db, log):
-        self.port = free_port()
+    def __init__(self, db, log, *args, port=None):
+        self.port = port or free_port()
         self.url = f"http://127.0.0.1:{self.port}"
-        cmd = [sys.executable, "-m", "qwirkle_core.cli", "serve", "--port", str(self.port), "--db", str(db)]
+        cmd = [sys.executable, "-m", "qwirkle_core.cli", "serve", "--port", str(self.port), "--db", str(db), *args]
         self.proc = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
         deadline = time.monotonic() + 120
         while True:
@@ -229,3 +230,85 @@ def leaks(text, seat, moments, k):
     if bad:
         found.append(f"fields {sorted(bad)}")
     return found
+
+
+# -- a throwaway PostgreSQL cluster -------------------------------------------------------
+
+
+def postgres_bin():
+    """The folder of Debian's PostgreSQL server binaries (initdb, pg_ctl), or None."""
+    import glob
+
+    for folder in sorted(glob.glob("/usr/lib/postgresql/*/bin"), reverse=True):
+        if os.path.exists(os.path.join(folder, "initdb")) and os.path.exists(os.path.join(folder, "pg_ctl")):
+            return folder
+    initdb = shutil.which("initdb")
+    return os.path.dirname(initdb) if initdb and shutil.which("pg_ctl") else None
+
+
+class PostgresCluster:
+    """A PostgreSQL cluster of its own in a temporary folder, listening only on a unix
+    socket in that folder, stopped and deleted by :meth:`stop`. initdb refuses to run
+    as root, so under root (CI) the cluster runs as the ``postgres`` user (Debian's
+    package makes it) or ``nobody``, owning the folder."""
+
+    def __init__(self, bin_dir, fsync=False):
+        import tempfile
+
+        self.bin = bin_dir
+        self.dir = tempfile.mkdtemp(prefix="qwpg-")  # short: a socket path has at most 107 bytes
+        self.data = os.path.join(self.dir, "data")
+        self.prefix = []
+        if os.geteuid() == 0:
+            import pwd
+
+            user = next((u for u in ("postgres", "nobody") if _has_user(u)), None)
+            if user is None:
+                raise RuntimeError("running as root, and no 'postgres' or 'nobody' user to run PostgreSQL as")
+            entry = pwd.getpwnam(user)
+            os.chown(self.dir, entry.pw_uid, entry.pw_gid)
+            self.prefix = ["runuser", "-u", user, "--"]
+        os.chmod(self.dir, 0o755)
+        self._run("initdb", "-D", self.data, "-U", "postgres", "--auth=trust", "-E", "UTF8", "--no-sync")
+        fsync = "on" if fsync else "off"  # off for the tests: nothing here outlives the cluster
+        options = f"-k {self.dir} -c listen_addresses='' -c fsync={fsync} -c max_connections=300"
+        self._run(
+            "pg_ctl", "-D", self.data, "-l", os.path.join(self.dir, "log"), "-w", "-t", "60", "-o", options, "start"
+        )
+        self.count = 0
+
+    def _run(self, tool, *args):
+        r = subprocess.run(
+            [*self.prefix, os.path.join(self.bin, tool), *args], capture_output=True, text=True, timeout=120
+        )
+        if r.returncode != 0:
+            raise RuntimeError(f"{tool} failed ({r.returncode}): {r.stdout[-2000:]} {r.stderr[-2000:]}")
+
+    def url(self, database="postgres"):
+        return f"postgresql://postgres@/{database}?host={self.dir}"
+
+    def create_database(self):
+        """The URL of a new, empty database of the cluster."""
+        import psycopg
+
+        self.count += 1
+        name = f"qw{os.getpid()}_{self.count}"
+        with psycopg.connect(self.url(), autocommit=True) as db:
+            db.execute(f"CREATE DATABASE {name}")
+        return self.url(name)
+
+    def stop(self):
+        try:
+            self._run("pg_ctl", "-D", self.data, "-m", "immediate", "-w", "stop")
+        finally:
+            shutil.rmtree(self.dir, ignore_errors=True)
+
+
+def _has_user(name):
+    import pwd
+
+    try:
+        pwd.getpwnam(name)
+    except KeyError:
+        return False
+    return True

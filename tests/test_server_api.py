@@ -1,5 +1,6 @@
-"""The HTTP API through FastAPI's test client, over a real SQLite file: whole games,
-replays of their records, refusals that change nothing, undo, hints, restarts."""
+"""The HTTP API through FastAPI's test client, over each store (a real SQLite file and
+a database of a throwaway PostgreSQL cluster): whole games, replays of their records,
+refusals that change nothing, undo, hints, restarts."""
 
 import json
 import random
@@ -10,7 +11,7 @@ import pytest
 import qwirkle_core as qc
 from qwirkle_core.server import create_app
 from qwirkle_core.server.app import MAX_BODY, MAX_MOVE
-from qwirkle_core.server.store import Store
+from qwirkle_core.server.store import Head, open_store, token_digest
 from server_support import bearer, choose, play_out
 
 with warnings.catch_warnings():  # starlette asks for httpx2, the next httpx; httpx works
@@ -19,8 +20,8 @@ with warnings.catch_warnings():  # starlette asks for httpx2, the next httpx; ht
 
 
 @pytest.fixture
-def db(tmp_path):
-    return tmp_path / "games.sqlite"
+def db(store_url):
+    return store_url
 
 
 @pytest.fixture
@@ -141,7 +142,7 @@ def play_a_few(client, game_id, tokens, n, rng=None):
 
 def snapshot(client, db, game_id, tokens):
     views = {s: client.get(f"/api/games/{game_id}", headers=bearer(t)).json() for s, t in tokens.items()}
-    return views, Store(db).load(game_id)
+    return views, open_store(db).load(game_id)
 
 
 def test_refused_requests_change_nothing(client, db):
@@ -245,7 +246,7 @@ def test_new_game_refusals(client, db, body, status):
     r = client.post("/api/games", json=body)
     assert r.status_code == status, r.text
     assert r.json()["error"]
-    assert Store(db).count() == 0
+    assert open_store(db).count() == 0
 
 
 def test_largest_seed_and_six_seats(client):
@@ -326,11 +327,11 @@ def test_restart_resumes_from_the_record_and_plays_pending_agents(db):
         play_a_few(c, game_id, tokens, 3)
         view = c.get(f"/api/games/{game_id}", headers=bearer(tokens[0])).json()
     # the server stopped after the human's move was stored, before greedy replied
-    store = Store(db)
+    store = open_store(db)
     row = store.load(game_id)
     game = qc.replay(qc.GameRecord.from_json(row.record))
     game.play(view["legal_moves"][0]["move"])
-    store.save(game_id, qc.GameRecord.from_game(game, list(row.agents)).to_json(), game.is_over)
+    store.append(game_id, row.head, [json.dumps(game.history[-1].to_dict())], game.is_over)
     store.close()
     with TestClient(create_app(db)) as c:
         resumed = c.get(f"/api/games/{game_id}", headers=bearer(tokens[0])).json()
@@ -338,7 +339,7 @@ def test_restart_resumes_from_the_record_and_plays_pending_agents(db):
     assert len(resumed["history"]) == len(view["history"]) + 2
     assert [a["player"] for a in resumed["history"][-2:]] == [0, 1]
     assert resumed["history"][-2]["move"] == view["legal_moves"][0]["move"]
-    replayed = qc.replay(qc.GameRecord.from_json(Store(db).load(game_id).record))
+    replayed = qc.replay(qc.GameRecord.from_json(open_store(db).load(game_id).record))
     assert replayed.history[-1] == game.copy().play_agent("greedy")
 
 
@@ -371,7 +372,7 @@ def test_games_dropped_from_memory_come_back_from_the_store(db):
         for game_id, tokens in games:
             view = c.get(f"/api/games/{game_id}", headers=bearer(tokens[0])).json()
             assert len(view["history"]) == 6 + (view["history"][0]["player"] == 1)
-            record = qc.GameRecord.from_json(Store(db).load(game_id).record)
+            record = qc.GameRecord.from_json(open_store(db).load(game_id).record)
             assert len(record.actions) == len(view["history"]) and qc.replay(record).turn == len(record.actions)
 
 
@@ -403,32 +404,68 @@ def test_command_line_mistakes(argv, message, capsys, monkeypatch):
 
 
 def test_a_failed_write_refuses_the_action_and_changes_nothing(client, db, monkeypatch):
-    import sqlite3
-
     game_id, tokens = new_game(client, ["human", "greedy"], seed=60)
     auth = bearer(tokens[0])
     url = f"/api/games/{game_id}"
     before = client.get(url, headers=auth).json()
     store = client.app.state.service.store
-    save = store.save
+    append = store.append
     calls = []
 
-    def failing_save(game_id, record, over):
-        calls.append(record)
+    def failing_append(game_id, expected, actions, over):
+        calls.append(list(actions))
         if len(calls) in plan:
-            raise sqlite3.OperationalError("disk I/O error")
-        return save(game_id, record, over)
+            raise OSError("disk I/O error")
+        return append(game_id, expected, actions, over)
 
-    monkeypatch.setattr(store, "save", failing_save)
+    monkeypatch.setattr(store, "append", failing_append)
     move = before["legal_moves"][0]["move"]
-    plan = {1}  # the human's move cannot be stored: refused, nothing changed
+    plan = {1}  # the human's move and greedy's reply cannot be stored: refused, nothing changed
     r = client.post(f"{url}/actions", json={"move": move}, headers=auth)
     assert r.status_code == 503 and "nothing changed" in r.json()["error"]
     assert client.get(url, headers=auth).json() == before
-    assert Store(db).load(game_id).version == before["version"]
-    plan = {3}  # the human's move is stored, greedy's reply is not: greedy moves later
+    assert open_store(db).load(game_id).head.version == before["version"]
+    assert len(calls[0]) == 2  # the move and the reply go in one transaction
     r = client.post(f"{url}/actions", json={"move": move}, headers=auth)
-    assert r.status_code == 200 and r.json()["to_move"] == 1
+    assert r.status_code == 200 and r.json()["to_move"] == 0 and calls[1] == calls[0]
     after = client.get(url, headers=auth).json()
+    assert after["version"] == before["version"] + 2
     assert after["to_move"] == 0 and [a["player"] for a in after["history"][-2:]] == [0, 1]
-    assert qc.replay(qc.GameRecord.from_json(Store(db).load(game_id).record)).turn == len(after["history"])
+    assert qc.replay(qc.GameRecord.from_json(open_store(db).load(game_id).record)).turn == len(after["history"])
+
+
+def test_a_version_1_sqlite_file_is_converted(tmp_path):
+    """A file of the earlier layout (one whole record per game) opens as header + rows,
+    with the same versions and tokens, and its games play on."""
+    import sqlite3
+
+    game = qc.Game(players=2, seed=33)
+    while len(game.history) < 7 or game.current_player != 0:  # the human seat 0 to move
+        game.play_agent("greedy")
+    n = len(game.history)
+    path = tmp_path / "v1.sqlite"
+    db = sqlite3.connect(path)
+    db.executescript(
+        "CREATE TABLE games (id TEXT PRIMARY KEY, created REAL NOT NULL, updated REAL NOT NULL,"
+        " version INTEGER NOT NULL, over INTEGER NOT NULL, record TEXT NOT NULL);"
+        "CREATE TABLE seats (game_id TEXT NOT NULL REFERENCES games(id), seat INTEGER NOT NULL,"
+        " agent TEXT NOT NULL, token TEXT, PRIMARY KEY (game_id, seat));"
+        "PRAGMA user_version=1;"
+    )
+    token = "t" * 32
+    record = qc.GameRecord.from_game(game, ["human", "greedy"]).to_json()
+    db.execute("INSERT INTO games VALUES ('old', 1.0, 2.0, ?, 0, ?)", (n + 1, record))
+    db.execute("INSERT INTO seats VALUES ('old', 0, 'human', ?), ('old', 1, 'greedy', NULL)", (token_digest(token),))
+    db.commit()
+    db.close()
+    store = open_store(path)
+    row = store.load("old")
+    assert row.head == Head(n + 1, n, 0) and len(row.actions) == n and row.agents == ("human", "greedy")
+    assert qc.replay(qc.GameRecord.from_json(row.record)).history == game.history
+    store.close()
+    with TestClient(create_app(path)) as c:
+        view = c.get("/api/games/old", headers=bearer(token)).json()
+        assert view["version"] == n + 1 and len(view["history"]) == n and view["to_move"] == 0
+        r = c.post("/api/games/old/actions", json={"move": view["legal_moves"][0]["move"]}, headers=bearer(token))
+        assert r.status_code == 200, r.text
+        assert c.get("/api/games/old", headers=bearer(token)).json()["version"] == n + 3

@@ -1,5 +1,6 @@
-"""The server as it runs: uvicorn on 127.0.0.1 (in a thread, or as a process killed
-with SIGKILL), WebSocket pushes, hidden information, remote bots."""
+"""The server as it runs, on each store (SQLite, PostgreSQL): uvicorn on 127.0.0.1 (in
+a thread, or as a process killed with SIGKILL), WebSocket pushes, hidden information,
+remote bots."""
 
 import json
 import random
@@ -15,14 +16,15 @@ from websockets.sync.client import connect
 
 import qwirkle_core as qc
 from qwirkle_core.server.bot import BotError, play_remote
+from qwirkle_core.server.store import token_digest
 from server_support import LiveServer, Moments, ServerProcess, bearer, leaks, play_out
 
 SEED = 0xC0FFEE_D15EA5E_5  # long, so its digits cannot turn up by chance
 
 
 @pytest.fixture
-def live(tmp_path):
-    with LiveServer(tmp_path / "games.sqlite") as server:
+def live(store_url):
+    with LiveServer(store_url) as server:
         yield server
 
 
@@ -225,10 +227,10 @@ def test_qwirkle_bot_command(live):
     )
 
 
-def test_killed_server_resumes_every_game(tmp_path):
+def test_killed_server_resumes_every_game(store_url, tmp_path):
     """Play half a game on a server process, SIGKILL it, start it again on the same
     database: the same token finds the same game, which plays to an end that replays."""
-    db = tmp_path / "games.sqlite"
+    db = store_url
     log = open(tmp_path / "server.log", "w")
     server = ServerProcess(db, log)
     rng = random.Random(9)
@@ -250,7 +252,9 @@ def test_killed_server_resumes_every_game(tmp_path):
                 )
         server.kill()
         assert server.proc.returncode == -9
-        assert tokens[0].encode() not in db.read_bytes() + (tmp_path / "games.sqlite-wal").read_bytes()
+        if not db.startswith("postgresql://"):
+            stored = Path(db).read_bytes() + Path(db + "-wal").read_bytes()
+            assert tokens[0].encode() not in stored and token_digest(tokens[0]).encode() in stored
         server = ServerProcess(db, log)
         with httpx.Client(base_url=server.url, timeout=30) as client:
             assert client.get(f"/api/games/{game_id}", headers=auth).json() == view

@@ -31,11 +31,25 @@ def _port(text: str) -> int:
 
 
 def _db_path(text: str) -> str:
+    if text.startswith(("postgresql://", "postgres://")):
+        return text
+    if "://" in text:
+        raise argparse.ArgumentTypeError(f"expected a SQLite file or a postgresql:// URL, got {text!r}")
     try:
         probe(Path(text))
     except OSError as e:
         raise argparse.ArgumentTypeError(f"cannot write {text!r}: {reason(e)}") from None
     return text
+
+
+def _workers(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number of processes, got {text!r}") from None
+    if not 1 <= value <= 64:
+        raise argparse.ArgumentTypeError(f"workers is 1 .. 64, not {value}")
+    return value
 
 
 def _check_server_extra() -> None:
@@ -53,24 +67,41 @@ def register_serve(sub: Any) -> None:
         "serve",
         help="run the game server: the web board and the HTTP/WebSocket API",
         description="Serve games over HTTP: the web board at http://HOST:PORT/, the API under /api "
-        "(docs/server.md; OpenAPI at /docs). Games are stored in the SQLite file DB after every "
-        "action, so a restarted server resumes them with the same seat tokens. Needs the [server] "
-        "extra: pip install 'qwirkle-core[server]'.",
+        "(docs/server.md; OpenAPI at /docs). Games are stored in DB (a SQLite file, or a "
+        "postgresql:// URL) with every action, so a restarted server resumes them with the same seat "
+        "tokens; several processes (--workers, or servers on other machines) may share one DB. Needs "
+        "the [server] extra: pip install 'qwirkle-core[server]' (and [postgres] for PostgreSQL).",
     )
     p.add_argument("--host", default="127.0.0.1", help="address to listen on (default: 127.0.0.1, this machine only)")
     p.add_argument("--port", type=_port, default=8000, help="port (default: 8000)")
     p.add_argument(
-        "--db", type=_db_path, default="qwirkle.sqlite", help="SQLite file of the games (default: qwirkle.sqlite)"
+        "--db",
+        type=_db_path,
+        default="qwirkle.sqlite",
+        help="the games' store: a SQLite file or postgresql://USER@HOST/DB (default: qwirkle.sqlite)",
     )
+    p.add_argument(
+        "--workers",
+        type=_workers,
+        default=1,
+        help="server processes sharing the port and the store (default: 1)",
+    )
+    p.add_argument("--no-access-log", action="store_true", help="do not log every request")
     p.set_defaults(run=_run_serve)
 
 
 def _run_serve(args: argparse.Namespace, console: Console) -> int:
     _check_server_extra()
     from ..server import serve
+    from ..server.store import StoreError
 
-    console.print(f"qwirkle server on http://{args.host}:{args.port}/ (games in {args.db}); Ctrl-C stops it")
-    serve(host=args.host, port=args.port, db_path=args.db)
+    where = args.db.partition("@")[2] or args.db if "://" in args.db else args.db
+    plural = f", {args.workers} workers" if args.workers > 1 else ""
+    console.print(f"qwirkle server on http://{args.host}:{args.port}/ (games in {where}{plural}); Ctrl-C stops it")
+    try:
+        serve(host=args.host, port=args.port, db_path=args.db, workers=args.workers, access_log=not args.no_access_log)
+    except StoreError as e:
+        raise UsageError(f"argument --db: {e}") from None
     return 0
 
 

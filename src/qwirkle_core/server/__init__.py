@@ -5,8 +5,9 @@
 - :func:`qwirkle_core.server.bot.play_remote`: play one seat of a game on a server
   with a built-in agent (what ``qwirkle bot`` does).
 
-Games are stored in SQLite; see docs/server.md for the API, the storage and the
-security rules (nothing a seat may not see leaves the server).
+Games are stored in SQLite (the default) or PostgreSQL, and several server processes
+may serve one database; see docs/server.md for the API, the storage, the workers and
+the security rules (nothing a seat may not see leaves the server).
 """
 
 from __future__ import annotations
@@ -19,7 +20,9 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from fastapi import FastAPI
 
-__all__ = ["create_app", "serve"]
+__all__ = ["app_from_environment", "create_app", "serve"]
+
+DB_VARIABLE = "QWIRKLE_DB"  # the store of the app that app_from_environment builds
 
 
 def create_app(db_path: str | os.PathLike[str] = "qwirkle.sqlite", *, max_live_games: int = 256) -> FastAPI:
@@ -27,6 +30,14 @@ def create_app(db_path: str | os.PathLike[str] = "qwirkle.sqlite", *, max_live_g
     from .app import create_app as make
 
     return make(db_path, max_live_games=max_live_games)
+
+
+def app_from_environment() -> FastAPI:
+    """The app over the store named by ``$QWIRKLE_DB`` (default ``qwirkle.sqlite``):
+    the app factory each uvicorn worker process calls (``qwirkle serve --workers N``,
+    or ``uvicorn --factory qwirkle_core.server:app_from_environment --workers N``)."""
+    logging.getLogger("uvicorn.access").addFilter(_RedactTokens())
+    return create_app(os.environ.get(DB_VARIABLE, "qwirkle.sqlite"))
 
 
 class _RedactTokens(logging.Filter):
@@ -45,19 +56,34 @@ def serve(
     port: int = 8000,
     db_path: str | os.PathLike[str] = "qwirkle.sqlite",
     log_level: str = "info",
+    workers: int = 1,
+    access_log: bool = True,
 ) -> None:
     """Serve the app with uvicorn on ``host``:``port`` (blocks until stopped), storing
-    games in ``db_path``. Raises OSError if the address cannot be bound."""
+    games in ``db_path`` (a SQLite file or a ``postgresql://`` URL), in ``workers``
+    processes that share the port and the store. Raises OSError if the address
+    cannot be bound."""
     import uvicorn
 
     logging.getLogger("uvicorn.access").addFilter(_RedactTokens())
-    app = create_app(db_path)
+    options: dict[str, object] = {
+        "host": host,
+        "port": port,
+        "log_level": log_level,
+        "access_log": access_log,
+        "ws_max_size": 4096,
+        "timeout_keep_alive": 30,
+        "timeout_graceful_shutdown": 5,
+    }
+    if workers == 1:
+        uvicorn.run(create_app(db_path), **options)  # type: ignore[arg-type]
+        return
+    # each worker process builds its own app (its own connections) from the environment
+    create_app(db_path).state.service.close()  # fails here, once, for a database it cannot use
+    os.environ[DB_VARIABLE] = os.fspath(db_path)
     uvicorn.run(
-        app,
-        host=host,
-        port=port,
-        log_level=log_level,
-        ws_max_size=4096,
-        timeout_keep_alive=30,
-        timeout_graceful_shutdown=5,
+        "qwirkle_core.server:app_from_environment",
+        factory=True,
+        workers=workers,
+        **options,  # type: ignore[arg-type]
     )

@@ -24,6 +24,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from . import engine
 from .games import ApiError, GameService, Subscriber
+from .store import Store
 
 __all__ = ["MAX_BODY", "MAX_MOVE", "create_app"]
 
@@ -142,12 +143,15 @@ def _validation_message(exc: RequestValidationError) -> str:
     return "malformed request: " + "; ".join(parts)
 
 
-def create_app(db_path: str | os.PathLike[str] = "qwirkle.sqlite", *, max_live_games: int = 256) -> FastAPI:
-    """The ASGI app of a game server whose games are stored in the SQLite file
-    ``db_path`` (created if missing; a path, or ``":memory:"`` for a throwaway store).
+def create_app(db_path: str | os.PathLike[str] | Store = "qwirkle.sqlite", *, max_live_games: int = 256) -> FastAPI:
+    """The ASGI app of a game server whose games are stored in ``db_path``: a SQLite
+    file (created if missing; ``":memory:"`` for a throwaway store), a
+    ``postgresql://`` URL (the [postgres] extra), or a :class:`Store` object. Several
+    processes may serve one store.
 
-    ``max_live_games``: games kept in memory; others are rebuilt from their record
-    when next used. Raises ``sqlite3.Error`` if ``db_path`` is not a usable database.
+    ``max_live_games``: games kept in memory; others are rebuilt from the store when
+    next used. Raises ``sqlite3.Error`` or :class:`~qwirkle_core.server.store.StoreError`
+    if ``db_path`` is not a usable database.
     """
     service = GameService(db_path, max_live=max_live_games)
 
@@ -218,11 +222,17 @@ def create_app(db_path: str | os.PathLike[str] = "qwirkle.sqlite", *, max_live_g
         # the view is JSON-ready: JSONResponse skips FastAPI's walk over every field
         return JSONResponse(await service.get_view(game_id, _token(authorization, token)))
 
-    @app.post("/api/games/{game_id}/actions", response_model=ActionOut, summary="Play a move for the token's seat")
+    @app.post(
+        "/api/games/{game_id}/actions",
+        response_model=ActionOut,
+        response_class=JSONResponse,
+        summary="Play a move for the token's seat",
+    )
     async def act(
         game_id: str, body: ActionIn, token: Token = None, authorization: Authorization = None
-    ) -> dict[str, Any]:
-        return await service.act(game_id, _token(authorization, token), body.move)
+    ) -> JSONResponse:
+        # the answer is built by the service with these fields: no second walk over it
+        return JSONResponse(await service.act(game_id, _token(authorization, token), body.move))
 
     @app.post("/api/games/{game_id}/undo", summary="Take back your last move and the agents' replies")
     async def undo(game_id: str, token: Token = None, authorization: Authorization = None) -> dict[str, int]:

@@ -10,13 +10,17 @@ public history, in which other seats' exchanges show only how many tiles went ba
 Nothing here puts the seed, the bag's order or another seat's tiles into a view.
 """
 
+import json
 import random
 import secrets
 from collections import Counter
 from collections.abc import Sequence
+from functools import lru_cache
 from typing import Any
 
-from ..errors import IllegalMoveError
+import numpy as np
+
+from ..errors import IllegalMoveError, RecordError
 from ..evaluation.evaluate import evaluate_moves
 from ..game.agents import AGENTS, parse_agent
 from ..game.game import Game
@@ -24,7 +28,7 @@ from ..game.move import Action, Move
 from ..game.observation import Observation
 from ..game.records import GameRecord, replay
 from ..game.rules import MAX_PLAYERS, MIN_PLAYERS
-from ..game.tiles import COPIES, NUM_TILE_TYPES
+from ..game.tiles import COPIES, NUM_TILE_TYPES, tile_code
 
 __all__ = [
     "AGENT_CAPS",
@@ -32,12 +36,16 @@ __all__ = [
     "MAX_PLAYERS",
     "MIN_PLAYERS",
     "IllegalMoveError",
+    "RecordError",
+    "action_json",
     "agent_names",
+    "apply_action",
     "choose_move",
     "hint",
     "new_game",
     "play_agent",
     "play_move",
+    "record_header",
     "record_json",
     "restore",
     "seat_label",
@@ -89,11 +97,51 @@ def record_json(game: Game, agents: Sequence[str]) -> str:
     return GameRecord.from_game(game, list(agents)).to_json()
 
 
-def restore(text: str) -> Game:
-    """The game of a stored record, rebuilt and checked action by action
-    (``replay``); its history holds the actions, so they can be undone.
-    Raises :class:`qwirkle_core.RecordError` for a record that does not replay."""
-    return replay(GameRecord.from_json(text))
+def record_header(game: Game, agents: Sequence[str]) -> str:
+    """The record (JSON text) of a game before its first action: rules, seed, the
+    initial hands and the seats' labels. The server stores it once per game and the
+    actions as rows of their own (:func:`action_json`)."""
+    record = GameRecord.from_game(game.root(), list(agents))
+    record.final_scores = record.winner = None
+    return record.to_json()
+
+
+def action_json(game: Game, count: int) -> list[str]:
+    """The last ``count`` actions of ``game`` as the record writes them (JSON text each)."""
+    return [json.dumps(a.to_dict()) for a in game.history[len(game.history) - count :]] if count else []
+
+
+def restore(header: str, actions: Sequence[str] = ()) -> Game:
+    """The game of a stored header and action rows (or of a whole record, as text, with
+    no rows), rebuilt and checked action by action (``replay``); its history holds
+    the actions, so they can be undone. Raises :class:`qwirkle_core.RecordError` for
+    a record that does not replay."""
+    if not actions:
+        return replay(GameRecord.from_json(header))
+    data = json.loads(header)
+    data["actions"] = [json.loads(a) for a in actions]
+    return replay(GameRecord.from_dict(data))
+
+
+def apply_action(game: Game, text: str) -> None:
+    """Play the stored action ``text`` (one row, JSON) on ``game``, checking it as
+    ``replay`` does: the player to move, the move's legality, its points and the scores.
+    Raises :class:`qwirkle_core.RecordError` for an action that does not fit the game
+    (the game may then be changed: rebuild it with :func:`restore`)."""
+    try:
+        data = json.loads(text)
+        move = Move.parse(data["move"])
+        player, points, scores = int(data["player"]), int(data["points"]), tuple(data["scores"])
+    except (ValueError, KeyError, TypeError) as e:
+        raise RecordError(f"a stored action is malformed: {e}") from None
+    if player != game.current_player:
+        raise RecordError(f"a stored action is seat {player}'s, but seat {game.current_player} is to move")
+    try:
+        got = game.play(move)
+    except IllegalMoveError as e:
+        raise RecordError(f"a stored action is illegal: {e}") from None
+    if got != points or tuple(game.scores) != scores:
+        raise RecordError("a stored action's points or scores differ from the rules'")
 
 
 def _action_result(action: Action) -> dict[str, Any]:
@@ -132,6 +180,51 @@ def undo_last(game: Game, seat: int) -> int:
     return undone
 
 
+_CODES = tuple(tile_code(t) for t in range(NUM_TILE_TYPES))
+
+
+def _legal_moves(game: Game) -> list[dict[str, Any]]:
+    """``[{"move", "points"}]`` of every legal placement, best first (ties in the
+    engine's order): what ``sorted(game.legal_moves(), key=-score)`` written in
+    notation gives, formatted straight from :meth:`Game.legal_move_arrays` (a view
+    lists hundreds of moves; building a Move for each cost most of a view)."""
+    arrays = game.legal_move_arrays()
+    counts = arrays.counts
+    if len(counts) == 0:
+        return []
+    rows, cols, tiles = arrays.rows, arrays.cols, arrays.tiles
+    # the engine lists a move's cells in (row, col) order already: sort only if not
+    unused = np.arange(6)[None, 1:] >= counts[:, None]
+    later = (rows[:, 1:] > rows[:, :-1]) | ((rows[:, 1:] == rows[:, :-1]) & (cols[:, 1:] > cols[:, :-1]))
+    in_order = bool(np.all(later | unused))
+    rs, cs, ts = rows.tolist(), cols.tolist(), tiles.tolist()
+    ks, scores = counts.tolist(), arrays.scores.tolist()
+    cache = _CELLS
+    out = []
+    for i in sorted(range(len(ks)), key=lambda i: -scores[i]):
+        k = ks[i]
+        cells = zip(rs[i][:k], cs[i][:k], ts[i][:k])
+        words = []
+        for cell in cells if in_order else sorted(cells):
+            word = cache.get(cell)
+            if word is None:
+                r, c, t = cell
+                word = cache[cell] = f"{_CODES[t]}@{r},{c}"
+            words.append(word)
+        out.append({"move": " ".join(words), "points": scores[i]})
+    if len(cache) > 1 << 17:
+        cache.clear()
+    return out
+
+
+_CELLS: dict[tuple[int, int, int], str] = {}  # "R1@0,1" of (row, col, tile)
+
+
+@lru_cache(maxsize=1 << 16)
+def _notation(move: Move) -> str:
+    return str(move)
+
+
 def _public_history(game: Game, seat: int | None) -> list[dict[str, Any]]:
     out = []
     for a in game.history:
@@ -141,7 +234,7 @@ def _public_history(game: Game, seat: int | None) -> list[dict[str, Any]]:
             {
                 "player": a.player,
                 "kind": kind,
-                "move": None if hidden else str(a.move),
+                "move": None if hidden else _notation(a.move),
                 "tiles": len(a.move),
                 "points": a.points,
                 "scores": list(a.scores),
@@ -174,14 +267,14 @@ def seat_view(game: Game, seat: int | None) -> dict[str, Any]:
     to_move = None if over else game.current_player
     mine = seat is not None and seat == to_move
     obs = game.observation(seat).to_dict() if seat is not None else _spectator_observation(game)
-    moves = sorted(game.legal_moves(), key=lambda m: -(m.score or 0)) if mine else []
+    moves = _legal_moves(game) if mine else []
     can_exchange = 0
     if mine and not game.opening_pending:
         can_exchange = min(game.bag_size, len(game.hand(seat)))
     return {
         "seat": seat,
         "observation": obs,
-        "legal_moves": [{"move": str(m), "points": m.score} for m in moves],
+        "legal_moves": moves,
         "can_exchange": can_exchange,
         "can_pass": mine and not moves and game.bag_size == 0,
         "to_move": to_move,

@@ -1,12 +1,20 @@
-"""Live games: loading, locking, acting, storing and pushing views.
+"""Live games: loading, locking, catching up, acting, storing and pushing views.
 
 A :class:`GameService` keeps the games in play in memory (at most ``max_live``; the
-least recently used idle ones are dropped and rebuilt from their record on the next
+least recently used idle ones are dropped and rebuilt from the store on the next
 request). Each game has an ``asyncio.Lock``: everything that reads or changes a game
 runs under it, in a worker thread (the engine's kernels release the GIL), so two
-requests never interleave on one game and the event loop never waits on the engine
-or on SQLite. After a human's action, the agent seats move at once, each action
-stored and pushed to the game's WebSocket subscribers before the next.
+requests of one process never interleave on one game and the event loop never waits
+on the engine or the database.
+
+Other processes may serve the same store. So every request first reads the game's
+stored version and catches up with what others stored (the new action rows, or the
+whole game after an undo); every change is then stored as a compare-and-swap on the
+version it was computed from. A human's action and the agents' replies to it are
+stored together, in one transaction, as one row per action (and pushed as one view
+per action). A change that loses the race is taken back in memory and the request is
+tried once more on the fresh state; then it is refused with 409 (:data:`CONFLICT`).
+Nothing accepted is ever overwritten.
 """
 
 import asyncio
@@ -24,7 +32,7 @@ from anyio import to_thread
 
 from ..game.game import Game
 from . import engine
-from .store import Store, token_digest
+from .store import Conflict, Head, Store, open_store, token_digest
 
 __all__ = ["ApiError", "GameService", "Subscriber"]
 
@@ -33,6 +41,12 @@ _GAME_ID = re.compile(r"[A-Za-z0-9_-]{1,32}")
 
 MAX_SUBSCRIBERS = 64  # WebSocket connections per game
 MAX_PENDING = 256  # views queued for one WebSocket before it is dropped as too slow
+POLL_INTERVAL = 0.25  # seconds between looks for changes other processes stored in watched games
+ATTEMPTS = 2  # a change that loses the race to another process is tried this often in all
+CONFLICT = (
+    "another server process stored a change of this game at the same moment; "
+    "nothing of this request was stored: reload the view and try again"
+)
 
 
 def _url_token(nbytes: int) -> str:
@@ -67,20 +81,23 @@ class Subscriber:
 
 
 class _Slot:
-    """A game in memory: the Game, its seats, the last stored record and version."""
+    """A game in memory: the Game, its seats, and the stored :class:`Head` it is at."""
 
     def __init__(
-        self, game_id: str, game: Game, agents: Sequence[str], digests: Sequence[str | None], record: str, version: int
+        self, game_id: str, game: Game, agents: Sequence[str], digests: Sequence[str | None], head: Head
     ) -> None:
         self.id = game_id
         self.game = game
         self.agents = tuple(agents)
         self.digests = tuple(digests)
-        self.record = record
-        self.version = version
+        self.head = head
         self.lock = asyncio.Lock()
         self.subscribers: set[Subscriber] = set()
         self.evicted = False
+
+    @property
+    def version(self) -> int:
+        return self.head.version
 
     @property
     def humans(self) -> list[int]:
@@ -91,20 +108,35 @@ class _Slot:
         return not g.is_over and self.agents[g.current_player] != engine.HUMAN
 
 
+Pushes = list[dict[int | None, str]]  # views to push, one {seat: view JSON} per change, in order
+
+
 class GameService:
-    """The games of one server over the SQLite database at ``db_path``.
+    """The games of one server process over a :class:`Store` (or the ``--db`` text of
+    one: a SQLite path or a ``postgresql://`` URL).
+
+    Several processes may serve the same store: each request first reads the stored
+    version of its game (one indexed read) and catches up with changes stored by
+    other processes; each change is stored with a compare-and-swap on the version it
+    was computed from. A request whose change loses that race is tried once more on
+    the fresh state, then refused with 409 (:data:`CONFLICT`). Changes stored by other
+    processes reach this process's WebSocket subscribers within :data:`POLL_INTERVAL`.
 
     The ``async`` operations are the API's; each raises :class:`ApiError` (an HTTP
     status and a message) for a request it refuses, having changed nothing.
     """
 
-    def __init__(self, db_path: str | os.PathLike[str], max_live: int = 256) -> None:
-        self.store = Store(db_path)
+    def __init__(self, db: str | os.PathLike[str] | Store, max_live: int = 256) -> None:
+        self.store = db if isinstance(db, Store) else open_store(db)
         self.max_live = max_live
         self._live: OrderedDict[str, _Slot] = OrderedDict()
         self._load_lock = asyncio.Lock()
+        self._watcher: asyncio.Task[None] | None = None
 
     def close(self) -> None:
+        if self._watcher is not None:
+            self._watcher.cancel()
+            self._watcher = None
         self.store.close()
 
     @property
@@ -132,8 +164,8 @@ class GameService:
         row = self.store.load(game_id)
         if row is None:
             raise ApiError(404, f"no game {game_id!r}")
-        game = engine.restore(row.record)
-        return _Slot(game_id, game, row.agents, row.digests, row.record, row.version)
+        game = engine.restore(row.header, row.actions)
+        return _Slot(game_id, game, row.agents, row.digests, row.head)
 
     def _evict(self) -> None:
         for game_id in list(self._live)[:-1]:
@@ -146,7 +178,8 @@ class GameService:
 
     @asynccontextmanager
     async def _locked(self, game_id: str) -> AsyncIterator[_Slot]:
-        """The game's slot, locked, with any agent turns due already played."""
+        """The game's slot, locked, caught up with the store, with any agent turns due
+        already played."""
         while True:
             slot = await self._slot(game_id)
             await slot.lock.acquire()
@@ -154,6 +187,12 @@ class GameService:
                 break
             slot.lock.release()
         try:
+            if self.store.inline_reads:  # a local read of microseconds: no thread
+                head = self.store.head(slot.id)
+                if head != slot.head:
+                    self._push(slot, await to_thread.run_sync(self._sync, slot))
+            else:
+                self._push(slot, await to_thread.run_sync(self._sync, slot))
             if slot.agent_to_move():
                 await self._advance(slot)
             yield slot
@@ -181,18 +220,58 @@ class GameService:
             raise ApiError(403, "this needs a seat token (header 'Authorization: Bearer TOKEN' or ?token=TOKEN)")
         return seat
 
-    # -- storing and pushing (worker threads hold the slot's lock) ----------------------
+    # -- catching up, storing and pushing (worker threads hold the slot's lock) ---------
 
-    def _commit(self, slot: _Slot) -> None:
-        """Store the game's record; if that fails, go back to the last stored one (503)."""
-        record = engine.record_json(slot.game, slot.agents)
+    def _sync(self, slot: _Slot) -> Pushes:
+        """Catch the game up with the store (changes stored by other processes); the
+        views to push for them. One indexed read when nothing changed."""
+        head = self.store.head(slot.id)
+        if head is None:
+            raise ApiError(404, f"no game {slot.id!r}")
+        return [] if head == slot.head else self._catch_up(slot)
+
+    def _catch_up(self, slot: _Slot) -> Pushes:
+        pushes: Pushes = []
+        base = slot.head
+        row = self.store.load(slot.id, start=base.actions)
+        if row is None:
+            raise ApiError(404, f"no game {slot.id!r}")
+        appended = row.head.resets == base.resets and row.head.version - base.version == len(row.actions)
+        if appended:
+            try:
+                for i, text in enumerate(row.actions):
+                    engine.apply_action(slot.game, text)
+                    slot.head = Head(base.version + i + 1, base.actions + i + 1, base.resets)
+                    if slot.subscribers:
+                        pushes.append(self._views(slot))
+                return pushes
+            except engine.RecordError:
+                log.warning("game %s: the stored actions do not follow the game in memory; reloading", slot.id)
+        full = self.store.load(slot.id)
+        if full is None:
+            raise ApiError(404, f"no game {slot.id!r}")
+        slot.game = engine.restore(full.header, full.actions)
+        slot.head = full.head
+        return [self._views(slot)] if slot.subscribers else []
+
+    def _store(self, slot: _Slot, base: Head, count: int) -> None:
+        """Store the game's last ``count`` actions, played on ``base``, as one
+        compare-and-swap. On :class:`Conflict` (raised on) or a failed write (503) the
+        game goes back to ``base`` first."""
         try:
-            slot.version = self.store.save(slot.id, record, slot.game.is_over)
+            slot.head = self.store.append(slot.id, base, engine.action_json(slot.game, count), slot.game.is_over)
+        except Conflict:
+            self._take_back(slot, count)
+            raise
         except Exception:
-            log.exception("game %s: storing the record failed; the action is refused", slot.id)
-            slot.game = engine.restore(slot.record)
+            log.exception("game %s: storing the actions failed; they are refused", slot.id)
+            self._take_back(slot, count)
             raise ApiError(503, "the server could not store the action; nothing changed, try again") from None
-        slot.record = record
+
+    @staticmethod
+    def _take_back(slot: _Slot, count: int) -> None:
+        for _ in range(count):
+            slot.game.undo()
 
     def _view(self, slot: _Slot, seat: int | None) -> dict[str, Any]:
         """The view document of ``seat`` (see docs/server.md)."""
@@ -216,28 +295,57 @@ class GameService:
         return {seat: json.dumps(self._view(slot, seat)) for seat in {s.seat for s in slot.subscribers}}
 
     @staticmethod
-    def _push(slot: _Slot, views: dict[int | None, str]) -> None:
-        for sub in list(slot.subscribers):
-            if sub.seat in views:
-                sub.push(views[sub.seat])
+    def _push(slot: _Slot, pushes: Pushes) -> None:
+        for views in pushes:
+            for sub in list(slot.subscribers):
+                if sub.seat in views:
+                    sub.push(views[sub.seat])
+
+    def _play_agents(self, slot: _Slot, base: Head, played: int, pushes: Pushes) -> int:
+        """Let the agent seats move in memory until a human is to move or the game is
+        over, adding a push per action; returns how many moved. The views carry the
+        versions the actions will have once stored (``played`` unstored actions after
+        ``base`` came before)."""
+        moved = 0
+        while slot.agent_to_move():
+            engine.play_agent(slot.game, slot.agents[slot.game.current_player])
+            moved += 1
+            if slot.subscribers:
+                pushes.append(self._views_at(slot, base, played + moved))
+        return moved
+
+    def _views_at(self, slot: _Slot, base: Head, ahead: int) -> dict[int | None, str]:
+        """The subscribers' views with the version ``ahead`` changes after ``base``."""
+        stored = slot.head
+        slot.head = Head(base.version + ahead, base.actions + ahead, base.resets)
+        try:
+            return self._views(slot)
+        finally:
+            slot.head = stored
 
     async def _advance(self, slot: _Slot) -> None:
-        """Let the agent seats move until a human is to move or the game is over. If an
-        agent's action cannot be stored, the agent stays to move (and moves on the
-        game's next request); the request that led here is not refused for it."""
+        """Let the agent seats move until a human is to move or the game is over (stored
+        as one change per action, in one transaction). If the actions cannot be stored,
+        the agent stays to move (and moves on the game's next request); the request
+        that led here is not refused for it."""
 
-        def step() -> dict[int | None, str]:
-            label = slot.agents[slot.game.current_player]
-            engine.play_agent(slot.game, label)
-            self._commit(slot)
-            return self._views(slot)
-
-        while slot.agent_to_move():
+        def step() -> Pushes:
+            pushes: Pushes = []
+            base = slot.head
+            moved = self._play_agents(slot, base, 0, pushes)
             try:
-                views = await to_thread.run_sync(step)
+                self._store(slot, base, moved)
+            except Conflict:
+                return self._catch_up(slot)  # another process stored first: take its actions
+            return pushes
+
+        for _ in range(3):
+            if not slot.agent_to_move():
+                return
+            try:
+                self._push(slot, await to_thread.run_sync(step))
             except ApiError:
                 return
-            self._push(slot, views)
 
     # -- the operations of the API -----------------------------------------------------
 
@@ -259,11 +367,16 @@ class GameService:
 
         def make() -> _Slot:
             game = engine.new_game(len(agents), seed)
-            record = engine.record_json(game, agents)
-            version = self.store.create(game_id, agents, digests, record, game.is_over)
-            return _Slot(game_id, game, agents, digests, record, version)
+            head = self.store.create(game_id, agents, digests, engine.record_header(game, agents))
+            return _Slot(game_id, game, agents, digests, head)
 
-        slot = await to_thread.run_sync(make)
+        try:
+            slot = await to_thread.run_sync(make)
+        except ApiError:
+            raise
+        except Exception:
+            log.exception("storing a new game failed")
+            raise ApiError(503, "the server could not store the new game; try again") from None
         async with self._load_lock:
             self._live[game_id] = slot
             self._evict()
@@ -275,54 +388,87 @@ class GameService:
         """The view of the seat holding ``token`` (a spectator's without one)."""
         async with self._locked(game_id) as slot:
             seat = self._seat(slot, token)
-            return await to_thread.run_sync(self._view, slot, seat)
+            # built on the event loop: a millisecond of Python that a thread would only
+            # make longer (the GIL), with no I/O
+            return self._view(slot, seat)
 
     async def act(self, game_id: str, token: str | None, text: str) -> dict[str, Any]:
-        """Play the move ``text`` for the token's seat, then the agents' replies.
+        """Play the move ``text`` for the token's seat, then the agents' replies, and
+        store them as one compare-and-swap. If another process stored a change of the
+        game first, the move is tried once more on the fresh state, then refused (409).
         Returns ``{"player", "move", "points", "scores", "to_move", "over"}``."""
-        async with self._locked(game_id) as slot:
-            seat = self._holder(slot, token)
+        for _ in range(ATTEMPTS):
+            async with self._locked(game_id) as slot:
+                seat = self._holder(slot, token)
 
-            def apply() -> tuple[dict[str, Any], dict[int | None, str]]:
-                g = slot.game
-                if g.is_over:
-                    raise ApiError(409, "the game is over")
-                if g.current_player != seat:
-                    raise ApiError(409, f"it is seat {g.current_player}'s turn, not seat {seat}'s")
+                def apply() -> tuple[dict[str, Any], Pushes]:
+                    g = slot.game
+                    if g.is_over:
+                        raise ApiError(409, "the game is over")
+                    if g.current_player != seat:
+                        raise ApiError(409, f"it is seat {g.current_player}'s turn, not seat {seat}'s")
+                    base = slot.head
+                    try:
+                        result = engine.play_move(g, text)
+                    except engine.IllegalMoveError as e:
+                        raise ApiError(409, str(e)) from None
+                    except (TypeError, ValueError) as e:
+                        raise ApiError(400, str(e)) from None
+                    pushes = [self._views_at(slot, base, 1)] if slot.subscribers else []
+                    moved = self._play_agents(slot, base, 1, pushes)
+                    self._store(slot, base, 1 + moved)
+                    return result, pushes
+
                 try:
-                    result = engine.play_move(g, text)
-                except engine.IllegalMoveError as e:
-                    raise ApiError(409, str(e)) from None
-                except (TypeError, ValueError) as e:
-                    raise ApiError(400, str(e)) from None
-                self._commit(slot)
-                return result, self._views(slot)
-
-            result, views = await to_thread.run_sync(apply)
-            self._push(slot, views)
-            await self._advance(slot)
-            g = slot.game
-            return {**result, "to_move": None if g.is_over else g.current_player, "over": g.is_over}
+                    result, pushes = await to_thread.run_sync(apply)
+                except Conflict:
+                    continue  # the next round catches up with the store first
+                self._push(slot, pushes)
+                g = slot.game
+                return {**result, "to_move": None if g.is_over else g.current_player, "over": g.is_over}
+        raise ApiError(409, CONFLICT)
 
     async def undo(self, game_id: str, token: str | None) -> dict[str, int]:
         """Take back the token's seat's last action and the agents' replies (only in a
         game where every other seat is an agent). Returns ``{"undone": n}``."""
-        async with self._locked(game_id) as slot:
-            seat = self._holder(slot, token)
-            if slot.humans != [seat]:
-                raise ApiError(409, "undo is only for games in which every other seat is an agent")
+        for _ in range(ATTEMPTS):
+            async with self._locked(game_id) as slot:
+                seat = self._holder(slot, token)
+                if slot.humans != [seat]:
+                    raise ApiError(409, "undo is only for games in which every other seat is an agent")
 
-            def apply() -> tuple[int, dict[int | None, str]]:
+                def apply() -> tuple[int, Pushes]:
+                    base = slot.head
+                    try:
+                        undone = engine.undo_last(slot.game, seat)
+                    except engine.IllegalMoveError as e:
+                        raise ApiError(409, str(e)) from None
+                    try:
+                        slot.head = self.store.truncate(slot.id, base, base.actions - undone)
+                    except Conflict:
+                        self._reload(slot)
+                        raise
+                    except Exception:
+                        log.exception("game %s: storing the undo failed; it is refused", slot.id)
+                        self._reload(slot)
+                        raise ApiError(503, "the server could not store the undo; nothing changed, try again") from None
+                    return undone, [self._views(slot)] if slot.subscribers else []
+
                 try:
-                    undone = engine.undo_last(slot.game, seat)
-                except engine.IllegalMoveError as e:
-                    raise ApiError(409, str(e)) from None
-                self._commit(slot)
-                return undone, self._views(slot)
+                    undone, pushes = await to_thread.run_sync(apply)
+                except Conflict:
+                    continue
+                self._push(slot, pushes)
+                return {"undone": undone}
+        raise ApiError(409, CONFLICT)
 
-            undone, views = await to_thread.run_sync(apply)
-            self._push(slot, views)
-            return {"undone": undone}
+    def _reload(self, slot: _Slot) -> None:
+        """Rebuild the game from the store (after a change in memory that was not stored)."""
+        row = self.store.load(slot.id)
+        if row is None:
+            raise ApiError(404, f"no game {slot.id!r}")
+        slot.game = engine.restore(row.header, row.actions)
+        slot.head = row.head
 
     async def hint(self, game_id: str, token: str | None) -> dict[str, list[dict[str, Any]]]:
         """The engine's top three moves for the token's seat, which must be to move."""
@@ -342,12 +488,13 @@ class GameService:
         async with self._locked(game_id) as slot:
             if not slot.game.is_over:
                 raise ApiError(409, "the record is available once the game is over (it holds every hand)")
-            return slot.record
+            return await to_thread.run_sync(engine.record_json, slot.game, slot.agents)
 
     @asynccontextmanager
     async def subscribe(self, game_id: str, token: str | None) -> AsyncIterator[Subscriber]:
         """A :class:`Subscriber` for the token's seat whose queue starts with the
-        current view and then receives a view after every change of the game."""
+        current view and then receives a view after every change of the game (made by
+        this process at once, by another one within :data:`POLL_INTERVAL`)."""
         async with self._locked(game_id) as slot:
             seat = self._seat(slot, token)
             if len(slot.subscribers) >= MAX_SUBSCRIBERS:
@@ -355,7 +502,33 @@ class GameService:
             sub = Subscriber(seat)
             sub.push(await to_thread.run_sync(lambda: json.dumps(self._view(slot, seat))))
             slot.subscribers.add(sub)
+        if self._watcher is None or self._watcher.done():
+            self._watcher = asyncio.create_task(self._watch())
         try:
             yield sub
         finally:
             slot.subscribers.discard(sub)
+
+    async def _watch(self) -> None:
+        """Every :data:`POLL_INTERVAL` seconds, read the stored versions of the games
+        with subscribers (one query) and push the changes other processes stored."""
+        while True:
+            await asyncio.sleep(POLL_INTERVAL)
+            watched = [slot for slot in self._live.values() if slot.subscribers]
+            if not watched:
+                continue
+            try:
+                versions = await to_thread.run_sync(self.store.versions, [s.id for s in watched])
+            except Exception:
+                log.exception("reading the games' versions failed")
+                continue
+            for slot in watched:
+                if versions.get(slot.id, slot.version) == slot.version or slot.lock.locked():
+                    continue  # unchanged, or a request that catches up is under way
+                async with slot.lock:
+                    if slot.evicted:
+                        continue
+                    try:
+                        self._push(slot, await to_thread.run_sync(self._sync, slot))
+                    except Exception:
+                        log.exception("game %s: catching up with the store failed", slot.id)

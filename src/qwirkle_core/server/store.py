@@ -1,40 +1,76 @@
-"""The server's SQLite store: one row per game, one per seat.
+"""The server's stores: :class:`SQLiteStore` (the embedded default) and
+:class:`PostgresStore` (``postgresql://...``, psycopg 3), behind one interface,
+:class:`Store`; :func:`open_store` picks one from a ``--db`` text.
 
-A game's stored state is its record (JSON text, the library's record format), written
-in the same transaction that accepts each action, so a server killed at any moment
-restarts with every accepted action. Seat tokens are kept only as SHA-256 digests:
-a restarted server recognises the same tokens, and a copy of the database does not
-hand them out. The database runs in WAL mode with ``synchronous=NORMAL``: a commit is
-in the write-ahead log before the server answers, so it survives the server process
-being killed at any moment; an operating-system crash or power cut may lose the last
-commits (never the file's consistency). ``synchronous=FULL`` would fsync every commit,
-about 5 ms each on the project's machine, which caps a server near 90 actions a second.
+A game is stored as its header (the record's JSON with no action: rules, seed, the
+initial hands, the seats' labels) and one row per action, appended as the game goes.
+Storing an action therefore costs the same at move 1 and at move 200, and every
+stored change is a compare-and-swap: :meth:`Store.append` and :meth:`Store.truncate`
+name the version they were computed from, and in the same transaction that writes
+the rows, the game's version moves on only if it is still that one; otherwise
+nothing is written and :class:`Conflict` is raised. Two server processes on one
+database can therefore never both accept an action on the same state: the later one
+loses the race, reloads, and tries again or refuses (see ``games.py``).
 
-All methods are safe to call from several threads (one connection, one lock).
+A game's version is +1 per stored action and +1 per undo; ``resets`` counts undos
+(an undo deletes rows, so a process that knew the game before one must reload it
+from its header rather than read only the new rows).
+
+Seat tokens are kept only as SHA-256 digests: a restarted server recognises the same
+tokens, and a copy of the database does not hand them out.
+
+SQLite runs in WAL mode with ``synchronous=NORMAL`` and a busy timeout (several
+processes may share the file; a write waits for the others' write transactions): a
+commit is in the write-ahead log before the server answers, so it survives the server
+process being killed at any moment; an operating-system crash or power cut may lose
+the last commits (never the file's consistency).
+
+Every method is safe to call from several threads.
 """
 
+from __future__ import annotations
+
 import hashlib
+import json
 import os
+import queue
 import sqlite3
 import threading
 import time
-from collections.abc import Callable, Sequence
+from abc import ABC, abstractmethod
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import TypeVar
+from typing import Any, TypeVar
 
 _T = TypeVar("_T")
 
-__all__ = ["GameRow", "Store", "token_digest"]
+__all__ = [
+    "Conflict",
+    "GameRow",
+    "Head",
+    "PostgresStore",
+    "SQLiteStore",
+    "Store",
+    "StoreError",
+    "open_store",
+    "token_digest",
+]
 
-SCHEMA_VERSION = 1
-_SCHEMA = """
+SCHEMA_VERSION = 2
+BUSY_TIMEOUT_MS = 30_000  # how long a SQLite write waits for another process's transaction
+NOTIFY_CHANNEL = "qwirkle_games"  # PostgreSQL: every stored change notifies '<id> <version>'
+
+_SQLITE_SCHEMA = """
 CREATE TABLE IF NOT EXISTS games (
     id       TEXT PRIMARY KEY,
     created  REAL NOT NULL,           -- seconds since the epoch
     updated  REAL NOT NULL,
-    version  INTEGER NOT NULL,        -- +1 on every stored change (actions, undos)
+    version  INTEGER NOT NULL,        -- +1 per stored action, +1 per undo
+    actions  INTEGER NOT NULL,        -- how many action rows the game has
+    resets   INTEGER NOT NULL,        -- how many undos (each deletes action rows)
     over     INTEGER NOT NULL,        -- 1 once the game has ended
-    record   TEXT NOT NULL            -- the game record (JSON): seed, hands, every action
+    header   TEXT NOT NULL            -- the record's JSON without its actions
 );
 CREATE TABLE IF NOT EXISTS seats (
     game_id  TEXT NOT NULL REFERENCES games(id),
@@ -42,6 +78,39 @@ CREATE TABLE IF NOT EXISTS seats (
     agent    TEXT NOT NULL,           -- 'human' or an agent spec
     token    TEXT,                    -- SHA-256 hex digest of the seat's token; NULL for agents
     PRIMARY KEY (game_id, seat)
+);
+CREATE TABLE IF NOT EXISTS actions (
+    game_id  TEXT NOT NULL REFERENCES games(id),
+    seq      INTEGER NOT NULL,        -- 0, 1, 2, ...: the action's index in the game
+    action   TEXT NOT NULL,           -- the record's action object (JSON)
+    PRIMARY KEY (game_id, seq)
+) WITHOUT ROWID;
+"""
+
+_POSTGRES_SCHEMA = """
+CREATE TABLE IF NOT EXISTS qwirkle_schema (version INTEGER NOT NULL);
+CREATE TABLE IF NOT EXISTS games (
+    id       TEXT PRIMARY KEY,
+    created  DOUBLE PRECISION NOT NULL,
+    updated  DOUBLE PRECISION NOT NULL,
+    version  BIGINT NOT NULL,
+    actions  INTEGER NOT NULL,
+    resets   INTEGER NOT NULL,
+    over     BOOLEAN NOT NULL,
+    header   TEXT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS seats (
+    game_id  TEXT NOT NULL REFERENCES games(id),
+    seat     INTEGER NOT NULL,
+    agent    TEXT NOT NULL,
+    token    TEXT,
+    PRIMARY KEY (game_id, seat)
+);
+CREATE TABLE IF NOT EXISTS actions (
+    game_id  TEXT NOT NULL REFERENCES games(id),
+    seq      INTEGER NOT NULL,
+    action   TEXT NOT NULL,
+    PRIMARY KEY (game_id, seq)
 );
 """
 
@@ -51,41 +120,179 @@ def token_digest(token: str) -> str:
     return hashlib.sha256(token.encode("utf-8")).hexdigest()
 
 
+class StoreError(Exception):
+    """A database that cannot be used: a wrong schema version, a bad ``--db`` text."""
+
+
+class Conflict(Exception):
+    """The stored game is no longer at the version a change was computed from (another
+    process stored a change first); nothing was written."""
+
+
+@dataclass(frozen=True)
+class Head:
+    """Where a stored game stands: ``version``, ``actions`` (rows), ``resets`` (undos)."""
+
+    version: int
+    actions: int
+    resets: int
+
+
 @dataclass(frozen=True)
 class GameRow:
     """One stored game: ``agents`` (one label per seat), ``digests`` (the token digest
-    of each human seat, None for agents), ``record`` (JSON text), ``version``."""
+    of each human seat, None for agents), ``header`` (JSON text), ``actions`` (the
+    action rows from ``start`` on, JSON text each), and its :class:`Head`."""
 
     id: str
     agents: tuple[str, ...]
     digests: tuple[str | None, ...]
-    record: str
-    version: int
+    header: str
+    actions: tuple[str, ...]
+    head: Head
     over: bool
+    start: int = 0
+
+    @property
+    def record(self) -> str:
+        """The game's record (JSON text): the header with the action rows (which must
+        have been read from ``start`` 0)."""
+        if self.start:
+            raise ValueError(f"the row holds the actions from {self.start} on, not the whole record")
+        data = json.loads(self.header)
+        data["actions"] = [json.loads(a) for a in self.actions]
+        return json.dumps(data)
 
 
-class Store:
-    """A SQLite database of games at ``path`` (created if missing).
+class Store(ABC):
+    """Where the games are kept. Every write is one transaction; :meth:`append` and
+    :meth:`truncate` are compare-and-swaps on the game's version (:class:`Conflict`)."""
 
-    Raises ``sqlite3.Error`` for a file that is not such a database.
-    """
+    url: str
+    inline_reads = False
+    """True where :meth:`head` is a local read of microseconds (SQLite), which the
+    server then makes on its event loop instead of in a worker thread."""
+
+    @abstractmethod
+    def close(self) -> None: ...
+
+    @abstractmethod
+    def create(self, game_id: str, agents: Sequence[str], digests: Sequence[str | None], header: str) -> Head:
+        """Store a new game with no action; returns its head (version 1)."""
+
+    @abstractmethod
+    def head(self, game_id: str) -> Head | None:
+        """The game's :class:`Head` (one indexed read), or None for no such game."""
+
+    @abstractmethod
+    def load(self, game_id: str, start: int = 0) -> GameRow | None:
+        """The stored game with its action rows from ``start`` on (one transaction, so
+        the rows and the head agree), or None."""
+
+    @abstractmethod
+    def append(self, game_id: str, expected: Head, actions: Sequence[str], over: bool) -> Head:
+        """Append ``actions`` (JSON texts) as rows ``expected.actions``, ... if the game
+        is still at ``expected.version``; returns the new head. Raises :class:`Conflict`."""
+
+    @abstractmethod
+    def truncate(self, game_id: str, expected: Head, keep: int) -> Head:
+        """Delete the action rows from ``keep`` on (an undo) if the game is still at
+        ``expected.version``; returns the new head. Raises :class:`Conflict`."""
+
+    @abstractmethod
+    def versions(self, game_ids: Sequence[str]) -> dict[str, int]:
+        """``{id: version}`` of the stored games among ``game_ids`` (for the pushes of
+        changes made by other processes)."""
+
+    @abstractmethod
+    def count(self) -> int:
+        """The number of stored games."""
+
+
+def open_store(db: str | os.PathLike[str]) -> Store:
+    """The store of a ``--db`` text: ``postgresql://...`` (or ``postgres://``) is a
+    :class:`PostgresStore`; anything else a SQLite file path (``":memory:"``: a
+    throwaway store)."""
+    text = os.fspath(db)
+    if text.startswith(("postgresql://", "postgres://")):
+        return PostgresStore(text)
+    if "://" in text:
+        raise StoreError(f"--db {text!r}: a SQLite file path or a postgresql:// URL")
+    return SQLiteStore(text)
+
+
+def _action_texts(actions: Sequence[str]) -> list[str]:
+    for a in actions:
+        if not isinstance(a, str):
+            raise TypeError(f"an action row is JSON text, not {type(a).__name__}")
+    return list(actions)
+
+
+# -- SQLite -----------------------------------------------------------------------------
+
+
+class SQLiteStore(Store):
+    """A SQLite database of games at ``path`` (created if missing; several processes
+    may open the same file). A version 1 database (one record per game) is converted
+    on opening. Raises ``sqlite3.Error`` or :class:`StoreError` for a file that is not
+    such a database."""
 
     def __init__(self, path: str | os.PathLike[str]) -> None:
-        self._db = sqlite3.connect(str(path), check_same_thread=False, isolation_level=None)
+        self.url = os.fspath(path)
+        self._db = self._connect()  # the writes, under _lock
         self._lock = threading.Lock()
         with self._lock:
             self._db.execute("PRAGMA journal_mode=WAL")
-            self._db.execute("PRAGMA synchronous=NORMAL")
+            self._db.execute("PRAGMA foreign_keys=OFF")  # a conversion renames a referenced table
+        self._transaction(self._migrate)
+        with self._lock:
             self._db.execute("PRAGMA foreign_keys=ON")
-            version = self._db.execute("PRAGMA user_version").fetchone()[0]
-            if version not in (0, SCHEMA_VERSION):
-                raise sqlite3.DatabaseError(
-                    f"{path}: database schema version {version}; this server reads {SCHEMA_VERSION}"
-                )
-            self._db.executescript(_SCHEMA)
-            self._db.execute(f"PRAGMA user_version={SCHEMA_VERSION}")
+        # reads go through connections of their own (a pool): in WAL mode they wait for no write
+        self.inline_reads = self.url != ":memory:" and not self.url.startswith("file:")
+        self._idle: queue.LifoQueue[sqlite3.Connection] = queue.LifoQueue()
+        self._readers: list[sqlite3.Connection] = []
+        self._readers_lock = threading.Lock()
+
+    def _connect(self) -> sqlite3.Connection:
+        db = sqlite3.connect(self.url, check_same_thread=False, isolation_level=None, timeout=30)
+        db.execute(f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS}")
+        db.execute("PRAGMA synchronous=NORMAL")
+        db.execute("PRAGMA foreign_keys=ON")
+        return db
+
+    @contextmanager
+    def _reader(self) -> Iterator[sqlite3.Connection]:
+        """An idle read connection (opened when none is; the write connection for
+        ``:memory:``, which other connections cannot see)."""
+        if not self.inline_reads:
+            with self._lock:
+                yield self._db
+            return
+        try:
+            db = self._idle.get_nowait()
+        except queue.Empty:
+            db = self._connect()
+            with self._readers_lock:
+                self._readers.append(db)
+        try:
+            yield db
+        finally:
+            self._idle.put(db)
+
+    def _migrate(self, db: sqlite3.Connection) -> None:
+        version = db.execute("PRAGMA user_version").fetchone()[0]
+        if version not in (0, 1, SCHEMA_VERSION):
+            raise StoreError(f"{self.url}: database schema version {version}; this server reads {SCHEMA_VERSION}")
+        if version == 1:
+            _migrate_v1(db)
+        _script(db, _SQLITE_SCHEMA)
+        db.execute(f"PRAGMA user_version={SCHEMA_VERSION}")
 
     def close(self) -> None:
+        with self._readers_lock:
+            for db in self._readers:
+                db.close()
+            self._readers.clear()
         with self._lock:
             self._db.close()
 
@@ -100,49 +307,320 @@ class Store:
             self._db.execute("COMMIT")
             return result
 
-    def create(
-        self, game_id: str, agents: Sequence[str], digests: Sequence[str | None], record: str, over: bool
-    ) -> int:
-        """Store a new game (its record JSON text and seats); returns its version (1)."""
+    def create(self, game_id: str, agents: Sequence[str], digests: Sequence[str | None], header: str) -> Head:
         now = time.time()
 
-        def insert(db: sqlite3.Connection) -> int:
+        def insert(db: sqlite3.Connection) -> Head:
             db.execute(
-                "INSERT INTO games (id, created, updated, version, over, record) VALUES (?, ?, ?, 1, ?, ?)",
-                (game_id, now, now, int(over), record),
+                "INSERT INTO games (id, created, updated, version, actions, resets, over, header) "
+                "VALUES (?, ?, ?, 1, 0, 0, 0, ?)",
+                (game_id, now, now, header),
             )
             db.executemany(
                 "INSERT INTO seats (game_id, seat, agent, token) VALUES (?, ?, ?, ?)",
                 [(game_id, i, a, d) for i, (a, d) in enumerate(zip(agents, digests))],
             )
-            return 1
+            return Head(1, 0, 0)
 
         return self._transaction(insert)
 
-    def save(self, game_id: str, record: str, over: bool) -> int:
-        """Replace a game's record (after an action or an undo); returns its new version."""
+    def head(self, game_id: str) -> Head | None:
+        with self._reader() as db:
+            row = db.execute("SELECT version, actions, resets FROM games WHERE id = ?", (game_id,)).fetchone()
+        return None if row is None else Head(*row)
 
-        def update(db: sqlite3.Connection) -> int:
-            db.execute(
-                "UPDATE games SET record = ?, over = ?, updated = ?, version = version + 1 WHERE id = ?",
-                (record, int(over), time.time(), game_id),
-            )
-            return int(db.execute("SELECT version FROM games WHERE id = ?", (game_id,)).fetchone()[0])
-
-        return self._transaction(update)
-
-    def load(self, game_id: str) -> GameRow | None:
-        """The stored :class:`GameRow` of ``game_id``, or None."""
-        with self._lock:
-            row = self._db.execute("SELECT record, version, over FROM games WHERE id = ?", (game_id,)).fetchone()
+    def load(self, game_id: str, start: int = 0) -> GameRow | None:
+        def read(db: sqlite3.Connection) -> GameRow | None:
+            row = db.execute(
+                "SELECT version, actions, resets, over, header FROM games WHERE id = ?", (game_id,)
+            ).fetchone()
             if row is None:
                 return None
-            seats = self._db.execute(
-                "SELECT agent, token FROM seats WHERE game_id = ? ORDER BY seat", (game_id,)
+            seats = db.execute("SELECT agent, token FROM seats WHERE game_id = ? ORDER BY seat", (game_id,)).fetchall()
+            actions = db.execute(
+                "SELECT action FROM actions WHERE game_id = ? AND seq >= ? ORDER BY seq", (game_id, start)
             ).fetchall()
-        return GameRow(game_id, tuple(a for a, _ in seats), tuple(d for _, d in seats), row[0], row[1], bool(row[2]))
+            return GameRow(
+                game_id,
+                tuple(a for a, _ in seats),
+                tuple(d for _, d in seats),
+                row[4],
+                tuple(a for (a,) in actions),
+                Head(row[0], row[1], row[2]),
+                bool(row[3]),
+                start,
+            )
+
+        with self._reader() as db:  # a read transaction: the rows and the head of one moment
+            db.execute("BEGIN")
+            try:
+                return read(db)
+            finally:
+                db.execute("COMMIT")
+
+    def append(self, game_id: str, expected: Head, actions: Sequence[str], over: bool) -> Head:
+        texts = _action_texts(actions)
+        new = Head(expected.version + len(texts), expected.actions + len(texts), expected.resets)
+
+        def write(db: sqlite3.Connection) -> Head:
+            cur = db.execute(
+                "UPDATE games SET version = ?, actions = ?, over = ?, updated = ? "
+                "WHERE id = ? AND version = ? AND actions = ? AND resets = ?",
+                (new.version, new.actions, int(over), time.time(), game_id, *_cas(expected)),
+            )
+            if cur.rowcount != 1:
+                raise Conflict(game_id)
+            db.executemany(
+                "INSERT INTO actions (game_id, seq, action) VALUES (?, ?, ?)",
+                [(game_id, expected.actions + i, a) for i, a in enumerate(texts)],
+            )
+            return new
+
+        return self._transaction(write)
+
+    def truncate(self, game_id: str, expected: Head, keep: int) -> Head:
+        if not 0 <= keep <= expected.actions:
+            raise ValueError(f"keep {keep} is not in 0..{expected.actions}")
+        new = Head(expected.version + 1, keep, expected.resets + 1)
+
+        def write(db: sqlite3.Connection) -> Head:
+            cur = db.execute(
+                "UPDATE games SET version = ?, actions = ?, resets = ?, over = 0, updated = ? "
+                "WHERE id = ? AND version = ? AND actions = ? AND resets = ?",
+                (new.version, new.actions, new.resets, time.time(), game_id, *_cas(expected)),
+            )
+            if cur.rowcount != 1:
+                raise Conflict(game_id)
+            db.execute("DELETE FROM actions WHERE game_id = ? AND seq >= ?", (game_id, keep))
+            return new
+
+        return self._transaction(write)
+
+    def versions(self, game_ids: Sequence[str]) -> dict[str, int]:
+        ids = list(game_ids)
+        out: dict[str, int] = {}
+        with self._reader() as db:
+            for i in range(0, len(ids), 500):
+                chunk = ids[i : i + 500]
+                marks = ",".join("?" * len(chunk))
+                out.update(db.execute(f"SELECT id, version FROM games WHERE id IN ({marks})", chunk).fetchall())
+        return out
 
     def count(self) -> int:
-        """The number of stored games."""
-        with self._lock:
-            return int(self._db.execute("SELECT COUNT(*) FROM games").fetchone()[0])
+        with self._reader() as db:
+            return int(db.execute("SELECT COUNT(*) FROM games").fetchone()[0])
+
+
+def _script(db: sqlite3.Connection, script: str) -> None:
+    """Run the statements of ``script`` in the open transaction (``executescript``
+    would commit it first)."""
+    text = "\n".join(line.split("--")[0] for line in script.splitlines())
+    for statement in text.split(";"):
+        if statement.strip():
+            db.execute(statement)
+
+
+def _cas(head: Head) -> tuple[int, int, int]:
+    return head.version, head.actions, head.resets
+
+
+def _migrate_v1(db: sqlite3.Connection) -> None:
+    """Convert a version 1 database (``games.record``: the whole record per game) into
+    header + action rows, in the opening transaction."""
+    db.execute("PRAGMA legacy_alter_table=ON")  # seats go on referring to "games", the new table
+    db.execute("ALTER TABLE games RENAME TO games_v1")
+    db.execute("PRAGMA legacy_alter_table=OFF")
+    _script(db, _SQLITE_SCHEMA)
+    rows = db.execute("SELECT id, created, updated, version, over, record FROM games_v1").fetchall()
+    for game_id, created, updated, version, over, record in rows:
+        data = json.loads(record)
+        actions = data.get("actions") or []
+        header = json.dumps({**data, "actions": [], "final_scores": None, "winner": None})
+        db.execute(
+            "INSERT INTO games (id, created, updated, version, actions, resets, over, header) "
+            "VALUES (?, ?, ?, ?, ?, 0, ?, ?)",
+            (game_id, created, updated, version, len(actions), over, header),
+        )
+        db.executemany(
+            "INSERT INTO actions (game_id, seq, action) VALUES (?, ?, ?)",
+            [(game_id, i, json.dumps(a)) for i, a in enumerate(actions)],
+        )
+    db.execute("DROP TABLE games_v1")
+    if db.execute("PRAGMA foreign_key_check").fetchone() is not None:
+        raise StoreError("the converted database does not hold together (PRAGMA foreign_key_check)")
+
+
+# -- PostgreSQL -------------------------------------------------------------------------
+
+
+class PostgresStore(Store):
+    """The games in a PostgreSQL database (``postgresql://user@host/db``, any libpq
+    connection URL), through psycopg 3 (``pip install 'qwirkle-core[postgres]'``).
+    Up to ``pool`` connections are opened as threads need them. Every stored change
+    also sends ``NOTIFY qwirkle_games, '<id> <version>'`` (delivered at commit).
+    Raises :class:`StoreError` if psycopg is missing or the database cannot be used."""
+
+    def __init__(self, url: str, pool: int = 8) -> None:
+        try:
+            import psycopg
+        except ImportError:
+            raise StoreError("a postgresql:// store needs psycopg 3: pip install 'qwirkle-core[postgres]'") from None
+        self.url = url
+        self._psycopg = psycopg
+        self._pool: queue.LifoQueue[Any] = queue.LifoQueue()
+        self._size = pool
+        self._opened = 0
+        self._open_lock = threading.Lock()
+        self._all: list[Any] = []
+        try:
+            with self._conn() as db:
+                with db.transaction():
+                    db.execute("SELECT pg_advisory_xact_lock(7470019)")  # one process creates the schema
+                    db.execute(_POSTGRES_SCHEMA)
+                    row = db.execute("SELECT version FROM qwirkle_schema").fetchone()
+                    if row is None:
+                        db.execute("INSERT INTO qwirkle_schema (version) VALUES (%s)", (SCHEMA_VERSION,))
+                    elif row[0] != SCHEMA_VERSION:
+                        raise StoreError(f"database schema version {row[0]}; this server reads {SCHEMA_VERSION}")
+        except psycopg.Error as e:
+            self.close()
+            raise StoreError(f"PostgreSQL store {_safe(url)}: {e}".strip()) from None
+
+    def _connect(self) -> Any:
+        db = self._psycopg.connect(self.url, autocommit=True)
+        self._all.append(db)
+        return db
+
+    @contextmanager
+    def _conn(self) -> Iterator[Any]:
+        try:
+            db = self._pool.get_nowait()
+        except queue.Empty:
+            with self._open_lock:
+                can_open = self._opened < self._size
+                if can_open:
+                    self._opened += 1
+            if can_open:
+                try:
+                    db = self._connect()
+                except BaseException:
+                    with self._open_lock:
+                        self._opened -= 1
+                    raise
+            else:
+                db = self._pool.get(timeout=60)
+        try:
+            yield db
+        except self._psycopg.OperationalError:
+            db.close()  # a broken connection is not given back
+            with self._open_lock:
+                self._opened -= 1
+            raise
+        except BaseException:
+            self._pool.put(db)  # a refused change (Conflict...): the transaction was rolled back
+            raise
+        self._pool.put(db)
+
+    def close(self) -> None:
+        for db in self._all:
+            try:
+                db.close()
+            except Exception:  # noqa: BLE001 - closing what may already be broken
+                pass
+        self._all.clear()
+
+    def create(self, game_id: str, agents: Sequence[str], digests: Sequence[str | None], header: str) -> Head:
+        now = time.time()
+        with self._conn() as db, db.transaction():
+            db.execute(
+                "INSERT INTO games (id, created, updated, version, actions, resets, over, header) "
+                "VALUES (%s, %s, %s, 1, 0, 0, false, %s)",
+                (game_id, now, now, header),
+            )
+            with db.cursor() as cur:
+                cur.executemany(
+                    "INSERT INTO seats (game_id, seat, agent, token) VALUES (%s, %s, %s, %s)",
+                    [(game_id, i, a, d) for i, (a, d) in enumerate(zip(agents, digests))],
+                )
+        return Head(1, 0, 0)
+
+    def head(self, game_id: str) -> Head | None:
+        with self._conn() as db:
+            row = db.execute("SELECT version, actions, resets FROM games WHERE id = %s", (game_id,)).fetchone()
+        return None if row is None else Head(int(row[0]), int(row[1]), int(row[2]))
+
+    def load(self, game_id: str, start: int = 0) -> GameRow | None:
+        with self._conn() as db, db.transaction():
+            db.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ READ ONLY")
+            row = db.execute(
+                "SELECT version, actions, resets, over, header FROM games WHERE id = %s", (game_id,)
+            ).fetchone()
+            if row is None:
+                return None
+            seats = db.execute("SELECT agent, token FROM seats WHERE game_id = %s ORDER BY seat", (game_id,)).fetchall()
+            actions = db.execute(
+                "SELECT action FROM actions WHERE game_id = %s AND seq >= %s ORDER BY seq", (game_id, start)
+            ).fetchall()
+        return GameRow(
+            game_id,
+            tuple(a for a, _ in seats),
+            tuple(d for _, d in seats),
+            row[4],
+            tuple(a for (a,) in actions),
+            Head(int(row[0]), int(row[1]), int(row[2])),
+            bool(row[3]),
+            start,
+        )
+
+    def append(self, game_id: str, expected: Head, actions: Sequence[str], over: bool) -> Head:
+        texts = _action_texts(actions)
+        new = Head(expected.version + len(texts), expected.actions + len(texts), expected.resets)
+        with self._conn() as db, db.transaction():
+            cur = db.execute(
+                "UPDATE games SET version = %s, actions = %s, over = %s, updated = %s "
+                "WHERE id = %s AND version = %s AND actions = %s AND resets = %s",
+                (new.version, new.actions, over, time.time(), game_id, *_cas(expected)),
+            )
+            if cur.rowcount != 1:
+                raise Conflict(game_id)
+            with db.cursor() as c:
+                c.executemany(
+                    "INSERT INTO actions (game_id, seq, action) VALUES (%s, %s, %s)",
+                    [(game_id, expected.actions + i, a) for i, a in enumerate(texts)],
+                )
+            db.execute("SELECT pg_notify(%s, %s)", (NOTIFY_CHANNEL, f"{game_id} {new.version}"))
+        return new
+
+    def truncate(self, game_id: str, expected: Head, keep: int) -> Head:
+        if not 0 <= keep <= expected.actions:
+            raise ValueError(f"keep {keep} is not in 0..{expected.actions}")
+        new = Head(expected.version + 1, keep, expected.resets + 1)
+        with self._conn() as db, db.transaction():
+            cur = db.execute(
+                "UPDATE games SET version = %s, actions = %s, resets = %s, over = false, updated = %s "
+                "WHERE id = %s AND version = %s AND actions = %s AND resets = %s",
+                (new.version, new.actions, new.resets, time.time(), game_id, *_cas(expected)),
+            )
+            if cur.rowcount != 1:
+                raise Conflict(game_id)
+            db.execute("DELETE FROM actions WHERE game_id = %s AND seq >= %s", (game_id, keep))
+            db.execute("SELECT pg_notify(%s, %s)", (NOTIFY_CHANNEL, f"{game_id} {new.version}"))
+        return new
+
+    def versions(self, game_ids: Sequence[str]) -> dict[str, int]:
+        with self._conn() as db:
+            rows = db.execute("SELECT id, version FROM games WHERE id = ANY(%s)", (list(game_ids),)).fetchall()
+        return {r[0]: int(r[1]) for r in rows}
+
+    def count(self) -> int:
+        with self._conn() as db:
+            return int(db.execute("SELECT COUNT(*) FROM games").fetchone()[0])
+
+
+def _safe(url: str) -> str:
+    """``url`` without a password (for messages)."""
+    head, sep, tail = url.partition("@")
+    if not sep or "://" not in head:
+        return url
+    scheme, _, user = head.partition("://")
+    return f"{scheme}://{user.partition(':')[0]}@{tail}"
