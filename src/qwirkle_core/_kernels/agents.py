@@ -124,7 +124,7 @@ def search_turn(spec, gs, moves, scratch, searchers):
     return moves
 
 
-@njit
+@njit(inline="always")  # a thin wrapper: one level less to re-optimise (see _jit)
 def search_agent_turn(spec, gs, moves, scratch):
     """:func:`search_turn` of the search agent alone (``spec`` is one): the turn
     ``take_turn`` plays for it, without compiling the other agents that search (the
@@ -138,7 +138,7 @@ def search_agent_turn(spec, gs, moves, scratch):
     return moves
 
 
-@njit
+@njit(inline="always")  # a thin wrapper: one level less to re-optimise (see _jit)
 def mc_agent_turn(spec, gs, moves, scratch):
     """:func:`search_agent_turn` of the Monte Carlo agent (``spec`` is one)."""
     moves, n = legal_moves(gs, moves, np.bool_(False))

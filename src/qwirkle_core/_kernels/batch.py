@@ -43,7 +43,7 @@ def seeds_for(batch_seed, start, count):
     return out
 
 
-@njit
+@njit(inline="always")  # a thin wrapper: one level less to re-optimise (see _jit)
 def _start(gs, seed, players, rule_opening):
     """Set ``gs`` up for a new game from ``seed``."""
     clear_board(gs.board, gs.cross, gs.anchors, gs.bmeta)

@@ -256,7 +256,7 @@ def heuristic_fill_given(board, cross, anchors, bmeta, hands, bag, gmeta, moves,
     return values
 
 
-@njit
+@njit(inline="always")  # a thin wrapper: one level less to re-optimise (see _jit)
 def heuristic_values(gs, moves, n, spec, values):
     """:func:`heuristic_fill` for a game state (its scratch made here)."""
     work = np.empty(HEURISTIC_WORK, np.float64)

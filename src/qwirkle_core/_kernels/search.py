@@ -370,7 +370,7 @@ def _restore(sim, gs):
         sim.gmeta[i] = gs.gmeta[i]
 
 
-@njit
+@njit(inline="always")  # a thin wrapper: one level less to re-optimise (see _jit)
 def rank_candidates(gs, moves, n, values, limit, out):
     """The ``limit`` placements of ``moves[:n]`` of the highest heuristic value (the
     heuristic's default weights) as action rows of ``out``, best first; returns their
@@ -396,7 +396,7 @@ def _policy(spec, out):
         out[P_HEUR_OUT] = spec[P_SEARCH_POUT]
 
 
-@njit
+@njit(inline="always")  # a thin wrapper: one level less to re-optimise (see _jit)
 def _endgame(spec, gs, ss):
     """The solver's move within the budget, into ``gs.act`` (two players, empty bag)."""
     time_ms = spec[P_SEARCH_TIME]
