@@ -97,7 +97,7 @@ def test_the_first_run_message_names_the_agents_and_the_estimate(monkeypatch):
 
     monkeypatch.setattr(wu, "_cached", lambda name: False)
     text = _kernel_status(list(qc.parse_agents("search,greedy")), qc.Rules())
-    assert text.startswith("compiling the kernels for search, greedy (first run only, about ")
+    assert text.startswith("preparing the kernels: compiling them for search, greedy (first run only, about ")
     assert "qwirkle warmup" in text
 
 

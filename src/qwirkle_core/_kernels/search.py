@@ -133,7 +133,7 @@ def new_search_scratch(full):
     same types (a thread whose agents never search)."""
     slots = SLOTS if full else 1
     undo = new_undo_stack(slots)
-    ws = new_workspace(TT_BITS, MOVE_CAP) if full else new_workspace(1, 1)
+    ws = new_workspace(np.int64(TT_BITS if full else 1), np.int64(MOVE_CAP if full else 1))  # one specialisation
     return SearchScratch(
         undo,
         np.zeros((slots, 7), np.int64),

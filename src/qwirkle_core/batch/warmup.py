@@ -152,7 +152,7 @@ TASKS: dict[str, _Task] = {
     "batch.run_any": _Task(
         _compile_batch(_bt.run_any), _kernel(_bt, "run_any"), 38.0, ("endgame.solve", "search.playout")
     ),
-    "cubes.run_games": _Task(_compile_batch(_cu.run_games), _kernel(_cu, "run_games"), 45.0),
+    "cubes.run_games": _Task(_compile_batch(_cu.run_games), _kernel(_cu, "run_games"), 34.0),
 }
 """The kernels :func:`warmup` compiles: the batch kernels (``batch.run_*``,
 ``cubes.run_games``) and the independent parts of the search agent's compiled before

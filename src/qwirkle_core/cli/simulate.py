@@ -284,7 +284,7 @@ def _kernel_status(agents: Sequence[Any], rules: Any) -> str:
     if seconds:
         names = ", ".join(dict.fromkeys(getattr(a, "name", str(a)) for a in agents))
         return (
-            f"compiling the kernels for {names} (first run only, about {seconds:.0f} s; "
+            f"preparing the kernels: compiling them for {names} (first run only, about {seconds:.0f} s; "
             "'qwirkle warmup' compiles them ahead of time)"
         )
     return "preparing the kernels: loading them from the cache"

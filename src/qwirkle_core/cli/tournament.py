@@ -265,6 +265,6 @@ def _kernel_status(specs: list[Any], rules: Any) -> str | None:
         return None
     agents = ", ".join(dict.fromkeys(s.name for s in specs))
     return (
-        f"compiling the kernels for {agents} (first run only, about {seconds:.0f} s; "
+        f"preparing the kernels: compiling them for {agents} (first run only, about {seconds:.0f} s; "
         "'qwirkle warmup' compiles them ahead of time)"
     )

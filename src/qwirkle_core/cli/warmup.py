@@ -86,8 +86,8 @@ def _run_warmup(args: argparse.Namespace, console: Console) -> int:
     console.print(table)
     compiled = sum(k.compiled for k in results)
     console.print(
-        f"{compiled} of {len(results)} kernels compiled in {time.perf_counter() - t0:.1f} s "
-        f"(the others were cached); cache: {cache_folder()}"
+        f"{compiled} of {len(results)} kernels compiled and {len(results) - compiled} found in the cache, "
+        f"in {time.perf_counter() - t0:.1f} s; cache: {cache_folder()}"
     )
     return 0
 
