@@ -109,14 +109,14 @@ def test_the_search_agents_parts_compiled_by_workers_are_the_ones_its_batch_load
 import qwirkle_core as qc
 from qwirkle_core._kernels import endgame, search
 from qwirkle_core.batch import warmup
-times = warmup.warmup("search:time=2,greedy", processes=2)
+times = warmup.warmup("search:time_ms=2,greedy", processes=2)
 print([(k.name, k.compiled) for k in times])
-r = qc.simulate(2, ["search:time=2", "greedy"], seed=3, threads=1)
+r = qc.simulate(2, ["search:time_ms=2", "greedy"], seed=3, threads=1)
 print(len(endgame.solve.signatures), len(search.playout.signatures), r.scores.tolist())
 """
     lines = _python(code, tmp_path).splitlines()
     assert lines[0] == str([("endgame.solve", True), ("search.playout", True), ("batch.run_search", True)])
     ones, scores = lines[1].split(" ", 2)[:2], lines[1].split(" ", 2)[2]
     assert ones == ["1", "1"]
-    plain = qc.simulate(2, ["search:time=2", "greedy"], seed=3, threads=1)
+    plain = qc.simulate(2, ["search:time_ms=2", "greedy"], seed=3, threads=1)
     assert scores == str(plain.scores.tolist())
