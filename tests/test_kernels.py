@@ -291,8 +291,10 @@ def test_a_stale_cache_under_numba_cache_dir_is_dropped(tmp_path):
 
 
 def test_a_batch_compiles_only_the_kernel_of_its_agents():
-    """Random and greedy batches share the smallest kernel; the heuristic and the other
-    agents each add a larger one. A greedy batch neither compiles nor loads them."""
+    """Random and greedy batches share the smallest kernel; the heuristic, the search
+    and the Monte Carlo agents each add a larger one, and a mixture of them the one that
+    knows every agent. A greedy batch neither compiles nor loads them (nor the
+    heuristic)."""
     kind = {
         name: _bt.kernel_for(np.stack([_lo.make_spec(_lo.AGENT_IDS[name])] * 2)).__name__ for name in _lo.AGENT_NAMES
     }
@@ -300,20 +302,22 @@ def test_a_batch_compiles_only_the_kernel_of_its_agents():
         "random": "run_plain",
         "greedy": "run_plain",
         "heuristic": "run_heuristic",
-        "mc": "run_any",
-        "search": "run_any",
+        "mc": "run_mc",
+        "search": "run_search",
     }
+    mixed = np.stack([_lo.make_spec(_lo.SEARCH), _lo.make_spec(_lo.MONTE_CARLO)])
+    assert _bt.kernel_for(mixed).__name__ == "run_any"
     code = """
 import qwirkle_core as qc
 from qwirkle_core._kernels import batch, mc, policies
 from qwirkle_core.batch.local import compile_seconds
 qc.simulate(3, ("greedy", "random"), seed=1, threads=1)
 print(compile_seconds(("greedy", "greedy")), len(batch.run_plain.signatures))
-print(len(batch.run_heuristic.signatures), len(batch.run_any.signatures), len(mc.mc_choose.signatures), len(policies.reply_choose.signatures))
+print(len(batch.run_heuristic.signatures), len(batch.run_any.signatures), len(mc.mc_choose.signatures), len(policies.reply_choose.signatures), len(policies.heuristic_fill.signatures))
 """
     out = _python(code)
     assert float(out[0]) == 0.0 and out[1] == "1"  # compiled or loaded, and now cached
-    assert out[2:] == ["0", "0", "0", "0"]
+    assert out[2:] == ["0", "0", "0", "0", "0"]
 
 
 def test_the_kernels_default_specs_are_the_documented_defaults():

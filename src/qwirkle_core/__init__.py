@@ -22,6 +22,7 @@ if TYPE_CHECKING:
     from .batch.simulate import SimulationResult, play_game, simulate
     from .batch.stats import BatchStats
     from .batch.tournament import TournamentResult, tournament
+    from .batch.warmup import warmup
     from .errors import AgentError, AgentFailure, FormatError, IllegalMoveError, RecordError
     from .evaluation.analysis import ActionAnalysis, Analysis, MoveValue, analyse
     from .evaluation.endgame import EndgameResult, solve_endgame
@@ -75,6 +76,7 @@ _EXPORTS = {
     "tile_name": "game.tiles",
     "TournamentResult": "batch.tournament",
     "tournament": "batch.tournament",
+    "warmup": "batch.warmup",
 }
 
 __all__ = sorted(_EXPORTS) + ["__version__"]

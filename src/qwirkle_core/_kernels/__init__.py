@@ -29,8 +29,19 @@ Compile time and speed (issue 13; figures in docs/architecture.md, "Performance"
   So: no default arguments on kernels (an omitted argument is one more), loop-carried
   counters start as ``np.int64(0)``, a constant passed where other call sites pass a
   variable is wrapped (``np.int64(0)``, ``np.bool_(False)``; a read-only global table's
-  row is copied), and a batch runs only the kernel its agents need. Literals stay only
-  where they prune code (``policies.play_turns``' ``replies`` and ``heuristic``).
+  row is copied), and a batch runs only the kernel its agents need. A literal True or
+  False never prunes code (numba types both branches; numba 0.68 prunes a branch on
+  an argument only by its being None): a flag that must keep a callee out of a kernel
+  is None there (``policies.play_turns``' ``heuristic``: ``heuristic is not None and
+  heuristic``), issue 43.
+- Every kernel's library links in its callees' and numba optimises and generates
+  machine code for the whole linked module again at each level, so a deep chain of
+  thin wrappers costs a re-compile of everything below each of them: thin wrappers on
+  the batch kernels' paths are ``inline="always"`` (``agents.search_agent_turn``,
+  ``search._endgame``, ``search.rank_candidates``, ``policies.heuristic_values``,
+  ``batch._start``); large or shared ones are not (numba types an inlined body at
+  every call site). ``_jit.keep`` is an intrinsic (no kernel of its own).
+- Cold-start figures, the warmup and the cache's reuse: docs/cold-start.md.
 - Reference counts: numba counts the references of the arrays a call passes, with
   atomic operations where it cannot prove them balanced. The hot loops pass arrays one
   by one (not the state tuple), and their callees end in one exit that still uses

@@ -5,6 +5,8 @@ import os
 from pathlib import Path
 
 import numba
+from numba.core import types
+from numba.extending import intrinsic
 
 CACHE = os.environ.get("QWIRKLE_NO_CACHE", "") in ("", "0")
 
@@ -80,7 +82,14 @@ def njit(*args, **kwargs):
     return numba.njit(*args, **kwargs)
 
 
-@njit
-def keep(*arrays):
+@intrinsic
+def keep(typingctx, *arrays):
     """Nothing: a use of ``arrays`` that keeps them alive to this point (see
-    :mod:`._kernels`, on reference counts)."""
+    :mod:`._kernels`, on reference counts). An intrinsic, not a kernel: it emits no
+    code and compiles nothing of its own (a kernel of ``*arrays`` was compiled once
+    per distinct list of argument types, a dozen times in a batch kernel)."""
+
+    def codegen(context, builder, signature, args):
+        return context.get_dummy_value()
+
+    return types.none(types.StarArgTuple.from_types(arrays)), codegen

@@ -59,7 +59,9 @@ __all__ = [
     "RANDOM",
     "SEARCH",
     "make_spec",
+    "mc_agent_turn",
     "new_agent_scratch",
+    "search_agent_turn",
     "searches",
     "take_turn",
 ]
@@ -118,6 +120,32 @@ def search_turn(spec, gs, moves, scratch, searchers):
         search_choose(spec, gs, moves, n, values, scratch)
     else:
         reply_choose(spec, gs, moves, n, values, scratch.sim_moves, scratch.root.undo)
+    apply_act(gs)
+    return moves
+
+
+@njit(inline="always")  # a thin wrapper: one level less to re-optimise (see _jit)
+def search_agent_turn(spec, gs, moves, scratch):
+    """:func:`search_turn` of the search agent alone (``spec`` is one): the turn
+    ``take_turn`` plays for it, without compiling the other agents that search (the
+    search batch kernel's). Returns the move buffer."""
+    moves, n = legal_moves(gs, moves, np.bool_(False))
+    values = scratch.values
+    if values.shape[0] < n:
+        values = np.zeros(n, np.float64)
+    search_choose(spec, gs, moves, n, values, scratch)
+    apply_act(gs)
+    return moves
+
+
+@njit(inline="always")  # a thin wrapper: one level less to re-optimise (see _jit)
+def mc_agent_turn(spec, gs, moves, scratch):
+    """:func:`search_agent_turn` of the Monte Carlo agent (``spec`` is one)."""
+    moves, n = legal_moves(gs, moves, np.bool_(False))
+    values = scratch.values
+    if values.shape[0] < n:
+        values = np.zeros(n, np.float64)
+    mc_choose(spec, gs, moves, n, values, scratch)
     apply_act(gs)
     return moves
 

@@ -1,9 +1,11 @@
 """The batch loop: many complete games, one row of results per game.
 
-A batch is played by one of three kernels, the smallest that knows every agent of it
+A batch is played by one of five kernels, the smallest that knows every agent of it
 (:func:`kernel_for`), so a batch compiles only the agents it plays: :func:`run_plain`
-(random and greedy), :func:`run_heuristic` (and the heuristic, with its reply search)
-and :func:`run_any` (every agent, through :func:`.agents.take_turn`). All three play a
+(random and greedy), :func:`run_heuristic` (and the heuristic, with its reply search),
+:func:`run_search` (random, greedy and the search agent), :func:`run_mc` (random,
+greedy and Monte Carlo) and :func:`run_any` (every agent, through
+:func:`.agents.take_turn`). All three play a
 game the same way (the same turns as ``Game.play_agent``), so a game's row depends
 only on its seed and agents. A kernel plays its games one after the other and releases
 the GIL: threads run ranges of a batch side by side (``qwirkle_core.batch.local``).
@@ -13,7 +15,7 @@ import numpy as np
 
 from ._jit import is_cached, njit
 from .actions import new_state
-from .agents import new_agent_scratch, search_turn, searches, take_turn
+from .agents import mc_agent_turn, new_agent_scratch, search_agent_turn, search_turn, searches, take_turn
 from .board import clear_board
 from .layout import (
     G_CURRENT,
@@ -21,7 +23,9 @@ from .layout import (
     G_TURNS,
     GREEDY,
     HEURISTIC,
+    MONTE_CARLO,
     RANDOM,
+    SEARCH,
     SPEC_ID,
     STATS,  # noqa: F401  (re-exported: the Python layer sizes the stats array with it)
 )
@@ -39,7 +43,7 @@ def seeds_for(batch_seed, start, count):
     return out
 
 
-@njit
+@njit(inline="always")  # a thin wrapper: one level less to re-optimise (see _jit)
 def _start(gs, seed, players, rule_opening):
     """Set ``gs`` up for a new game from ``seed``."""
     clear_board(gs.board, gs.cross, gs.anchors, gs.bmeta)
@@ -75,7 +79,7 @@ def run_plain(seeds, specs, rule_opening, scores, qwirkles, stats):
             values,
             np.int64(MAX_TURNS),
             True,
-            False,
+            None,
         )
         record_row(gmeta, g, scores, qwirkles, stats)
 
@@ -115,6 +119,77 @@ def run_heuristic(seeds, specs, rule_opening, scores, qwirkles, stats):
 
 
 @njit(nogil=True)
+def run_search(seeds, specs, rule_opening, scores, qwirkles, stats):
+    """:func:`run_plain` for batches of random, greedy and search agents: it compiles
+    the search agent (and its endgame solver) but neither the Monte Carlo agent nor the
+    heuristic's reply search (``run_any`` compiles every agent)."""
+    gs, moves = new_state()
+    board, cross, anchors, bmeta, hands, bag, gmeta, rng, st, act = gs
+    scratch = new_agent_scratch(np.bool_(True))
+    values, work = scratch.values, scratch.work
+    for g in range(seeds.shape[0]):
+        _start(gs, seeds[g], specs.shape[0], rule_opening)
+        while gmeta[G_OVER] == 0 and gmeta[G_TURNS] < MAX_TURNS:
+            moves, values = play_turns(
+                specs,
+                board,
+                cross,
+                anchors,
+                bmeta,
+                hands,
+                bag,
+                gmeta,
+                rng,
+                st,
+                act,
+                moves,
+                values,
+                work,
+                np.int64(MAX_TURNS),
+                True,
+                None,
+            )
+            if gmeta[G_OVER] == 0 and gmeta[G_TURNS] < MAX_TURNS:  # the search agent's turn
+                moves = search_agent_turn(specs[gmeta[G_CURRENT]], gs, moves, scratch)
+        record_row(gmeta, g, scores, qwirkles, stats)
+
+
+@njit(nogil=True)
+def run_mc(seeds, specs, rule_opening, scores, qwirkles, stats):
+    """:func:`run_search` for batches of random, greedy and Monte Carlo agents (it
+    compiles neither the search agent nor the heuristic's reply search)."""
+    gs, moves = new_state()
+    board, cross, anchors, bmeta, hands, bag, gmeta, rng, st, act = gs
+    scratch = new_agent_scratch(np.bool_(False))
+    values, work = scratch.values, scratch.work
+    for g in range(seeds.shape[0]):
+        _start(gs, seeds[g], specs.shape[0], rule_opening)
+        while gmeta[G_OVER] == 0 and gmeta[G_TURNS] < MAX_TURNS:
+            moves, values = play_turns(
+                specs,
+                board,
+                cross,
+                anchors,
+                bmeta,
+                hands,
+                bag,
+                gmeta,
+                rng,
+                st,
+                act,
+                moves,
+                values,
+                work,
+                np.int64(MAX_TURNS),
+                True,
+                None,
+            )
+            if gmeta[G_OVER] == 0 and gmeta[G_TURNS] < MAX_TURNS:  # the Monte Carlo agent's turn
+                moves = mc_agent_turn(specs[gmeta[G_CURRENT]], gs, moves, scratch)
+        record_row(gmeta, g, scores, qwirkles, stats)
+
+
+@njit(nogil=True)
 def run_any(seeds, specs, rule_opening, scores, qwirkles, stats):
     """:func:`run_plain` for batches with any agents (each turn through
     :func:`.agents.take_turn`)."""
@@ -129,18 +204,24 @@ def run_any(seeds, specs, rule_opening, scores, qwirkles, stats):
 
 
 def kernel_for(specs):
-    """The batch kernel for the agents of ``specs`` (spec rows, one per seat)."""
+    """The batch kernel for the agents of ``specs`` (spec rows, one per seat): the
+    smallest that knows every agent of them."""
     agents = {int(row[SPEC_ID]) for row in specs}
     if agents <= {RANDOM, GREEDY}:
         return run_plain
     if agents <= {RANDOM, GREEDY, HEURISTIC}:
         return run_heuristic
+    if agents <= {RANDOM, GREEDY, SEARCH}:
+        return run_search
+    if agents <= {RANDOM, GREEDY, MONTE_CARLO}:
+        return run_mc
     return run_any
 
 
-# Rough seconds of a cold compile of each kernel on the shared 2-core machine (measured
-# with benchmarks/compare.py's cold start; the compile message of the command line).
-COLD_SECONDS = {"run_plain": 15, "run_heuristic": 30, "run_any": 60}
+# Rough CPU seconds of a cold compile of each kernel on the project's 2-core machine
+# (the search agent's include its solver and playouts; qwirkle_core.batch.warmup keeps
+# the figures the command line's estimate uses).
+COLD_SECONDS = {"run_plain": 10, "run_heuristic": 20, "run_search": 46, "run_mc": 28, "run_any": 57}
 
 
 def compile_seconds(specs):

@@ -256,7 +256,7 @@ def heuristic_fill_given(board, cross, anchors, bmeta, hands, bag, gmeta, moves,
     return values
 
 
-@njit
+@njit(inline="always")  # a thin wrapper: one level less to re-optimise (see _jit)
 def heuristic_values(gs, moves, n, spec, values):
     """:func:`heuristic_fill` for a game state (its scratch made here)."""
     work = np.empty(HEURISTIC_WORK, np.float64)
@@ -282,8 +282,10 @@ def play_turns(
     is ``specs[seat % len(specs)]`` (float64[k, SPEC_COLS]), until the game is over,
     its turn counter reaches ``until``, or the agent to play does not play a simple
     turn (:func:`simple_turn`; ``replies``: the heuristic's reply search counts as a
-    search). ``heuristic``: a constant at each call site, so a loop for random and
-    greedy agents only does not compile the heuristic. Returns the move buffer and
+    search). ``heuristic``: True to play the heuristic too; None for a loop of random and
+    greedy agents only, which then does not compile the heuristic (numba prunes a branch
+    on an argument that is None before typing it, never one on a literal True or False;
+    a False still works, but compiles the heuristic). Returns the move buffer and
     ``values`` (grown together when a position has more moves than they hold).
 
     Random: uniform over placements, else a random exchange. Greedy: the best score,
@@ -304,7 +306,7 @@ def play_turns(
         greedy = agent == GREEDY
         hand = hand_mask(hands, gmeta, gmeta[G_CURRENT])
         n = generate(board, cross, anchors, bmeta, hand, opening_len(gmeta), moves, st, greedy)
-        if n > moves.shape[0] or (heuristic and n > values.shape[0]):  # room for every move, then again
+        if n > moves.shape[0] or (heuristic is not None and heuristic and n > values.shape[0]):  # room, then again
             moves, values = np.zeros((2 * n, MOVE_COLS), np.int32), np.zeros(2 * n, np.float64)
             continue
         if n == 0:
@@ -313,7 +315,7 @@ def play_turns(
             set_place(act, moves, below(rng, R_AGENTS, n))
         elif greedy:  # all of the same score: best_index's tie-break
             set_place(act, moves, below(rng, R_AGENTS, n) if n > 1 else 0)
-        elif heuristic:
+        elif heuristic is not None and heuristic:  # None: pruned before typing (no heuristic compiled)
             heuristic_fill(board, cross, anchors, bmeta, hands, bag, gmeta, moves, n, specs[row], values, work)
             set_place(act, moves, best_index(values, n, rng))
         if n:

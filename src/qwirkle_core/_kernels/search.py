@@ -133,7 +133,7 @@ def new_search_scratch(full):
     same types (a thread whose agents never search)."""
     slots = SLOTS if full else 1
     undo = new_undo_stack(slots)
-    ws = new_workspace(TT_BITS, MOVE_CAP) if full else new_workspace(1, 1)
+    ws = new_workspace(np.int64(TT_BITS if full else 1), np.int64(MOVE_CAP if full else 1))  # one specialisation
     return SearchScratch(
         undo,
         np.zeros((slots, 7), np.int64),
@@ -370,7 +370,7 @@ def _restore(sim, gs):
         sim.gmeta[i] = gs.gmeta[i]
 
 
-@njit
+@njit(inline="always")  # a thin wrapper: one level less to re-optimise (see _jit)
 def rank_candidates(gs, moves, n, values, limit, out):
     """The ``limit`` placements of ``moves[:n]`` of the highest heuristic value (the
     heuristic's default weights) as action rows of ``out``, best first; returns their
@@ -396,7 +396,7 @@ def _policy(spec, out):
         out[P_HEUR_OUT] = spec[P_SEARCH_POUT]
 
 
-@njit
+@njit(inline="always")  # a thin wrapper: one level less to re-optimise (see _jit)
 def _endgame(spec, gs, ss):
     """The solver's move within the budget, into ``gs.act`` (two players, empty bag)."""
     time_ms = spec[P_SEARCH_TIME]

@@ -30,8 +30,9 @@ from .._kernels import cubes as _cu
 from .._kernels import layout as _lo
 from .._threads import available_threads
 from .._version import __version__
-from ..game.agents import AgentLike, AgentSpec, parse_agents
+from ..game.agents import AgentLike, AgentSpec
 from ..game.rules import Rules
+from . import warmup as _wu
 from .rows import GameRows, RowWriter, read_rows
 from .stats import BatchStats
 
@@ -277,15 +278,15 @@ def batch_metadata(
 def compile_seconds(agents: Iterable[AgentLike] | str, rules: Rules | None = None) -> float:
     """Rough seconds the first batch of ``agents`` (one per seat, as for
     :func:`~qwirkle_core.batch.simulate.simulate`) under ``rules`` (default: the tile game) in
-    this process spends compiling its kernel: 0.0 when the kernel is in the disk cache
-    (it is then only loaded, well under a second). Only the kernel for those agents is
-    compiled (greedy and random share one; the heuristic adds a second, any other agent
-    a third); Qwirkle Cubes has one kernel for every agent. Raises what
+    this process spends compiling its kernels: 0.0 when they are in the disk cache
+    (they are then only loaded, well under a second). Only the kernels of those agents
+    are compiled (:func:`~qwirkle_core.batch.warmup.kernels_for`: greedy and random
+    share one; the heuristic, the Monte Carlo and the search agent each have their own,
+    a mixture of them the one of every agent); Qwirkle Cubes has one kernel for every
+    agent. The figure is :func:`~qwirkle_core.batch.warmup.estimate_seconds`'s (within
+    a factor of two on the project's 2-core machine when it is not busy). Raises what
     :func:`~qwirkle_core.game.agents.parse_agents` raises for bad agents."""
-    specs = np.stack([a.row() for a in parse_agents(agents)])
-    if rules is not None and rules.cubes:
-        return float(_cu.compile_seconds())
-    return float(_bt.compile_seconds(specs))
+    return float(_wu.estimate_seconds(agents, rules, processes=_wu.first_run_processes()))
 
 
 def play_range(
@@ -384,6 +385,8 @@ class _RangeRun:
         self.pool = pool
         try:
             t0 = time.perf_counter()
+            if not self.rules.cubes:  # a first run: the independent parts side by side, where it pays
+                _wu.compile_first_batch(self.specs)
             self._play(0, 0, 1)  # compile the kernel, or load it from the cache
             self.compile_seconds = time.perf_counter() - t0
             if progress is not None:

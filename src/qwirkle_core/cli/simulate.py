@@ -282,7 +282,11 @@ def _kernel_status(agents: Sequence[Any], rules: Any) -> str:
 
     seconds = compile_seconds(agents, rules)
     if seconds:
-        return f"preparing the kernels: compiling (first run only, about {seconds:.0f} s)"
+        names = ", ".join(dict.fromkeys(getattr(a, "name", str(a)) for a in agents))
+        return (
+            f"preparing the kernels: compiling them for {names} (first run only, about {seconds:.0f} s; "
+            "'qwirkle warmup' compiles them ahead of time)"
+        )
     return "preparing the kernels: loading them from the cache"
 
 

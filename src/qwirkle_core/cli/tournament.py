@@ -120,7 +120,10 @@ def _run_tournament(args: argparse.Namespace, console: Console) -> int:
     if args.plot is not None:
         _plot_backend()
     dist = distributed_module() if args.scheduler or args.workers else None
-    bar = ProgressBar(console, "games", not args.no_progress, cluster_status(args) if dist is not None else None)
+    status = (
+        cluster_status(args) if dist is not None else _kernel_status([a.spec for a in args.agents if a.spec], rules)
+    )
+    bar = ProgressBar(console, "games", not args.no_progress, status)
     try:
         if dist is not None:
             with cluster(args) as client:
@@ -246,3 +249,22 @@ def _save_plot(result: TournamentResult, path: Path, console: Console) -> None:
         fig.savefig(other, dpi=120)
         console.print(f"could not write {path} ({reason(e)}); saved the plot to {other} instead")
     plt.close(fig)
+
+
+def _kernel_status(specs: list[Any], rules: Any) -> str | None:
+    """What the progress display says until the first game: the compile estimate of a
+    first run (the kernels of every pairing), or None (the default words)."""
+    from ..batch.warmup import estimate_kernels, first_run_processes, kernels_for
+
+    names: list[str] = []
+    for i, a in enumerate(specs):
+        for b in specs[i + 1 :]:
+            names += [n for n in kernels_for((a, b), rules) if n not in names]
+    seconds = estimate_kernels(names, first_run_processes()) if names else 0.0
+    if not seconds:
+        return None
+    agents = ", ".join(dict.fromkeys(s.name for s in specs))
+    return (
+        f"preparing the kernels: compiling them for {agents} (first run only, about {seconds:.0f} s; "
+        "'qwirkle warmup' compiles them ahead of time)"
+    )

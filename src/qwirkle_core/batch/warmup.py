@@ -1,0 +1,438 @@
+"""Compiling the batch kernels ahead of time: :func:`warmup` (``qc.warmup``, ``qwirkle
+warmup``), the first run's estimate (:func:`estimate_seconds`) and the parallel compile
+of a first batch.
+
+Numba compiles a kernel on its first call in a process and keeps the machine code in
+its on-disk cache (``NUMBA_CACHE_DIR``, else ``_kernels/__pycache__``); later
+processes load it in well under a second. A batch compiles only the kernel of its
+agents (:func:`qwirkle_core._kernels.batch.kernel_for`). The search agent's kernel is
+the largest: its endgame solver and its playouts are compiled first, side by side in
+worker processes (:data:`TASKS`: independent kernels, each one numba compiles once
+into the shared cache), then the batch kernel in this process, which loads them from
+the cache. Each worker is a fresh ``python -m qwirkle_core.batch.warmup`` (not
+multiprocessing, so a script without a ``__main__`` guard is never re-run).
+
+When the cache is reused (docs/cold-start.md): the same numba version, the same CPU
+model and features, and the same kernel sources (a hash of them is kept beside the
+cache; an upgrade or an edit drops it, see ``_kernels._jit.drop_stale_cache``).
+"""
+
+from __future__ import annotations
+
+import os
+import selectors
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from .._kernels import _jit
+from .._kernels import batch as _bt
+from .._kernels import cubes as _cu
+from .._kernels import layout as _lo
+from .._threads import available_threads
+from ..game.agents import AGENTS, AgentLike, parse_agents
+from ..game.rules import Rules
+
+__all__ = [
+    "TASKS",
+    "KernelTime",
+    "WarmupProgress",
+    "compile_first_batch",
+    "compile_kernels",
+    "default_processes",
+    "estimate_kernels",
+    "estimate_seconds",
+    "first_run_processes",
+    "kernels_for",
+    "warmup",
+]
+
+WarmupProgress = Callable[[str, bool, int, int], None]
+"""A progress callback ``f(kernel, ready, done, total)``: called when ``kernel`` starts
+compiling (``ready`` False) and when it is ready (True; compiled or found in the
+cache), with ``done`` kernels of ``total`` ready."""
+
+
+@dataclass(frozen=True)
+class KernelTime:
+    """One kernel of a :func:`warmup`: its ``name``, the ``seconds`` until it was ready
+    and whether it was ``compiled`` (False: it was already in the cache)."""
+
+    name: str
+    seconds: float
+    compiled: bool
+
+
+def _game_arrays() -> tuple[object, ...]:
+    from .._kernels import actions
+
+    gs, _ = actions.new_state()
+    return gs, gs.board, gs.cross, gs.anchors, gs.bmeta, gs.hands, gs.gmeta
+
+
+def _compile_solve() -> None:
+    """The endgame solver, with the types the search agent calls it with."""
+    import numba
+
+    from .._kernels import endgame, search
+
+    _, board, cross, anchors, bmeta, hands, gmeta = _game_arrays()
+    ws = search.new_search_scratch(np.bool_(True)).endgame
+    types = [numba.typeof(a) for a in (ws, board, cross, anchors, bmeta, hands, gmeta)]
+    endgame.solve.compile((*types, numba.types.int64, numba.types.float64))
+
+
+def _compile_playout() -> None:
+    """The search agent's playout, with the types of its search loop."""
+    import numba
+
+    from .._kernels import agents, search
+
+    s = agents.new_agent_scratch(np.bool_(True))
+    args = (s.sim, s.sim_moves, s.sim_values, s.work, s.root.cands[0], s.root.policy, 0, np.uint64(1), s.search)
+    search.playout.compile((*[numba.typeof(a) for a in args], *[numba.types.float64] * 3))
+
+
+def _compile_batch(kernel: Callable[..., None]) -> Callable[[], None]:
+    def run() -> None:
+        specs = np.stack([_lo.make_spec(_lo.GREEDY)] * 2)
+        seeds = np.zeros(0, np.uint64)
+        kernel(
+            seeds,
+            specs,
+            Rules().opening_code,
+            np.zeros((0, 2), np.int32),
+            np.zeros((0, 2), np.int16),
+            np.zeros((0, _lo.STATS), np.int32),
+        )
+
+    return run
+
+
+@dataclass(frozen=True)
+class _Task:
+    compile: Callable[[], None]
+    dispatcher: Callable[[], object]  # the kernel whose cache entry says it is done
+    seconds: float  # CPU seconds of its compile on the project's machine (when alone)
+    needs: tuple[str, ...] = ()
+
+
+def _kernel(module: object, name: str) -> Callable[[], object]:
+    return lambda: getattr(module, name)
+
+
+def _endgame_solve() -> object:
+    from .._kernels import endgame
+
+    return endgame.solve
+
+
+def _search_playout() -> object:
+    from .._kernels import search
+
+    return search.playout
+
+
+# CPU seconds measured on the project's machine (2 cores, numba 0.68) from an empty
+# cache with benchmarks/compare.py; an entry kernel's seconds exclude its ``needs``.
+TASKS: dict[str, _Task] = {
+    "endgame.solve": _Task(_compile_solve, _endgame_solve, 12.0),
+    "search.playout": _Task(_compile_playout, _search_playout, 7.0),
+    "batch.run_plain": _Task(_compile_batch(_bt.run_plain), _kernel(_bt, "run_plain"), 10.0),
+    "batch.run_heuristic": _Task(_compile_batch(_bt.run_heuristic), _kernel(_bt, "run_heuristic"), 20.0),
+    "batch.run_search": _Task(
+        _compile_batch(_bt.run_search), _kernel(_bt, "run_search"), 27.0, ("endgame.solve", "search.playout")
+    ),
+    "batch.run_mc": _Task(_compile_batch(_bt.run_mc), _kernel(_bt, "run_mc"), 28.0),
+    "batch.run_any": _Task(
+        _compile_batch(_bt.run_any), _kernel(_bt, "run_any"), 38.0, ("endgame.solve", "search.playout")
+    ),
+    "cubes.run_games": _Task(_compile_batch(_cu.run_games), _kernel(_cu, "run_games"), 34.0),
+}
+"""The kernels :func:`warmup` compiles: the batch kernels (``batch.run_*``,
+``cubes.run_games``) and the independent parts of the search agent's compiled before
+them (its endgame solver and its playouts), with rough seconds of each."""
+
+
+def kernels_for(agents: Iterable[AgentLike] | str | None = None, rules: Rules | None = None) -> list[str]:
+    """The names (:data:`TASKS`) of the kernels a batch of ``agents`` (one per seat;
+    None: every agent, one kernel each) under ``rules`` (default: the tile game; None
+    with ``agents`` None: the tile game and Qwirkle Cubes) compiles, the parts first.
+    Raises what :func:`~qwirkle_core.game.agents.parse_agents` raises for bad agents."""
+    entries: list[str] = []
+    if agents is None:
+        sets: list[Sequence[AgentLike]] = [[name] for name in AGENTS]
+        sets.append(list(AGENTS))
+        if rules is None or rules.cubes:
+            entries.append("cubes.run_games")
+        if rules is not None and rules.cubes:
+            sets = []
+    else:
+        sets = [list(parse_agents(agents))]
+    for agent_set in sets:
+        if rules is not None and rules.cubes:
+            name = "cubes.run_games"
+        else:
+            specs = np.stack([a.row() for a in parse_agents(agent_set)])
+            name = f"batch.{_bt.kernel_for(specs).__name__}"
+        if name not in entries:
+            entries.append(name)
+    parts = [need for name in entries for need in TASKS[name].needs]
+    return list(dict.fromkeys(parts)) + [e for e in entries if e not in parts]
+
+
+def _cached(name: str) -> bool:
+    return bool(_jit.is_cached(TASKS[name].dispatcher()))
+
+
+def default_processes() -> int:
+    """Worker processes of a parallel compile: ``QWIRKLE_COMPILE_PROCESSES`` when set,
+    else the cores this process may use (at most 4); 1 means none (compile here)."""
+    text = os.environ.get("QWIRKLE_COMPILE_PROCESSES", "")
+    if text.strip():
+        try:
+            return max(1, int(text))
+        except ValueError:
+            return 1
+    return max(1, min(4, available_threads()))
+
+
+def _bins(names: list[str], processes: int) -> list[list[str]]:
+    """``names`` split over at most ``processes`` workers, the longest first (each to the
+    least loaded worker)."""
+    bins: list[list[str]] = [[] for _ in range(min(processes, len(names)))]
+    load = [0.0] * len(bins)
+    for name in sorted(names, key=lambda n: -TASKS[n].seconds):
+        i = load.index(min(load))
+        bins[i].append(name)
+        load[i] += TASKS[name].seconds
+    return [b for b in bins if b]
+
+
+def _waves(names: list[str]) -> list[list[str]]:
+    """``names`` in waves: each kernel after the ones it needs."""
+    waves: list[list[str]] = []
+    done: set[str] = set()
+    rest = list(names)
+    while rest:
+        wave = [n for n in rest if all(need in done or need not in names for need in TASKS[n].needs)]
+        waves.append(wave)
+        done.update(wave)
+        rest = [n for n in rest if n not in done]
+    return waves
+
+
+def first_run_processes() -> int:
+    """Worker processes a first batch compiles with: :func:`default_processes` when it
+    is 3 or more (or ``QWIRKLE_COMPILE_PROCESSES`` says so), else 1. On two cores a
+    worker pays little: the parts it compiles share callees that both sides compile,
+    and another program's load takes the second core."""
+    n = default_processes()
+    return n if n >= 3 or os.environ.get("QWIRKLE_COMPILE_PROCESSES", "").strip() else 1
+
+
+def compile_first_batch(specs: np.ndarray) -> None:
+    """Before a batch's first call: when its kernel (for the spec rows ``specs``) is not
+    in the disk cache and has parts that compile independently (the search agent's),
+    compile them in :func:`first_run_processes` workers side by side; the batch kernel
+    then loads them. Nothing otherwise (the first call compiles all in this process)."""
+    processes = first_run_processes()
+    if processes < 2 or not _jit.CACHE:
+        return
+    kernel = _bt.kernel_for(specs)
+    name = f"batch.{kernel.__name__}"
+    needs = [n for n in TASKS[name].needs if not _cached(n)]
+    if len(needs) < 2 or _jit.is_cached(kernel):
+        return
+    _compile_in_workers(needs, processes, time.perf_counter(), {}, lambda _: None)
+
+
+def estimate_seconds(
+    agents: Iterable[AgentLike] | str | None = None,
+    rules: Rules | None = None,
+    processes: int | None = None,
+    cached: bool = False,
+) -> float:
+    """Rough wall seconds of compiling the kernels of a batch of ``agents`` under
+    ``rules`` (as :func:`kernels_for`) with ``processes`` workers (default
+    :func:`default_processes`) on an idle machine like the project's (2 cores). Kernels
+    already in the disk cache count nothing (0.0 when all are), unless ``cached``: then
+    every kernel counts as if the cache were empty."""
+    return estimate_kernels(kernels_for(agents, rules), processes, cached)
+
+
+def estimate_kernels(names: Sequence[str], processes: int | None = None, cached: bool = False) -> float:
+    """:func:`estimate_seconds` of the kernels ``names`` (of :data:`TASKS`)."""
+    names = list(dict.fromkeys(names))
+    if not cached:
+        if all(_cached(n) for n in names if n.startswith(("batch.", "cubes."))):
+            return 0.0  # the batch kernels are in the cache: loaded, not compiled
+        names = [n for n in names if not _cached(n)]
+    if not names:
+        return 0.0
+    processes = default_processes() if processes is None else max(1, processes)
+    if processes == 1 or not _jit.CACHE:
+        return sum(TASKS[n].seconds for n in names)
+    total = 0.0
+    for wave in _waves(names):
+        if len(wave) == 1:
+            total += TASKS[wave[0]].seconds
+            continue
+        bins = _bins(wave, processes)
+        # a worker starts in about a second; two compiling at once on two cores each
+        # run a little slower than alone
+        total += 1.0 + max(sum(TASKS[n].seconds for n in b) for b in bins) * (1.15 if len(bins) > 1 else 1.0)
+    return total
+
+
+def warmup(
+    agents: Iterable[AgentLike] | str | None = None,
+    rules: Rules | None = None,
+    processes: int | None = None,
+    progress: WarmupProgress | None = None,
+) -> list[KernelTime]:
+    """Compile the kernels of batches of ``agents`` (one per seat, as for
+    :func:`~qwirkle_core.batch.simulate.simulate`; default: every agent's) under
+    ``rules`` into numba's on-disk cache, so that a later process (a container started
+    from an image, a cluster worker) loads them instead of compiling them.
+
+    Parameters
+    ----------
+    agents
+        agents (names, specs, or one comma-separated str), one per seat; None: the
+        kernels of every agent (and of Qwirkle Cubes unless ``rules`` says the tile
+        game).
+    rules
+        the rules of the batches (default: the tile game).
+    processes
+        worker processes that compile independent kernels side by side (default: the
+        cores this process may use, at most 4; ``QWIRKLE_COMPILE_PROCESSES`` sets it);
+        1 compiles every kernel in this process. Without the disk cache
+        (``QWIRKLE_NO_CACHE=1``) every kernel is compiled here.
+    progress
+        called as ``progress(kernel, ready, done, total)`` when a kernel starts and
+        when it is ready (:data:`WarmupProgress`).
+
+    Returns
+    -------
+    list of KernelTime
+        each kernel's name, seconds until it was ready and whether it was compiled.
+
+    Raises
+    ------
+    AgentError
+        a bad agent (what :func:`~qwirkle_core.game.agents.parse_agents` raises).
+    """
+    return compile_kernels(kernels_for(agents, rules), processes, progress)
+
+
+def compile_kernels(
+    names: Sequence[str], processes: int | None = None, progress: WarmupProgress | None = None
+) -> list[KernelTime]:
+    """Compile the kernels ``names`` (of :data:`TASKS`, each after those it needs, as
+    :func:`kernels_for` lists them) into the disk cache: :func:`warmup` of a list of
+    kernels. Raises KeyError for an unknown name."""
+    names = list(dict.fromkeys(names))
+    tasks = [TASKS[n] for n in names]  # KeyError first
+    del tasks
+    processes = default_processes() if processes is None else max(1, int(processes))
+    results: dict[str, KernelTime] = {}
+    total = len(names)
+
+    def report(name: str, ready: bool) -> None:
+        if progress is not None:
+            progress(name, ready, len(results), total)
+
+    todo = []
+    for name in names:
+        if _cached(name):
+            results[name] = KernelTime(name, 0.0, False)
+            report(name, True)
+        else:
+            todo.append(name)
+    t0 = time.perf_counter()
+    for wave in _waves(todo):
+        if processes > 1 and _jit.CACHE and len(wave) > 1:
+            for name in wave:
+                report(name, False)
+            _compile_in_workers(wave, processes, t0, results, lambda name: report(name, True))
+        for name in wave:  # in this process: the last wave's lone kernel, or what a worker missed
+            if name not in results:
+                report(name, False)
+                TASKS[name].compile()
+                results[name] = KernelTime(name, time.perf_counter() - t0, True)
+                report(name, True)
+    for name in names:  # load what the workers compiled into this process too
+        if results[name].compiled and name.startswith(("batch.", "cubes.")):
+            TASKS[name].compile()
+    return [results[n] for n in names]
+
+
+def _compile_in_workers(
+    wave: list[str],
+    processes: int,
+    t0: float,
+    results: dict[str, KernelTime],
+    report: Callable[[str], None],
+) -> None:
+    """Compile the kernels of ``wave`` in worker processes into the disk cache; a kernel a
+    worker failed on is left for this process."""
+    here = str(Path(__file__).resolve().parents[2])  # the folder this qwirkle_core is imported from
+    path = os.environ.get("PYTHONPATH", "")
+    env = {
+        **os.environ,
+        "QWIRKLE_COMPILE_PROCESSES": "1",
+        "PYTHONPATH": here + (os.pathsep + path if path else ""),
+    }
+    workers = [
+        subprocess.Popen(
+            [sys.executable, "-m", "qwirkle_core.batch.warmup", *names],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+            text=True,
+            env=env,
+        )
+        for names in _bins(wave, processes)
+    ]
+    try:
+        with selectors.DefaultSelector() as sel:
+            for worker in workers:
+                assert worker.stdout is not None
+                sel.register(worker.stdout, selectors.EVENT_READ)
+            open_pipes = len(workers)
+            while open_pipes:
+                for key, _ in sel.select():
+                    line = key.fileobj.readline()  # type: ignore[union-attr]
+                    if not line:
+                        sel.unregister(key.fileobj)
+                        open_pipes -= 1
+                        continue
+                    name = line.strip()
+                    if name in TASKS and name not in results:
+                        results[name] = KernelTime(name, time.perf_counter() - t0, True)
+                        report(name)
+        for worker in workers:
+            worker.wait()
+    finally:
+        for worker in workers:
+            if worker.poll() is None:
+                worker.kill()
+                worker.wait()
+
+
+def _worker(names: Sequence[str]) -> int:
+    """A worker process: compile ``names`` one after the other, printing each name when
+    it is in the cache."""
+    for name in names:
+        TASKS[name].compile()
+        print(name, flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(_worker(sys.argv[1:]))
