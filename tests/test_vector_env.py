@@ -221,7 +221,7 @@ def test_results_do_not_depend_on_n_or_threads() -> None:
             total += r
         return total[:3], envs.state.game_seeds[:3].copy()
 
-    a, b, c = run(3, 1), run(10, 1), run(10, 2)
+    a, b, c = run(3, 1), run(130, 1), run(130, 2)  # 130 envs: two threads of 65
     for x, y in ((a, b), (b, c)):
         np.testing.assert_array_equal(x[0], y[0])
         np.testing.assert_array_equal(x[1], y[1])
@@ -257,3 +257,20 @@ def test_bad_arguments() -> None:
         VectorEnv(2, opponents=["bots:Best"])
     with pytest.raises(RuntimeError, match="reset"):
         VectorEnv(2).step(np.zeros(2, np.int64))
+
+
+def test_the_training_example_runs(tmp_path) -> None:
+    """docs/examples/vector_reinforce.py trains for a few seconds and draws its curve."""
+    import importlib.util
+    from pathlib import Path
+
+    path = Path(__file__).resolve().parent.parent / "docs" / "examples" / "vector_reinforce.py"
+    spec = importlib.util.spec_from_file_location("vector_reinforce", path)
+    assert spec is not None and spec.loader is not None
+    example = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(example)
+    rounds = example.train(0.1, envs_n=64)
+    assert rounds and all(score > 0 and greedy > 0 for _, score, greedy, _ in rounds)
+    assert np.any(rounds[-1][3] != 0)  # the weights moved
+    example.plot(rounds, str(tmp_path / "curve.png"))
+    assert (tmp_path / "curve.png").stat().st_size > 1000

@@ -20,6 +20,7 @@ Modules, each importing only those above it:
 ``agents``    one turn of any agent (the dispatch on the agent id) and the agents' scratch
 ``cubes``     Qwirkle Cubes: the bag of colours, rolls, re-rolls, every agent's turn, playouts, its batch kernel
 ``batch``     many complete games, one row of results per game (a kernel per agent set)
+``vector``    the batched RL environment: N games stepped one action each, observations and masks
 
 Compile time and speed (issue 13; figures in docs/architecture.md, "Performance"):
 

@@ -741,7 +741,7 @@ def step_plain(vs, lo, hi, actions, resets, specs, learner, max_turns, rule_open
                     values,
                     gm[G_TURNS] + 1,
                     True,
-                    False,
+                    None,
                 )
                 _record(vs, i, act, before)
         rmoves, rcons = _end(vs, i, learner, max_turns, actor, mode, cross, rmoves, rcons, gen, tslots, unseen)

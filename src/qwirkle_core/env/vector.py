@@ -7,7 +7,7 @@ trained on one runs on the other); the built-in opponents play inside the kernel
 step returns when every env's learner is to move again. See docs/env.md.
 
 >>> from qwirkle_core.env import VectorEnv
->>> envs = VectorEnv(1024, opponents=["greedy"], window=40)
+>>> envs = VectorEnv(256, opponents=["greedy"], window=40)
 >>> obs, info = envs.reset(seed=1)
 >>> for _ in range(100):
 ...     obs, reward, terminated, truncated, info = envs.step(envs.sample_actions())
@@ -40,11 +40,12 @@ from .aec import WINDOW, action_count, check_window, observation_space
 
 __all__ = ["VectorEnv"]
 
+MIN_ENVS_PER_THREAD = 64  # fewer envs a thread: handing them out costs more than it saves
 _PLAIN = {AGENT_IDS["random"], AGENT_IDS["greedy"]}
 _HEURISTIC = _PLAIN | {AGENT_IDS["heuristic"]}
 
 
-class VectorEnv(gymnasium.vector.VectorEnv):  # type: ignore[misc]  # gymnasium's generics
+class VectorEnv(gymnasium.vector.VectorEnv):
     """N games of Qwirkle stepped together, one seat (or every seat) a learner.
 
     Parameters
@@ -65,7 +66,8 @@ class VectorEnv(gymnasium.vector.VectorEnv):  # type: ignore[misc]  # gymnasium'
     opening, max_turns
         as for :class:`~qwirkle_core.env.raw_env`.
     threads
-        threads stepping ranges of envs (default 1); the results do not depend on it.
+        threads stepping ranges of envs (default 1; at most one per 64 envs); the
+        results do not depend on it.
     copy
         True (default): :meth:`reset` and :meth:`step` return new arrays; False: views of
         the environment's arrays, overwritten by the next call (no copying).
@@ -107,7 +109,7 @@ class VectorEnv(gymnasium.vector.VectorEnv):  # type: ignore[misc]  # gymnasium'
         self.copy = copy
         self._specs = specs
         ids = {int(row[0]) for q, row in enumerate(specs) if q != self.learner}
-        self._kernel = (
+        self._kernel: Any = (
             _kv.step_plain
             if opponents is None or ids <= _PLAIN
             else _kv.step_heuristic
@@ -120,10 +122,11 @@ class VectorEnv(gymnasium.vector.VectorEnv):  # type: ignore[misc]  # gymnasium'
         self.single_action_space = spaces.Discrete(self.n_actions)
         self.action_space = batch_space(self.single_action_space, self.num_envs)
         self._state = _kv.new_vec_state(self.num_envs, n_players, self.window)
-        self._scratch = [_kv.new_scratch(search) for _ in range(self.threads)]
-        bounds = np.linspace(0, self.num_envs, self.threads + 1).astype(np.int64)
+        workers = max(1, min(self.threads, self.num_envs // MIN_ENVS_PER_THREAD))
+        self._scratch = [_kv.new_scratch(search) for _ in range(workers)]
+        bounds = np.linspace(0, self.num_envs, workers + 1).astype(np.int64)
         self._ranges = [(int(lo), int(hi)) for lo, hi in zip(bounds[:-1], bounds[1:])]
-        self._pool = ThreadPoolExecutor(self.threads) if self.threads > 1 else None
+        self._pool = ThreadPoolExecutor(workers) if workers > 1 else None
         self._started = False
         self._draws = 0
         self._resets = np.zeros(self.num_envs, np.uint8)
@@ -149,7 +152,7 @@ class VectorEnv(gymnasium.vector.VectorEnv):  # type: ignore[misc]  # gymnasium'
         return np.stack([rows[0], *rows])
 
     @functools.cached_property
-    def observation_space(self) -> spaces.Dict:  # type: ignore[override]
+    def observation_space(self) -> spaces.Space[Any]:  # type: ignore[override]
         """The batched observation space (built on first use: its bounds arrays are as
         large as the observations)."""
         return batch_space(self.single_observation_space, self.num_envs)
@@ -157,7 +160,7 @@ class VectorEnv(gymnasium.vector.VectorEnv):  # type: ignore[misc]  # gymnasium'
     # -- the arrays ------------------------------------------------------------------------
 
     @property
-    def state(self) -> _kv.VecState:
+    def state(self) -> Any:
         """The environment's arrays (a :class:`VecState` named tuple; read, do not write):
         ``gmeta``, ``hands`` and the board arrays of each game, the turn in progress and
         the outputs, as listed in docs/env.md. Views, not copies."""
@@ -193,20 +196,19 @@ class VectorEnv(gymnasium.vector.VectorEnv):  # type: ignore[misc]  # gymnasium'
         }
 
     def _run(self, resets: np.ndarray, actions: np.ndarray) -> None:
-        args = (resets, self._specs, self.learner, self.max_turns, self.rules.opening_code)
+        def part(t: int) -> Any:
+            lo, hi = self._ranges[t]
+            args = (resets, self._specs, self.learner, self.max_turns, self.rules.opening_code)
+            return self._kernel(self._state, lo, hi, actions, *args, self._scratch[t])
+
         if self._pool is None:
-            lo, hi = self._ranges[0]
-            grown = [self._kernel(self._state, lo, hi, actions, *args, self._scratch[0])]
+            grown = [part(0)]
         else:
-            futures = [
-                self._pool.submit(self._kernel, self._state, lo, hi, actions, *args, sc)
-                for (lo, hi), sc in zip(self._ranges, self._scratch)
-            ]
-            grown = [f.result() for f in futures]
+            grown = list(self._pool.map(part, range(len(self._ranges))))
         for t, (moves, values, rmoves, rcons) in enumerate(grown):
             sc = self._scratch[t]
             if moves.shape != sc.moves.shape or rmoves.shape != sc.rmoves.shape or values.shape != sc.values.shape:
-                self._scratch[t] = sc._replace(moves=moves, values=values, rmoves=rmoves, rcons=rcons)
+                self._scratch[t] = _kv.Scratch(sc.cross, moves, values, rmoves, rcons, *sc[5:])
 
     # -- the Gymnasium API ---------------------------------------------------------------
 
