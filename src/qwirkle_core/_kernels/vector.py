@@ -20,7 +20,7 @@ six tiles of one colour has 720) is regenerated into the thread's scratch at eac
 Memory: the cross-check masks (:mod:`.board`, 256 KiB a game) are not kept per env. A
 thread has one set, empty, and loads an env's non-empty entries (those of the cells
 next to its tiles, ``xcross``) before it changes or reads the env's board, and saves and
-clears them after; the other arrays take about 40 KiB an env at W = 40.
+clears them after; an env takes about 88 KiB at W = 40.
 """
 
 from collections import namedtuple
@@ -90,7 +90,7 @@ LEGAL = 1024  # legal actions listed per env (more: the mask alone holds them)
 VecState = namedtuple(
     "VecState",
     "board anchors bmeta hands bag gmeta rng tcells xcross "
-    "moves nmoves cons partial npartial origin drawn marked seeds episodes game_seeds pending "
+    "moves nmoves cons partial npartial origin drawn seeds episodes game_seeds pending "
     "planes hand scores hand_sizes bag_size unseen mask legal nlegal observer rewards reward terminated truncated",
 )
 VecState.__doc__ = """The arrays of N games (leading axis N), one per field:
@@ -106,17 +106,16 @@ VecState.__doc__ = """The arrays of N games (leading axis N), one per field:
   number (above TURN_MOVES: not kept), ``cons`` uint8[N, TURN_MOVES] 1 for those the
   tiles put down so far are part of, ``partial`` int64[N, 6, 3] those tiles (slot,
   window cell, tile), ``npartial`` int64[N], ``origin`` int64[N, 2] the window's
-  (r0, c0), ``drawn`` int64[N] the tiles drawn in the board planes, ``marked`` uint8[N]
-  1 while the mask holds the turn's actions;
+  (r0, c0), ``drawn`` int64[N] the tiles drawn in the board planes;
 - the episodes: ``seeds`` uint64[N] each env's seed, ``episodes`` uint64[N] its episode
   counter, ``game_seeds`` uint64[N] the seed of the game in play
   (``game_seed(seeds[i], episodes[i])``), ``pending`` uint8[N] 1 when the game ended at
   the last step (the next step resets it);
 - the outputs: ``planes`` int8[N, 13, W, W], ``hand`` int8[N, 6, 13], ``scores``
   int32[N, P], ``hand_sizes`` int8[N, P], ``bag_size`` int32[N, 1], ``unseen``
-  int8[N, 36], ``mask`` int8[N, A8] (the 6 W^2 + 65 actions, zero-padded to a multiple of 8), ``legal`` int32[N, LEGAL]
-  its ones (the first ``nlegal[i]``, in no order; all of them when ``nlegal[i] <= LEGAL``), ``observer`` int64[N] the seat observed,
-  ``rewards`` int32[N, P] each seat's points this step, ``reward`` float32[N] the acting
+  int8[N, 36], ``mask`` int8[N, 6 W^2 + 65], ``legal`` int32[N, LEGAL] its ones (the
+  first ``nlegal[i]`` int64[N], in no order; all of them when ``nlegal[i] <= LEGAL``),
+  ``observer`` int64[N] the seat observed, ``rewards`` int32[N, P] each seat's points this step, ``reward`` float32[N] the acting
   seat's, ``terminated`` and ``truncated`` bool[N]."""
 
 Scratch = namedtuple("Scratch", "cross moves values rmoves rcons gen act tslots unseen agent")
@@ -134,7 +133,6 @@ def new_vec_state(n, players, window):
     side ``window`` (plain numpy: nothing to compile)."""
     w = window
     actions = HAND * w * w + 1 + EXCHANGES + 1
-    padded = -(-actions // 8) * 8
     return VecState(
         np.full((n, NCELLS), -1, np.int8),
         np.zeros((n, MAX_ANCHORS), np.int32),
@@ -152,7 +150,6 @@ def new_vec_state(n, players, window):
         np.zeros(n, np.int64),
         np.zeros((n, 2), np.int64),
         np.zeros(n, np.int64),
-        np.zeros(n, np.uint8),
         np.zeros(n, np.uint64),
         np.zeros(n, np.uint64),
         np.zeros(n, np.uint64),
@@ -163,7 +160,7 @@ def new_vec_state(n, players, window):
         np.zeros((n, players), np.int8),
         np.zeros((n, 1), np.int32),
         np.zeros((n, NUM_TILE_TYPES), np.int8),
-        np.zeros((n, padded), np.int8),
+        np.zeros((n, actions), np.int8),
         np.zeros((n, LEGAL), np.int32),
         np.zeros(n, np.int64),
         np.zeros(n, np.int64),
@@ -431,7 +428,6 @@ def _unmark(vs, i, moves, n, cons, tslots):
         vs.nlegal[i] = 0
     else:
         _mark(vs, i, moves, n, cons, np.int64(0), tslots, np.int64(-1), np.int64(-1))
-    vs.marked[i] = 0
 
 
 # -- observations -------------------------------------------------------------------------
@@ -494,7 +490,6 @@ def _place(vs, i, a, moves, n, cons, tslots):
     vs.partial[i, q, 2] = t
     vs.npartial[i] = q + 1
     _mark(vs, i, moves, n, cons, np.int64(1), tslots, k, t)
-    vs.marked[i] = 1
     _paint_partial(vs, i, q, np.int8(1))
     vs.hand[i, s, 12] = 0
 
@@ -554,7 +549,6 @@ def _reset(vs, i, cross, players, rule_opening):
     for q in range(vs.npartial[i]):
         _paint_partial(vs, i, q, np.int8(0))
     vs.drawn[i] = 0
-    vs.marked[i] = 0
     vs.npartial[i] = 0
     vs.pending[i] = 0
     vs.terminated[i] = False
@@ -650,7 +644,6 @@ def _finish(vs, i, cross, gen, tslots, unseen, learner, max_turns, actor, mode):
         for m in range(n):
             cons[m] = 1
         _mark(vs, i, moves, n, cons, np.int64(1), tslots, np.int64(-1), np.int64(-1))
-        vs.marked[i] = 1
     _observe(vs, i, learner if learner >= 0 else gm[G_CURRENT], unseen)
     return n
 
@@ -660,7 +653,6 @@ def _mark_regenerated(vs, i, cross, rmoves, rcons, gen, tslots):
     """The mask of env ``i``'s new turn of more than TURN_MOVES placements."""
     _regenerate(vs, i, cross, rmoves, rcons, gen)
     _mark(vs, i, rmoves, vs.nmoves[i], rcons, np.int64(1), tslots, np.int64(-1), np.int64(-1))
-    vs.marked[i] = 1
 
 
 @njit(inline="always")

@@ -180,7 +180,7 @@ class VectorEnv(gymnasium.vector.VectorEnv):
                 "bag_size": self._out(s.bag_size),
                 "unseen": self._out(s.unseen),
             },
-            "action_mask": self._out(s.mask[:, : self.n_actions]),
+            "action_mask": self._out(s.mask),
         }
 
     def _info(self) -> dict[str, Any]:
@@ -304,7 +304,7 @@ class VectorEnv(gymnasium.vector.VectorEnv):
             return actions, counts
         actions = np.full((self.num_envs, k), -1, np.int64)
         for i in range(self.num_envs):
-            row = np.flatnonzero(s.mask[i, : self.n_actions])
+            row = np.flatnonzero(s.mask[i])
             actions[i, : row.size] = row
         return actions, counts
 
