@@ -315,16 +315,12 @@ def _contains(moves, m, k, t):
 
 
 @njit(_nrt=False, inline="always")
-def _generate(vs, i, cross, moves, gen):
-    """The current player's placements in env ``i`` into ``moves`` (window cells when
-    they all fit); returns their number."""
+def _placements(vs, i, cross, moves, gen):
+    """The current player's placements in env ``i`` into ``moves`` (board cells);
+    returns their number (above the room in ``moves``: not all written)."""
     gm = vs.gmeta[i]
-    bm = vs.bmeta[i]
     hand = hand_mask(vs.hands[i], gm, gm[G_CURRENT])
-    n = generate(vs.board[i], cross, vs.anchors[i], bm, hand, opening_len(gm), moves, gen, np.bool_(False))
-    if n <= moves.shape[0]:
-        _to_window(moves, n, bm, vs.origin[i, 0], vs.origin[i, 1], vs.planes.shape[2])
-    return n
+    return generate(vs.board[i], cross, vs.anchors[i], vs.bmeta[i], hand, opening_len(gm), moves, gen, np.bool_(False))
 
 
 @njit(_nrt=False)
@@ -333,7 +329,8 @@ def _regenerate(vs, i, cross, rmoves, rcons, gen):
     thread's buffers (room for ``nmoves[i]``), with ``rcons`` for the tiles put down so
     far."""
     n = vs.nmoves[i]
-    _generate(vs, i, cross, rmoves, gen)
+    _placements(vs, i, cross, rmoves, gen)
+    _to_window(rmoves, n, vs.bmeta[i], vs.origin[i, 0], vs.origin[i, 1], vs.planes.shape[2])
     for m in range(n):
         rcons[m] = 1
         for q in range(vs.npartial[i]):
@@ -403,11 +400,18 @@ def _mark(vs, i, moves, n, cons, value, tslots, k_new, t_new):
         tslots[vs.hands[i, p, s]] = 0
     if value == 0:
         vs.nlegal[i] = 0
-    first = HAND * cells
     if k_part > 0:
         if done:
-            _set(vs, i, mask, first, value)
+            _set(vs, i, mask, HAND * cells, value)
         return
+    _mark_exchanges(vs, i, mask, n, size, value)
+
+
+@njit(_nrt=False, inline="always")
+def _mark_exchanges(vs, i, mask, n, size, value):
+    """The mask entries of a turn's start beside the tiles: the exchanges the bag and
+    the opening allow, or the pass when nothing else is legal."""
+    first = mask.shape[0] - EXCHANGES - 2
     bag = vs.gmeta[i, G_BAG]
     if bag > 0 and vs.gmeta[i, G_OPENING] == 0:
         for b in range(1, EXCHANGES + 1):
@@ -415,6 +419,36 @@ def _mark(vs, i, moves, n, cons, value, tslots, k_new, t_new):
                 _set(vs, i, mask, first + b, value)
     elif n == 0:
         _set(vs, i, mask, first + EXCHANGES + 1, value)
+
+
+@njit(_nrt=False, inline="always")
+def _open_turn(vs, i, moves, n, cons, tslots):
+    """The start of env ``i``'s turn, its ``n`` placements just generated into ``moves``
+    (board cells): in one pass, their cells rewritten as window cells, all of them in
+    ``cons``, and the mask set from them."""
+    w = vs.planes.shape[2]
+    cells = w * w
+    mask = vs.mask[i]
+    p = vs.gmeta[i, G_CURRENT]
+    size = vs.gmeta[i, G_HAND + p]
+    minr, minc = vs.bmeta[i, B_MINR], vs.bmeta[i, B_MINC]
+    r0, c0 = vs.origin[i, 0], vs.origin[i, 1]
+    for s in range(size):
+        tslots[vs.hands[i, p, s]] |= 1 << s
+    for m in range(n):
+        cons[m] = 1
+        for j in range(moves[m, M_N]):
+            cell = moves[m, M_CELL + j]
+            k = (unwrap(cell >> GRID_BITS, minr) - r0) * w + (unwrap(cell & GMASK, minc) - c0)
+            moves[m, M_CELL + j] = k
+            b = tslots[moves[m, M_TILE + j]]
+            while b:
+                low = b & -b
+                _set(vs, i, mask, lowest_bit_index(low) * cells + k, np.int64(1))
+                b ^= low
+    for s in range(size):
+        tslots[vs.hands[i, p, s]] = 0
+    _mark_exchanges(vs, i, mask, n, size, np.int64(1))
 
 
 @njit(_nrt=False, inline="always")
@@ -636,14 +670,10 @@ def _finish(vs, i, cross, gen, tslots, unseen, learner, max_turns, actor, mode):
         vs.nmoves[i] = 0
         _observe(vs, i, learner if learner >= 0 else actor, unseen)
         return 0
-    moves = vs.moves[i]
-    n = _generate(vs, i, cross, moves, gen)
+    n = _placements(vs, i, cross, vs.moves[i], gen)
     vs.nmoves[i] = n
     if n <= TURN_MOVES:
-        cons = vs.cons[i]
-        for m in range(n):
-            cons[m] = 1
-        _mark(vs, i, moves, n, cons, np.int64(1), tslots, np.int64(-1), np.int64(-1))
+        _open_turn(vs, i, vs.moves[i], n, vs.cons[i], tslots)
     _observe(vs, i, learner if learner >= 0 else gm[G_CURRENT], unseen)
     return n
 
