@@ -231,7 +231,7 @@ def _load(vs, i, cross):
             cross[nb, 1] = vs.xcross[i, k, d, 1]
 
 
-@njit(_nrt=False)
+@njit(_nrt=False, inline="always")
 def _save(vs, i, cross):
     """Keep env ``i``'s cross-check masks from ``cross`` and empty it again."""
     n = vs.bmeta[i, B_TILES]
@@ -340,26 +340,27 @@ def _regenerate(vs, i, cross, rmoves, rcons, gen):
 
 
 @njit(_nrt=False, inline="always")
-def _set(vs, i, mask, a, value):
-    """Set (1) or clear (0) mask entry ``a`` of env ``i``, keeping the list of its ones."""
-    if value == 0:
-        mask[a] = 0
-    elif mask[a] == 0:
+def _add(mask, legal, c, a):
+    """Set mask entry ``a`` (the ``c`` entries set so far listed in ``legal``); returns
+    the new count. The count is a local of the callers: a store to the int8 mask may
+    alias any memory, so a count kept in an array would be read again at each one."""
+    if mask[a] == 0:
         mask[a] = 1
-        c = vs.nlegal[i]
         if c < LEGAL:
-            vs.legal[i, c] = a
-        vs.nlegal[i] = c + 1
+            legal[c] = a
+        c += 1
+    return c
 
 
 @njit(_nrt=False, inline="always")
-def _mark(vs, i, moves, n, cons, value, tslots, k_new, t_new):
-    """Set (``value`` 1) or clear (0) env ``i``'s mask entries of its turn so far: the
-    tiles the placements in ``moves[:n]`` with ``cons`` still allow, DONE, and before
-    the first tile the exchanges or the pass. ``k_new >= 0``: tile ``t_new`` was just put
-    on window cell ``k_new``; the placements without it lose their ``cons`` first."""
+def _mark(vs, i, moves, n, cons, tslots, k_new, t_new):
+    """Set env ``i``'s mask entries of its turn so far (the mask empty): the tiles the
+    placements in ``moves[:n]`` with ``cons`` still allow and DONE. ``k_new >= 0``: tile
+    ``t_new`` was just put on window cell ``k_new``; the placements without it lose
+    their ``cons`` first."""
     w = vs.planes.shape[2]
-    mask = vs.mask[i]
+    mask, legal = vs.mask[i], vs.legal[i]
+    c = np.int64(0)
     p = vs.gmeta[i, G_CURRENT]
     size = vs.gmeta[i, G_HAND + p]
     k_part = vs.npartial[i]
@@ -394,31 +395,31 @@ def _mark(vs, i, moves, n, cons, value, tslots, k_new, t_new):
                 continue
             while b:
                 low = b & -b
-                _set(vs, i, mask, lowest_bit_index(low) * cells + k, value)
+                c = _add(mask, legal, c, lowest_bit_index(low) * cells + k)
                 b ^= low
     for s in range(size):
         tslots[vs.hands[i, p, s]] = 0
-    if value == 0:
-        vs.nlegal[i] = 0
     if k_part > 0:
         if done:
-            _set(vs, i, mask, HAND * cells, value)
-        return
-    _mark_exchanges(vs, i, mask, n, size, value)
+            c = _add(mask, legal, c, HAND * cells)
+    else:
+        c = _mark_exchanges(vs, i, mask, legal, c, n, size)
+    vs.nlegal[i] = c
 
 
 @njit(_nrt=False, inline="always")
-def _mark_exchanges(vs, i, mask, n, size, value):
+def _mark_exchanges(vs, i, mask, legal, c, n, size):
     """The mask entries of a turn's start beside the tiles: the exchanges the bag and
-    the opening allow, or the pass when nothing else is legal."""
+    the opening allow, or the pass when nothing else is legal. Returns the count."""
     first = mask.shape[0] - EXCHANGES - 2
     bag = vs.gmeta[i, G_BAG]
     if bag > 0 and vs.gmeta[i, G_OPENING] == 0:
         for b in range(1, EXCHANGES + 1):
             if b < (1 << size) and popcount(b) <= bag:
-                _set(vs, i, mask, first + b, value)
+                c = _add(mask, legal, c, first + b)
     elif n == 0:
-        _set(vs, i, mask, first + EXCHANGES + 1, value)
+        c = _add(mask, legal, c, first + EXCHANGES + 1)
+    return c
 
 
 @njit(_nrt=False, inline="always")
@@ -428,7 +429,8 @@ def _open_turn(vs, i, moves, n, cons, tslots):
     ``cons``, and the mask set from them."""
     w = vs.planes.shape[2]
     cells = w * w
-    mask = vs.mask[i]
+    mask, legal = vs.mask[i], vs.legal[i]
+    c = np.int64(0)
     p = vs.gmeta[i, G_CURRENT]
     size = vs.gmeta[i, G_HAND + p]
     minr, minc = vs.bmeta[i, B_MINR], vs.bmeta[i, B_MINC]
@@ -444,24 +446,25 @@ def _open_turn(vs, i, moves, n, cons, tslots):
             b = tslots[moves[m, M_TILE + j]]
             while b:
                 low = b & -b
-                _set(vs, i, mask, lowest_bit_index(low) * cells + k, np.int64(1))
+                c = _add(mask, legal, c, lowest_bit_index(low) * cells + k)
                 b ^= low
     for s in range(size):
         tslots[vs.hands[i, p, s]] = 0
-    _mark_exchanges(vs, i, mask, n, size, np.int64(1))
+    vs.nlegal[i] = _mark_exchanges(vs, i, mask, legal, c, n, size)
 
 
 @njit(_nrt=False, inline="always")
-def _unmark(vs, i, moves, n, cons, tslots):
-    """Clear env ``i``'s mask entries (those listed in ``legal``, else those of its turn)."""
+def _unmark(vs, i):
+    """Clear env ``i``'s mask (the entries listed in ``legal``; all, when more)."""
     c = vs.nlegal[i]
+    mask = vs.mask[i]
     if c <= LEGAL:
-        mask = vs.mask[i]
         for j in range(c):
             mask[vs.legal[i, j]] = 0
-        vs.nlegal[i] = 0
     else:
-        _mark(vs, i, moves, n, cons, np.int64(0), tslots, np.int64(-1), np.int64(-1))
+        for a in range(mask.shape[0]):
+            mask[a] = 0
+    vs.nlegal[i] = 0
 
 
 # -- observations -------------------------------------------------------------------------
@@ -517,13 +520,13 @@ def _place(vs, i, a, moves, n, cons, tslots):
     s, k = a // (w * w), a % (w * w)
     p = vs.gmeta[i, G_CURRENT]
     t = vs.hands[i, p, s]
-    _unmark(vs, i, moves, n, cons, tslots)
+    _unmark(vs, i)
     q = vs.npartial[i]
     vs.partial[i, q, 0] = s
     vs.partial[i, q, 1] = k
     vs.partial[i, q, 2] = t
     vs.npartial[i] = q + 1
-    _mark(vs, i, moves, n, cons, np.int64(1), tslots, k, t)
+    _mark(vs, i, moves, n, cons, tslots, k, t)
     _paint_partial(vs, i, q, np.int8(1))
     vs.hand[i, s, 12] = 0
 
@@ -534,7 +537,7 @@ def _commit(vs, i, a, moves, n, cons, tslots, cross, act):
     apply it, env ``i``'s cross-check masks loaded into ``cross`` (and left there)."""
     w = vs.planes.shape[2]
     first = HAND * w * w
-    _unmark(vs, i, moves, n, cons, tslots)
+    _unmark(vs, i)
     k_part = vs.npartial[i]
     for q in range(k_part):
         _paint_partial(vs, i, q, np.int8(0))
@@ -652,8 +655,8 @@ def _finish(vs, i, cross, gen, tslots, unseen, learner, max_turns, actor, mode):
     """After the game changed (``mode`` 1: a turn was committed, 2: a new game; the
     masks loaded into ``cross``): the rewards, the window and planes, the end of the
     episode (over, past ``max_turns`` or outgrowing the window) or the next turn's
-    moves and mask, the observation. Returns the number of moves (above TURN_MOVES:
-    the caller generates them again and sets the mask)."""
+    moves and mask, the observation; then saves the masks. Returns the number of moves
+    (above TURN_MOVES: the caller generates them again, sets the mask and saves)."""
     gm = vs.gmeta[i]
     players = gm[G_PLAYERS]
     if mode == 1:
@@ -669,32 +672,35 @@ def _finish(vs, i, cross, gen, tslots, unseen, learner, max_turns, actor, mode):
         vs.pending[i] = 1
         vs.nmoves[i] = 0
         _observe(vs, i, learner if learner >= 0 else actor, unseen)
+        _save(vs, i, cross)
         return 0
     n = _placements(vs, i, cross, vs.moves[i], gen)
     vs.nmoves[i] = n
+    _observe(vs, i, learner if learner >= 0 else gm[G_CURRENT], unseen)
     if n <= TURN_MOVES:
         _open_turn(vs, i, vs.moves[i], n, vs.cons[i], tslots)
-    _observe(vs, i, learner if learner >= 0 else gm[G_CURRENT], unseen)
+        _save(vs, i, cross)
     return n
 
 
 @njit(_nrt=False)
 def _mark_regenerated(vs, i, cross, rmoves, rcons, gen, tslots):
-    """The mask of env ``i``'s new turn of more than TURN_MOVES placements."""
+    """The mask of env ``i``'s new turn of more than TURN_MOVES placements; then saves
+    its masks."""
     _regenerate(vs, i, cross, rmoves, rcons, gen)
-    _mark(vs, i, rmoves, vs.nmoves[i], rcons, np.int64(1), tslots, np.int64(-1), np.int64(-1))
+    _mark(vs, i, rmoves, vs.nmoves[i], rcons, tslots, np.int64(-1), np.int64(-1))
+    _save(vs, i, cross)
 
 
 @njit(inline="always")
 def _end(vs, i, learner, max_turns, actor, mode, cross, rmoves, rcons, gen, tslots, unseen):
-    """:func:`_finish`; the mask of a turn of more than TURN_MOVES placements; saving
-    env ``i``'s masks. Returns ``(rmoves, rcons)`` (grown as needed)."""
+    """:func:`_finish`, and the mask of a turn of more than TURN_MOVES placements.
+    Returns ``(rmoves, rcons)`` (grown as needed)."""
     n = _finish(vs, i, cross, gen, tslots, unseen, learner, max_turns, actor, mode)
     if n > TURN_MOVES:
         if rmoves.shape[0] < n:
             rmoves, rcons = np.zeros((2 * n, MOVE_COLS), np.int32), np.zeros(2 * n, np.uint8)
         _mark_regenerated(vs, i, cross, rmoves, rcons, gen, tslots)
-    _save(vs, i, cross)
     return rmoves, rcons
 
 
@@ -734,7 +740,7 @@ def step_plain(vs, lo, hi, actions, resets, specs, learner, max_turns, rule_open
         mode, actor = _act(vs, i, actions[i], resets[i], cross, rmoves, rcons, gen, act, tslots, rule_opening)
         if mode == 0:
             continue
-        if _due(vs, i, learner, max_turns):
+        if learner >= 0 and _due(vs, i, learner, max_turns):
             board, anchors, bmeta, hands, bag, gm, rng = (
                 vs.board[i],
                 vs.anchors[i],
@@ -781,7 +787,7 @@ def step_heuristic(vs, lo, hi, actions, resets, specs, learner, max_turns, rule_
         mode, actor = _act(vs, i, actions[i], resets[i], cross, rmoves, rcons, gen, act, tslots, rule_opening)
         if mode == 0:
             continue
-        if _due(vs, i, learner, max_turns):
+        if learner >= 0 and _due(vs, i, learner, max_turns):
             gs = _state(vs, i, sc)
             gm = gs.gmeta
             while _due(vs, i, learner, max_turns):
@@ -825,7 +831,7 @@ def step_any(vs, lo, hi, actions, resets, specs, learner, max_turns, rule_openin
         mode, actor = _act(vs, i, actions[i], resets[i], cross, rmoves, rcons, gen, act, tslots, rule_opening)
         if mode == 0:
             continue
-        if _due(vs, i, learner, max_turns):
+        if learner >= 0 and _due(vs, i, learner, max_turns):
             gs = _state(vs, i, sc)
             while _due(vs, i, learner, max_turns):
                 before = gs.bmeta[B_TILES]
