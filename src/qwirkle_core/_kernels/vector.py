@@ -705,16 +705,6 @@ def _end(vs, i, learner, max_turns, actor, mode, cross, rmoves, rcons, gen, tslo
 
 
 @njit(inline="always")
-def _begin(vs, i, actions, resets, sc, rmoves, rcons, rule_opening):
-    """:func:`_act` with room for the placements of env ``i``'s turn. Returns ``(mode,
-    actor, rmoves, rcons)``."""
-    if vs.nmoves[i] > rmoves.shape[0]:
-        rmoves, rcons = np.zeros((2 * vs.nmoves[i], MOVE_COLS), np.int32), np.zeros(2 * vs.nmoves[i], np.uint8)
-    mode, actor = _act(vs, i, actions[i], resets[i], sc.cross, rmoves, rcons, sc.gen, sc.act, sc.tslots, rule_opening)
-    return mode, actor, rmoves, rcons
-
-
-@njit(inline="always")
 def _state(vs, i, sc):
     return GameState(
         vs.board[i],
@@ -745,7 +735,9 @@ def step_plain(vs, lo, hi, actions, resets, specs, learner, max_turns, rule_open
     moves, values, rmoves, rcons = sc.moves, sc.values, sc.rmoves, sc.rcons
     cross, gen, act, tslots, unseen = sc.cross, sc.gen, sc.act, sc.tslots, sc.unseen
     for i in range(lo, hi):
-        mode, actor, rmoves, rcons = _begin(vs, i, actions, resets, sc, rmoves, rcons, rule_opening)
+        if vs.nmoves[i] > rmoves.shape[0]:
+            rmoves, rcons = np.zeros((2 * vs.nmoves[i], MOVE_COLS), np.int32), np.zeros(2 * vs.nmoves[i], np.uint8)
+        mode, actor = _act(vs, i, actions[i], resets[i], cross, rmoves, rcons, gen, act, tslots, rule_opening)
         if mode == 0:
             continue
         if learner >= 0 and _due(vs, i, learner, max_turns):
@@ -790,7 +782,9 @@ def step_heuristic(vs, lo, hi, actions, resets, specs, learner, max_turns, rule_
     moves, values, rmoves, rcons = sc.moves, sc.values, sc.rmoves, sc.rcons
     cross, gen, act, tslots, unseen = sc.cross, sc.gen, sc.act, sc.tslots, sc.unseen
     for i in range(lo, hi):
-        mode, actor, rmoves, rcons = _begin(vs, i, actions, resets, sc, rmoves, rcons, rule_opening)
+        if vs.nmoves[i] > rmoves.shape[0]:
+            rmoves, rcons = np.zeros((2 * vs.nmoves[i], MOVE_COLS), np.int32), np.zeros(2 * vs.nmoves[i], np.uint8)
+        mode, actor = _act(vs, i, actions[i], resets[i], cross, rmoves, rcons, gen, act, tslots, rule_opening)
         if mode == 0:
             continue
         if learner >= 0 and _due(vs, i, learner, max_turns):
@@ -832,7 +826,9 @@ def step_any(vs, lo, hi, actions, resets, specs, learner, max_turns, rule_openin
     moves, rmoves, rcons = sc.moves, sc.rmoves, sc.rcons
     cross, gen, act, tslots, unseen = sc.cross, sc.gen, sc.act, sc.tslots, sc.unseen
     for i in range(lo, hi):
-        mode, actor, rmoves, rcons = _begin(vs, i, actions, resets, sc, rmoves, rcons, rule_opening)
+        if vs.nmoves[i] > rmoves.shape[0]:
+            rmoves, rcons = np.zeros((2 * vs.nmoves[i], MOVE_COLS), np.int32), np.zeros(2 * vs.nmoves[i], np.uint8)
+        mode, actor = _act(vs, i, actions[i], resets[i], cross, rmoves, rcons, gen, act, tslots, rule_opening)
         if mode == 0:
             continue
         if learner >= 0 and _due(vs, i, learner, max_turns):
