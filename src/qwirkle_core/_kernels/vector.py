@@ -118,14 +118,15 @@ VecState.__doc__ = """The arrays of N games (leading axis N), one per field:
   ``observer`` int64[N] the seat observed, ``rewards`` int32[N, P] each seat's points this step, ``reward`` float32[N] the acting
   seat's, ``terminated`` and ``truncated`` bool[N]."""
 
-Scratch = namedtuple("Scratch", "cross moves values rmoves rcons gen act tslots unseen agent")
+Scratch = namedtuple("Scratch", "cross moves values rmoves rcons gen act tslots unseen agent seen")
 Scratch.__doc__ = """One thread's scratch: the cross-check masks ``cross`` int64[NCELLS, 2]
 (all ``ALL`` between steps), the opponents' move buffer ``moves`` int32[k, MOVE_COLS] and
 their ``values`` float64[k], the buffer ``rmoves`` int32[k, MOVE_COLS] and ``rcons``
 uint8[k] of the turns regenerated at each step (the step kernels return these four,
 grown as needed), the move generator's scratch ``gen``, an action word ``act``, ``tslots`` int64[36]
-(hand slots per tile), ``unseen`` int64[36] and the agents' :class:`.layout.AgentScratch`
-``agent``."""
+(hand slots per tile), ``unseen`` int64[36], the agents' :class:`.layout.AgentScratch`
+``agent`` and ``seen`` uint8[W * W] (zero between steps: the hand slots whose mask
+entry is set, per window cell, while a mask is being set)."""
 
 
 def new_vec_state(n, players, window):
@@ -172,8 +173,9 @@ def new_vec_state(n, players, window):
 
 
 @njit
-def new_scratch(search):
-    """A thread's :class:`Scratch` (``search``: room for the search agent)."""
+def new_scratch(search, window):
+    """A thread's :class:`Scratch` for a window of side ``window`` (``search``: room for
+    the search agent)."""
     cross = np.empty((NCELLS, 2), np.int64)
     cross.fill(ALL)
     return Scratch(
@@ -187,6 +189,7 @@ def new_scratch(search):
         np.zeros(NUM_TILE_TYPES, np.int64),
         np.zeros(NUM_TILE_TYPES, np.int64),
         new_agent_scratch(search),
+        np.zeros(window * window, np.uint8),
     )
 
 
@@ -341,19 +344,45 @@ def _regenerate(vs, i, cross, rmoves, rcons, gen):
 
 @njit(_nrt=False, inline="always")
 def _add(mask, legal, c, a):
-    """Set mask entry ``a`` (the ``c`` entries set so far listed in ``legal``); returns
-    the new count. The count is a local of the callers: a store to the int8 mask may
-    alias any memory, so a count kept in an array would be read again at each one."""
-    if mask[a] == 0:
-        mask[a] = 1
-        if c < LEGAL:
-            legal[c] = a
-        c += 1
+    """Set mask entry ``a``, not yet set (the ``c`` entries set so far listed in
+    ``legal``); returns the new count. The count is a local of the callers: a store to
+    the int8 mask may alias any memory, so a count kept in an array would be read again
+    at each one."""
+    mask[a] = 1
+    if c < LEGAL:
+        legal[c] = a
+    return c + 1
+
+
+@njit(_nrt=False, inline="always")
+def _add_tile(mask, legal, seen, c, k, slots, cells):
+    """Set the mask entries of window cell ``k`` for the hand slots ``slots`` (bits) not
+    set yet, as ``seen[k]`` (the thread's table of the slots set per cell) tells: the
+    mask itself is not read, since its row is seldom in the cache. Returns the count."""
+    new = slots & ~seen[k]
+    if new:
+        seen[k] |= new
+        while new:
+            low = new & -new
+            c = _add(mask, legal, c, lowest_bit_index(low) * cells + k)
+            new ^= low
     return c
 
 
 @njit(_nrt=False, inline="always")
-def _mark(vs, i, moves, n, cons, tslots, k_new, t_new):
+def _forget(legal, seen, c, cells):
+    """Empty the thread's table ``seen`` after a mask of ``c`` entries was set."""
+    if c <= LEGAL:
+        for j in range(c):
+            if legal[j] < HAND * cells:
+                seen[legal[j] % cells] = 0
+    else:
+        for k in range(seen.shape[0]):
+            seen[k] = 0
+
+
+@njit(_nrt=False, inline="always")
+def _mark(vs, i, moves, n, cons, tslots, seen, k_new, t_new):
     """Set env ``i``'s mask entries of its turn so far (the mask empty): the tiles the
     placements in ``moves[:n]`` with ``cons`` still allow and DONE. ``k_new >= 0``: tile
     ``t_new`` was just put on window cell ``k_new``; the placements without it lose
@@ -385,20 +414,17 @@ def _mark(vs, i, moves, n, cons, tslots, k_new, t_new):
             k = moves[m, M_CELL + j]
             t = moves[m, M_TILE + j]
             b = tslots[t]
-            if b == 0:
+            if b == 0 or b & ~seen[k] == 0:
                 continue
             put = False
             for q in range(k_part):
                 if vs.partial[i, q, 1] == k and vs.partial[i, q, 2] == t:
                     put = True
-            if put:
-                continue
-            while b:
-                low = b & -b
-                c = _add(mask, legal, c, lowest_bit_index(low) * cells + k)
-                b ^= low
+            if not put:
+                c = _add_tile(mask, legal, seen, c, k, b, cells)
     for s in range(size):
         tslots[vs.hands[i, p, s]] = 0
+    _forget(legal, seen, c, cells)
     if k_part > 0:
         if done:
             c = _add(mask, legal, c, HAND * cells)
@@ -423,7 +449,7 @@ def _mark_exchanges(vs, i, mask, legal, c, n, size):
 
 
 @njit(_nrt=False, inline="always")
-def _open_turn(vs, i, moves, n, cons, tslots):
+def _open_turn(vs, i, moves, n, cons, tslots, seen):
     """The start of env ``i``'s turn, its ``n`` placements just generated into ``moves``
     (board cells): in one pass, their cells rewritten as window cells, all of them in
     ``cons``, and the mask set from them."""
@@ -443,13 +469,10 @@ def _open_turn(vs, i, moves, n, cons, tslots):
             cell = moves[m, M_CELL + j]
             k = (unwrap(cell >> GRID_BITS, minr) - r0) * w + (unwrap(cell & GMASK, minc) - c0)
             moves[m, M_CELL + j] = k
-            b = tslots[moves[m, M_TILE + j]]
-            while b:
-                low = b & -b
-                c = _add(mask, legal, c, lowest_bit_index(low) * cells + k)
-                b ^= low
+            c = _add_tile(mask, legal, seen, c, k, tslots[moves[m, M_TILE + j]], cells)
     for s in range(size):
         tslots[vs.hands[i, p, s]] = 0
+    _forget(legal, seen, c, cells)
     vs.nlegal[i] = _mark_exchanges(vs, i, mask, legal, c, n, size)
 
 
@@ -513,7 +536,7 @@ def _paint_partial(vs, i, q, value):
 
 
 @njit(_nrt=False, inline="always")
-def _place(vs, i, a, moves, n, cons, tslots):
+def _place(vs, i, a, moves, n, cons, tslots, seen):
     """Put down a tile (action ``a`` < 6 W^2, in the mask; ``moves``, ``n``, ``cons``
     the turn's placements): the turn goes on."""
     w = vs.planes.shape[2]
@@ -526,7 +549,7 @@ def _place(vs, i, a, moves, n, cons, tslots):
     vs.partial[i, q, 1] = k
     vs.partial[i, q, 2] = t
     vs.npartial[i] = q + 1
-    _mark(vs, i, moves, n, cons, tslots, k, t)
+    _mark(vs, i, moves, n, cons, tslots, seen, k, t)
     _paint_partial(vs, i, q, np.int8(1))
     vs.hand[i, s, 12] = 0
 
@@ -611,7 +634,7 @@ def _due(vs, i, learner, max_turns):
 
 
 @njit(_nrt=False)
-def _act(vs, i, a, reset, cross, rmoves, rcons, gen, act, tslots, rule_opening):
+def _act(vs, i, a, reset, cross, rmoves, rcons, gen, act, tslots, seen, rule_opening):
     """Reset env ``i`` (``reset``, or its game ended at the last step) or take its
     action ``a`` (``rmoves``, ``rcons``: room for its placements when there are more
     than TURN_MOVES). Returns ``(mode, actor)``: 0 when only a tile was put down (the
@@ -638,7 +661,7 @@ def _act(vs, i, a, reset, cross, rmoves, rcons, gen, act, tslots, rule_opening):
     else:
         moves, cons = vs.moves[i], vs.cons[i]
     if a < HAND * vs.planes.shape[2] * vs.planes.shape[3]:
-        _place(vs, i, a, moves, n, cons, tslots)
+        _place(vs, i, a, moves, n, cons, tslots, seen)
         if regenerated:
             _clear(vs, i, cross)
         return 0, actor
@@ -651,7 +674,7 @@ def _act(vs, i, a, reset, cross, rmoves, rcons, gen, act, tslots, rule_opening):
 
 
 @njit(_nrt=False)
-def _finish(vs, i, cross, gen, tslots, unseen, learner, max_turns, actor, mode):
+def _finish(vs, i, cross, gen, tslots, seen, unseen, learner, max_turns, actor, mode):
     """After the game changed (``mode`` 1: a turn was committed, 2: a new game; the
     masks loaded into ``cross``): the rewards, the window and planes, the end of the
     episode (over, past ``max_turns`` or outgrowing the window) or the next turn's
@@ -678,29 +701,29 @@ def _finish(vs, i, cross, gen, tslots, unseen, learner, max_turns, actor, mode):
     vs.nmoves[i] = n
     _observe(vs, i, learner if learner >= 0 else gm[G_CURRENT], unseen)
     if n <= TURN_MOVES:
-        _open_turn(vs, i, vs.moves[i], n, vs.cons[i], tslots)
+        _open_turn(vs, i, vs.moves[i], n, vs.cons[i], tslots, seen)
         _save(vs, i, cross)
     return n
 
 
 @njit(_nrt=False)
-def _mark_regenerated(vs, i, cross, rmoves, rcons, gen, tslots):
+def _mark_regenerated(vs, i, cross, rmoves, rcons, gen, tslots, seen):
     """The mask of env ``i``'s new turn of more than TURN_MOVES placements; then saves
     its masks."""
     _regenerate(vs, i, cross, rmoves, rcons, gen)
-    _mark(vs, i, rmoves, vs.nmoves[i], rcons, tslots, np.int64(-1), np.int64(-1))
+    _mark(vs, i, rmoves, vs.nmoves[i], rcons, tslots, seen, np.int64(-1), np.int64(-1))
     _save(vs, i, cross)
 
 
 @njit(inline="always")
-def _end(vs, i, learner, max_turns, actor, mode, cross, rmoves, rcons, gen, tslots, unseen):
+def _end(vs, i, learner, max_turns, actor, mode, cross, rmoves, rcons, gen, tslots, seen, unseen):
     """:func:`_finish`, and the mask of a turn of more than TURN_MOVES placements.
     Returns ``(rmoves, rcons)`` (grown as needed)."""
-    n = _finish(vs, i, cross, gen, tslots, unseen, learner, max_turns, actor, mode)
+    n = _finish(vs, i, cross, gen, tslots, seen, unseen, learner, max_turns, actor, mode)
     if n > TURN_MOVES:
         if rmoves.shape[0] < n:
             rmoves, rcons = np.zeros((2 * n, MOVE_COLS), np.int32), np.zeros(2 * n, np.uint8)
-        _mark_regenerated(vs, i, cross, rmoves, rcons, gen, tslots)
+        _mark_regenerated(vs, i, cross, rmoves, rcons, gen, tslots, seen)
     return rmoves, rcons
 
 
@@ -733,11 +756,11 @@ def step_plain(vs, lo, hi, actions, resets, specs, learner, max_turns, rule_open
     there; ``rule_opening``: the opening rule. Returns the scratch's buffers ``(moves,
     values, rmoves, rcons)`` (grown as needed: the next call takes them)."""
     moves, values, rmoves, rcons = sc.moves, sc.values, sc.rmoves, sc.rcons
-    cross, gen, act, tslots, unseen = sc.cross, sc.gen, sc.act, sc.tslots, sc.unseen
+    cross, gen, act, tslots, seen, unseen = sc.cross, sc.gen, sc.act, sc.tslots, sc.seen, sc.unseen
     for i in range(lo, hi):
         if vs.nmoves[i] > rmoves.shape[0]:
             rmoves, rcons = np.zeros((2 * vs.nmoves[i], MOVE_COLS), np.int32), np.zeros(2 * vs.nmoves[i], np.uint8)
-        mode, actor = _act(vs, i, actions[i], resets[i], cross, rmoves, rcons, gen, act, tslots, rule_opening)
+        mode, actor = _act(vs, i, actions[i], resets[i], cross, rmoves, rcons, gen, act, tslots, seen, rule_opening)
         if mode == 0:
             continue
         if learner >= 0 and _due(vs, i, learner, max_turns):
@@ -772,7 +795,7 @@ def step_plain(vs, lo, hi, actions, resets, specs, learner, max_turns, rule_open
                     None,
                 )
                 _record(vs, i, act, before)
-        rmoves, rcons = _end(vs, i, learner, max_turns, actor, mode, cross, rmoves, rcons, gen, tslots, unseen)
+        rmoves, rcons = _end(vs, i, learner, max_turns, actor, mode, cross, rmoves, rcons, gen, tslots, seen, unseen)
     return moves, values, rmoves, rcons
 
 
@@ -780,11 +803,11 @@ def step_plain(vs, lo, hi, actions, resets, specs, learner, max_turns, rule_open
 def step_heuristic(vs, lo, hi, actions, resets, specs, learner, max_turns, rule_opening, sc):
     """:func:`step_plain` with heuristic opponents too."""
     moves, values, rmoves, rcons = sc.moves, sc.values, sc.rmoves, sc.rcons
-    cross, gen, act, tslots, unseen = sc.cross, sc.gen, sc.act, sc.tslots, sc.unseen
+    cross, gen, act, tslots, seen, unseen = sc.cross, sc.gen, sc.act, sc.tslots, sc.seen, sc.unseen
     for i in range(lo, hi):
         if vs.nmoves[i] > rmoves.shape[0]:
             rmoves, rcons = np.zeros((2 * vs.nmoves[i], MOVE_COLS), np.int32), np.zeros(2 * vs.nmoves[i], np.uint8)
-        mode, actor = _act(vs, i, actions[i], resets[i], cross, rmoves, rcons, gen, act, tslots, rule_opening)
+        mode, actor = _act(vs, i, actions[i], resets[i], cross, rmoves, rcons, gen, act, tslots, seen, rule_opening)
         if mode == 0:
             continue
         if learner >= 0 and _due(vs, i, learner, max_turns):
@@ -815,7 +838,7 @@ def step_heuristic(vs, lo, hi, actions, resets, specs, learner, max_turns, rule_
                 if gm[G_TURNS] == turns:  # the heuristic's reply search is due
                     moves = search_turn(specs[gm[G_CURRENT]], gs, moves, sc.agent, False)
                 _record(vs, i, act, before)
-        rmoves, rcons = _end(vs, i, learner, max_turns, actor, mode, cross, rmoves, rcons, gen, tslots, unseen)
+        rmoves, rcons = _end(vs, i, learner, max_turns, actor, mode, cross, rmoves, rcons, gen, tslots, seen, unseen)
     return moves, values, rmoves, rcons
 
 
@@ -824,11 +847,11 @@ def step_any(vs, lo, hi, actions, resets, specs, learner, max_turns, rule_openin
     """:func:`step_plain` with any built-in opponents (each turn through
     :func:`.agents.take_turn`)."""
     moves, rmoves, rcons = sc.moves, sc.rmoves, sc.rcons
-    cross, gen, act, tslots, unseen = sc.cross, sc.gen, sc.act, sc.tslots, sc.unseen
+    cross, gen, act, tslots, seen, unseen = sc.cross, sc.gen, sc.act, sc.tslots, sc.seen, sc.unseen
     for i in range(lo, hi):
         if vs.nmoves[i] > rmoves.shape[0]:
             rmoves, rcons = np.zeros((2 * vs.nmoves[i], MOVE_COLS), np.int32), np.zeros(2 * vs.nmoves[i], np.uint8)
-        mode, actor = _act(vs, i, actions[i], resets[i], cross, rmoves, rcons, gen, act, tslots, rule_opening)
+        mode, actor = _act(vs, i, actions[i], resets[i], cross, rmoves, rcons, gen, act, tslots, seen, rule_opening)
         if mode == 0:
             continue
         if learner >= 0 and _due(vs, i, learner, max_turns):
@@ -837,7 +860,7 @@ def step_any(vs, lo, hi, actions, resets, specs, learner, max_turns, rule_openin
                 before = gs.bmeta[B_TILES]
                 moves = take_turn(specs[gs.gmeta[G_CURRENT]], gs, moves, sc.agent)
                 _record(vs, i, act, before)
-        rmoves, rcons = _end(vs, i, learner, max_turns, actor, mode, cross, rmoves, rcons, gen, tslots, unseen)
+        rmoves, rcons = _end(vs, i, learner, max_turns, actor, mode, cross, rmoves, rcons, gen, tslots, seen, unseen)
     return moves, sc.values, rmoves, rcons
 
 

@@ -123,7 +123,7 @@ class VectorEnv(gymnasium.vector.VectorEnv):
         self.action_space = batch_space(self.single_action_space, self.num_envs)
         self._state = _kv.new_vec_state(self.num_envs, n_players, self.window)
         workers = max(1, min(self.threads, self.num_envs // MIN_ENVS_PER_THREAD))
-        self._scratch = [_kv.new_scratch(search) for _ in range(workers)]
+        self._scratch = [_kv.new_scratch(search, self.window) for _ in range(workers)]
         bounds = np.linspace(0, self.num_envs, workers + 1).astype(np.int64)
         self._ranges = [(int(lo), int(hi)) for lo, hi in zip(bounds[:-1], bounds[1:])]
         self._pool = ThreadPoolExecutor(workers) if workers > 1 else None
