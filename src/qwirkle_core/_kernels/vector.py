@@ -715,16 +715,10 @@ def _mark_regenerated(vs, i, cross, rmoves, rcons, gen, tslots, seen):
     _save(vs, i, cross)
 
 
-@njit(inline="always")
-def _end(vs, i, learner, max_turns, actor, mode, cross, rmoves, rcons, gen, tslots, seen, unseen):
-    """:func:`_finish`, and the mask of a turn of more than TURN_MOVES placements.
-    Returns ``(rmoves, rcons)`` (grown as needed)."""
-    n = _finish(vs, i, cross, gen, tslots, seen, unseen, learner, max_turns, actor, mode)
-    if n > TURN_MOVES:
-        if rmoves.shape[0] < n:
-            rmoves, rcons = np.zeros((2 * n, MOVE_COLS), np.int32), np.zeros(2 * n, np.uint8)
-        _mark_regenerated(vs, i, cross, rmoves, rcons, gen, tslots, seen)
-    return rmoves, rcons
+@njit
+def _room(n):
+    """Buffers ``(rmoves, rcons)`` for a turn of ``n`` placements (and room to spare)."""
+    return np.zeros((2 * n, MOVE_COLS), np.int32), np.zeros(2 * n, np.uint8)
 
 
 @njit(inline="always")
@@ -759,7 +753,7 @@ def step_plain(vs, lo, hi, actions, resets, specs, learner, max_turns, rule_open
     cross, gen, act, tslots, seen, unseen = sc.cross, sc.gen, sc.act, sc.tslots, sc.seen, sc.unseen
     for i in range(lo, hi):
         if vs.nmoves[i] > rmoves.shape[0]:
-            rmoves, rcons = np.zeros((2 * vs.nmoves[i], MOVE_COLS), np.int32), np.zeros(2 * vs.nmoves[i], np.uint8)
+            rmoves, rcons = _room(vs.nmoves[i])
         mode, actor = _act(vs, i, actions[i], resets[i], cross, rmoves, rcons, gen, act, tslots, seen, rule_opening)
         if mode == 0:
             continue
@@ -795,7 +789,11 @@ def step_plain(vs, lo, hi, actions, resets, specs, learner, max_turns, rule_open
                     None,
                 )
                 _record(vs, i, act, before)
-        rmoves, rcons = _end(vs, i, learner, max_turns, actor, mode, cross, rmoves, rcons, gen, tslots, seen, unseen)
+        n = _finish(vs, i, cross, gen, tslots, seen, unseen, learner, max_turns, actor, mode)
+        if n > TURN_MOVES:  # a turn of more placements than it keeps (seldom)
+            if n > rmoves.shape[0]:
+                rmoves, rcons = _room(n)
+            _mark_regenerated(vs, i, cross, rmoves, rcons, gen, tslots, seen)
     return moves, values, rmoves, rcons
 
 
@@ -806,7 +804,7 @@ def step_heuristic(vs, lo, hi, actions, resets, specs, learner, max_turns, rule_
     cross, gen, act, tslots, seen, unseen = sc.cross, sc.gen, sc.act, sc.tslots, sc.seen, sc.unseen
     for i in range(lo, hi):
         if vs.nmoves[i] > rmoves.shape[0]:
-            rmoves, rcons = np.zeros((2 * vs.nmoves[i], MOVE_COLS), np.int32), np.zeros(2 * vs.nmoves[i], np.uint8)
+            rmoves, rcons = _room(vs.nmoves[i])
         mode, actor = _act(vs, i, actions[i], resets[i], cross, rmoves, rcons, gen, act, tslots, seen, rule_opening)
         if mode == 0:
             continue
@@ -838,7 +836,11 @@ def step_heuristic(vs, lo, hi, actions, resets, specs, learner, max_turns, rule_
                 if gm[G_TURNS] == turns:  # the heuristic's reply search is due
                     moves = search_turn(specs[gm[G_CURRENT]], gs, moves, sc.agent, False)
                 _record(vs, i, act, before)
-        rmoves, rcons = _end(vs, i, learner, max_turns, actor, mode, cross, rmoves, rcons, gen, tslots, seen, unseen)
+        n = _finish(vs, i, cross, gen, tslots, seen, unseen, learner, max_turns, actor, mode)
+        if n > TURN_MOVES:  # a turn of more placements than it keeps (seldom)
+            if n > rmoves.shape[0]:
+                rmoves, rcons = _room(n)
+            _mark_regenerated(vs, i, cross, rmoves, rcons, gen, tslots, seen)
     return moves, values, rmoves, rcons
 
 
@@ -850,7 +852,7 @@ def step_any(vs, lo, hi, actions, resets, specs, learner, max_turns, rule_openin
     cross, gen, act, tslots, seen, unseen = sc.cross, sc.gen, sc.act, sc.tslots, sc.seen, sc.unseen
     for i in range(lo, hi):
         if vs.nmoves[i] > rmoves.shape[0]:
-            rmoves, rcons = np.zeros((2 * vs.nmoves[i], MOVE_COLS), np.int32), np.zeros(2 * vs.nmoves[i], np.uint8)
+            rmoves, rcons = _room(vs.nmoves[i])
         mode, actor = _act(vs, i, actions[i], resets[i], cross, rmoves, rcons, gen, act, tslots, seen, rule_opening)
         if mode == 0:
             continue
@@ -860,7 +862,11 @@ def step_any(vs, lo, hi, actions, resets, specs, learner, max_turns, rule_openin
                 before = gs.bmeta[B_TILES]
                 moves = take_turn(specs[gs.gmeta[G_CURRENT]], gs, moves, sc.agent)
                 _record(vs, i, act, before)
-        rmoves, rcons = _end(vs, i, learner, max_turns, actor, mode, cross, rmoves, rcons, gen, tslots, seen, unseen)
+        n = _finish(vs, i, cross, gen, tslots, seen, unseen, learner, max_turns, actor, mode)
+        if n > TURN_MOVES:  # a turn of more placements than it keeps (seldom)
+            if n > rmoves.shape[0]:
+                rmoves, rcons = _room(n)
+            _mark_regenerated(vs, i, cross, rmoves, rcons, gen, tslots, seen)
     return moves, sc.values, rmoves, rcons
 
 
