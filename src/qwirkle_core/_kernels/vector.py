@@ -235,9 +235,10 @@ def _load(vs, i, cross):
 
 
 @njit(_nrt=False, inline="always")
-def _save(vs, i, cross):
-    """Keep env ``i``'s cross-check masks from ``cross`` and empty it again."""
-    n = vs.bmeta[i, B_TILES]
+def _save(vs, i, cross, changed):
+    """Keep env ``i``'s cross-check masks from ``cross`` (unless not ``changed``: no tile
+    was put down since they were loaded) and empty it again."""
+    n = vs.bmeta[i, B_TILES] if changed else 0
     for k in range(n):
         cell = vs.tcells[i, k]
         for d in range(4):
@@ -686,6 +687,7 @@ def _finish(vs, i, cross, gen, tslots, seen, unseen, learner, max_turns, actor, 
         for q in range(players):
             vs.rewards[i, q] += gm[G_SCORE + q]
         vs.reward[i] = vs.rewards[i, actor]
+    changed = vs.drawn[i] != vs.bmeta[i, B_TILES]  # tiles were put down
     r0, c0, fits = _window(vs.bmeta[i], vs.planes.shape[2])
     _redraw(vs, i, r0, c0, fits)
     over = gm[G_OVER] != 0
@@ -695,14 +697,14 @@ def _finish(vs, i, cross, gen, tslots, seen, unseen, learner, max_turns, actor, 
         vs.pending[i] = 1
         vs.nmoves[i] = 0
         _observe(vs, i, learner if learner >= 0 else actor, unseen)
-        _save(vs, i, cross)
+        _save(vs, i, cross, changed)
         return 0
     n = _placements(vs, i, cross, vs.moves[i], gen)
     vs.nmoves[i] = n
     _observe(vs, i, learner if learner >= 0 else gm[G_CURRENT], unseen)
     if n <= TURN_MOVES:
         _open_turn(vs, i, vs.moves[i], n, vs.cons[i], tslots, seen)
-        _save(vs, i, cross)
+        _save(vs, i, cross, changed)
     return n
 
 
@@ -712,7 +714,7 @@ def _mark_regenerated(vs, i, cross, rmoves, rcons, gen, tslots, seen):
     its masks."""
     _regenerate(vs, i, cross, rmoves, rcons, gen)
     _mark(vs, i, rmoves, vs.nmoves[i], rcons, tslots, seen, np.int64(-1), np.int64(-1))
-    _save(vs, i, cross)
+    _save(vs, i, cross, True)
 
 
 @njit
@@ -872,13 +874,13 @@ def step_any(vs, lo, hi, actions, resets, specs, learner, max_turns, rule_openin
 
 @njit
 def sample_masked(vs, counter, out):
-    """A uniformly random legal action of each env into ``out`` (int64[N]; -1 when it has
-    none), drawn from (``game_seeds[i]``, ``counter``): the same choices whatever N or the
-    threads."""
+    """A uniformly random legal action of each env into ``out`` (int64[N]; 0 when it has
+    none: its game ended and the next step resets it), drawn from (``game_seeds[i]``,
+    ``counter``): the same choices whatever N or the threads."""
     for i in range(vs.nlegal.shape[0]):
         n = vs.nlegal[i]
+        out[i] = 0
         if n == 0:
-            out[i] = -1
             continue
         pick = np.int64(game_seed(vs.game_seeds[i], counter) % np.uint64(n))
         if n <= LEGAL:
@@ -891,3 +893,23 @@ def sample_masked(vs, counter, out):
                     out[i] = a
                     break
                 pick -= 1
+
+
+@njit
+def check_actions(vs, actions, out):
+    """Copy the actions of the envs whose game goes on (int64[N]) into ``out`` (0 for
+    those about to be reset); returns ``(first, count)``: the first env whose action is
+    outside the mask (-1: none) and how many are."""
+    first, bad = -1, 0
+    for i in range(actions.shape[0]):
+        a = actions[i]
+        out[i] = 0
+        if vs.pending[i]:
+            continue
+        if a < 0 or a >= vs.mask.shape[1] or vs.mask[i, a] == 0:
+            if first < 0:
+                first = i
+            bad += 1
+        else:
+            out[i] = a
+    return first, bad

@@ -274,18 +274,12 @@ class VectorEnv(gymnasium.vector.VectorEnv):
             raise ValueError(f"actions must have shape ({self.num_envs},), not {a.shape}")
         if a.dtype == bool or not np.issubdtype(a.dtype, np.integer):
             raise TypeError(f"actions must be integers, not {a.dtype}")
-        s = self._state
-        live = s.pending == 0
-        inside = (a >= 0) & (a < self.n_actions)
-        legal = inside.copy()
-        legal[inside] = s.mask[np.flatnonzero(inside), a[inside]] == 1
-        bad = np.flatnonzero(live & ~legal)
-        if bad.size:
-            i = int(bad[0])
-            more = f" (and {bad.size - 1} more envs)" if bad.size > 1 else ""
-            what = "outside 0.." + str(self.n_actions - 1) if not inside[i] else "not legal now"
-            raise IllegalMoveError(f"env {i}: action {int(a[i])} is {what}{more}")
-        np.copyto(self._actions, np.where(live, a, 0), casting="unsafe")
+        first, bad = _kv.check_actions(self._state, np.ascontiguousarray(a, np.int64), self._actions)
+        if first >= 0:
+            more = f" (and {bad - 1} more envs)" if bad > 1 else ""
+            inside = 0 <= a[first] < self.n_actions
+            what = "not legal now" if inside else "outside 0.." + str(self.n_actions - 1)
+            raise IllegalMoveError(f"env {first}: action {int(a[first])} is {what}{more}")
         return self._actions
 
     def legal_actions(self) -> tuple[np.ndarray, np.ndarray]:
@@ -312,10 +306,10 @@ class VectorEnv(gymnasium.vector.VectorEnv):
         """int64[N]: a uniformly random legal action for each env (0 for an env about to
         be reset), from the env's game seed and a call counter: the same draws whatever
         N or the threads."""
-        out = np.zeros(self.num_envs, np.int64)
+        out = np.empty(self.num_envs, np.int64)
         _kv.sample_masked(self._state, self._draws, out)
         self._draws += 1
-        return np.maximum(out, 0)
+        return out
 
     def close_extras(self, **kwargs: Any) -> None:
         """Stop the worker threads."""
