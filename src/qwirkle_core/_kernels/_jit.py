@@ -93,3 +93,12 @@ def keep(typingctx, *arrays):
         return context.get_dummy_value()
 
     return types.none(types.StarArgTuple.from_types(arrays)), codegen
+
+
+@njit(inline="always")
+def copy_into(dst, src):
+    """``dst[:] = src`` for 1-d arrays of the same length, element by element: a slice
+    assignment compiles numba's shape-mismatch error, whose formatted message (numba's
+    string formatting) cost the search agent's first compile about 3 s."""
+    for i in range(src.shape[0]):
+        dst[i] = src[i]

@@ -221,7 +221,7 @@ def kernel_for(specs):
 # Rough CPU seconds of a cold compile of each kernel on the project's 2-core machine
 # (the search agent's include its solver and playouts; qwirkle_core.batch.warmup keeps
 # the figures the command line's estimate uses).
-COLD_SECONDS = {"run_plain": 10, "run_heuristic": 20, "run_search": 46, "run_mc": 28, "run_any": 57}
+COLD_SECONDS = {"run_plain": 10, "run_heuristic": 20, "run_search": 40, "run_mc": 28, "run_any": 53}
 
 
 def compile_seconds(specs):

@@ -59,7 +59,7 @@ import time
 import numpy as np
 from numba import objmode
 
-from ._jit import njit
+from ._jit import copy_into, njit
 from .board import (
     B_MAXC,
     B_MAXR,
@@ -265,9 +265,14 @@ def _generate(stack, order, base, board, cross, anchors, bmeta, hand, olen, st, 
 def _grown(stack, order, rows):
     """Copies of the move stack and its order array with room for twice ``rows`` rows."""
     bigger = np.zeros((2 * rows, MOVE_COLS), np.int32)
-    bigger[: stack.shape[0]] = stack
     longer = np.zeros(2 * rows, np.int32)
-    longer[: order.shape[0]] = order
+    # Element by element: a slice assignment compiles numba's shape-mismatch error,
+    # whose formatted message took 3 s of the search agent's cold start.
+    for i in range(stack.shape[0]):
+        for j in range(MOVE_COLS):
+            bigger[i, j] = stack[i, j]
+    for i in range(order.shape[0]):
+        longer[i] = order[i]
     return bigger, longer
 
 
@@ -377,7 +382,7 @@ def _record(fr, ply, root, stack, row, v, c):
     return False
 
 
-@njit
+@njit(inline="always")  # two call sites in solve: one level less to re-optimise (see _jit)
 def _search(ws, board, cross, anchors, bmeta, p0, passes0, h0, depth0, olen, alpha0, beta0):
     """Negamax value of the root (seat ``p0`` to move after ``passes0`` passes in a row,
     hash ``h0``) searched ``depth0`` placements deep within ``(alpha0, beta0)``:
@@ -607,7 +612,7 @@ def _hash(board, bmeta, hands):
     return h
 
 
-@njit
+@njit(inline="always")  # one call site: one level less to re-optimise (see _jit)
 def _principal_variation(ws, board, cross, anchors, bmeta, p, passes, h, olen, value):
     """Write to ``ws[W_PV]`` the chosen move and after it, move by move, a move the
     table proves to keep the exact ``value`` (as far as it holds the proofs); returns
@@ -645,7 +650,7 @@ def _principal_variation(ws, board, cross, anchors, bmeta, p, passes, h, olen, v
                 break
         if found < 0:
             break
-        rows[k, :] = mv[found]
+        copy_into(rows[k], mv[found])
         _output(bmeta, rows[k], pv[k])
         if mv[found, M_N] == size:  # goes out: the game ends
             k += 1
@@ -665,7 +670,7 @@ def _principal_variation(ws, board, cross, anchors, bmeta, p, passes, h, olen, v
 def _accept(ws, bmeta):
     """Take the root move of the search just done as the answer (so far)."""
     root = ws[W_ROOT]
-    ws[W_BEST_ROW][:] = root
+    copy_into(ws[W_BEST_ROW], root)
     _output(bmeta, root, ws[W_BEST])
     ws[W_INFO][I_ROOT_SIG] = _signature(root.reshape((1, MOVE_COLS)), 0) if root[M_N] > 0 else 0
 
@@ -716,9 +721,9 @@ def solve(ws, board, cross, anchors, bmeta, hands, gmeta, max_nodes, time_ms):
     ws[W_ROOT][:] = 0
     if n > 0:
         _sort(stack, order, 0, n, held[p, H_SIZE], 0, ws[W_BUCKET])
-        ws[W_ROOT][:] = stack[order[0]]
+        copy_into(ws[W_ROOT], stack[order[0]])
         value = np.int64(stack[order[0], M_SCORE]) + (BONUS if stack[order[0], M_N] == held[p, H_SIZE] else 0)
-    ws[W_BEST_ROW][:] = ws[W_ROOT]
+    copy_into(ws[W_BEST_ROW], ws[W_ROOT])
     _output(bmeta, ws[W_ROOT], ws[W_BEST])
     kind = ESTIMATE
     depth = 0
@@ -753,6 +758,6 @@ def solve(ws, board, cross, anchors, bmeta, hands, gmeta, max_nodes, time_ms):
     if kind == EXACT_VALUE:
         pv_len = _principal_variation(ws, board, cross, anchors, bmeta, p, passes, h, olen, value)
     else:
-        ws[W_PV][0] = ws[W_BEST]
+        copy_into(ws[W_PV][0], ws[W_BEST])
         pv_len = 1
     return value, kind, depth, info[I_NODES], pv_len

@@ -22,7 +22,7 @@ most MAX_CANDIDATES of them, whatever its spec asks.
 import numpy as np
 from numba import prange
 
-from ._jit import njit
+from ._jit import copy_into, njit
 from .actions import apply_act, new_state, set_fallback
 from .board import cell_of, clear_board, place_at
 from .layout import (
@@ -88,9 +88,10 @@ def reset_sim(sim, rows, cols, tiles, ntiles, hands, bag, gmeta, cells):
     clear_board(sim.board, sim.cross, sim.anchors, sim.bmeta)
     if ntiles > 0:
         place_at(sim.board, sim.cross, sim.anchors, sim.bmeta, rows, cols, tiles, ntiles, cells)
-    sim.hands[:] = hands
-    sim.bag[:] = bag
-    sim.gmeta[:] = gmeta
+    for p in range(hands.shape[0]):
+        copy_into(sim.hands[p], hands[p])
+    copy_into(sim.bag, bag)
+    copy_into(sim.gmeta, gmeta)
 
 
 @njit
@@ -146,7 +147,7 @@ def playout(sim, moves, values, work, cand, policy, depth, seed):
     rng[R_AGENTS] = mix64(np.uint64(seed) ^ _PLAYOUT_SALT)
     determinize(hands, bag, gmeta, player, rng, R_AGENTS)
     root_turn = gmeta[G_TURNS]
-    act[:] = cand
+    copy_into(act, cand)
     apply_act(sim)
     until = root_turn + MAX_TURNS
     if depth > 0:
@@ -165,7 +166,7 @@ def candidates(gs, moves, n, values, spec, limit, out):
     as rows of ``out``; returns the count."""
     if n == 0:
         set_fallback(gs, True)
-        out[0, :] = gs.act
+        copy_into(out[0], gs.act)
         return 1
     if int(spec[SPEC_ID]) == GREEDY:
         for i in range(n):
@@ -180,12 +181,23 @@ def candidates_from_values(moves, n, values, limit, out):
     """The ``limit`` placements with the largest ``values`` (all if limit <= 0) as
     action rows of ``out``, best first; never more than ``out`` has rows, whatever
     ``limit`` says. Returns their number."""
-    order = np.argsort(-values[:n], kind="mergesort")
     k = min(n, out.shape[0])
     if limit > 0:
         k = min(k, limit)
+    # The first k of a stable sort by value, high to low (ties in move order): each
+    # pick is the best of the moves after the previous pick in that order. A scan per
+    # candidate, not np.argsort: its merge sort cost a second of the first compile.
+    i = -1
     for c in range(k):
-        i = order[c]
+        prev = values[i] if i >= 0 else 0.0
+        best = -1
+        for q in range(n):
+            v = values[q]
+            if i >= 0 and not (v < prev or (v == prev and q > i)):
+                continue  # picked already
+            if best < 0 or v > values[best]:
+                best = q
+        i = best
         m = moves[i, M_N]
         out[c, :] = 0
         out[c, A_KIND] = PLACE
@@ -239,11 +251,11 @@ def mc_choose(spec, gs, moves, n, values, scratch):
     policy[:] = 0
     policy[SPEC_ID] = spec[P_MC_POLICY]
     if int(policy[SPEC_ID]) == HEURISTIC:
-        policy[:] = DEFAULT_SPECS[HEURISTIC]
+        copy_into(policy, DEFAULT_SPECS[HEURISTIC])
     k = candidates(gs, moves, n, values, policy, limit, cands)
     act, rng = gs.act, gs.rng
     if k == 1 or playouts <= 0:
-        act[:] = cands[0]
+        copy_into(act, cands[0])
         return
     rows, cols, tiles, cells = root.rows, root.cols, root.tiles, root.cells
     sim, smoves, svalues = scratch.sim, scratch.sim_moves, scratch.sim_values
@@ -256,4 +268,4 @@ def mc_choose(spec, gs, moves, n, values, scratch):
             reset_sim(sim, rows, cols, tiles, ntiles, gs.hands, gs.bag, gs.gmeta, cells)
             m, smoves = playout(sim, smoves, svalues, scratch.work, cands[c], policy, depth, s)
             means[c] += m
-    act[:] = cands[best_index(means, k, rng)]
+    copy_into(act, cands[best_index(means, k, rng)])

@@ -49,7 +49,7 @@ from collections import namedtuple
 import numpy as np
 from numba import objmode
 
-from ._jit import njit
+from ._jit import copy_into, njit
 from .actions import apply_action, legal_moves, set_fallback, set_place
 from .board import new_undo_stack, place_in_slot, take_back_slot
 from .endgame import MOVE_CAP, W_BEST_ROW, new_workspace, solve
@@ -282,7 +282,7 @@ def playout(sim, moves, values, work, cand, policy, depth, seed, ss, outlook, te
     rng[R_AGENTS] = mix64(np.uint64(seed) ^ _SALT)
     determinize(hands, bag, gmeta, player, rng, R_AGENTS)
     root_turn = gmeta[G_TURNS]
-    act[:] = cand
+    copy_into(act, cand)
     k = _apply(
         board,
         cross,
@@ -387,7 +387,7 @@ def _policy(spec, out):
     a heuristic policy takes its ``cycle``, ``fits``, ``group``, ``dup`` and ``out``
     from the search's ``pcycle``, ``pfits``, ``pgroup``, ``pdup`` and ``pout``."""
     policy = int(spec[P_SEARCH_POLICY])
-    out[:] = DEFAULT_SPECS[policy]
+    copy_into(out, DEFAULT_SPECS[policy])
     if policy == HEURISTIC:
         out[P_HEUR_CYCLE] = spec[P_SEARCH_PCYCLE]
         out[P_HEUR_FITS] = spec[P_SEARCH_PFITS]
@@ -415,7 +415,7 @@ def _endgame(spec, gs, ss):
             0.0,
         )
     row = ss.endgame[W_BEST_ROW]
-    set_place(gs.act, row.reshape((1, MOVE_COLS)), 0)
+    set_place(gs.act, row.reshape((1, MOVE_COLS)), np.int64(0))  # not a literal: one specialisation
 
 
 @njit
@@ -435,7 +435,7 @@ def search_choose(spec, gs, moves, n, values, scratch):
     ss = scratch.search
     gmeta = gs.gmeta
     if n == 0:
-        set_fallback(gs, True)
+        set_fallback(gs, np.bool_(True))  # not a literal: the type play_turns compiles
         return
     if gmeta[G_BAG] == 0 and gmeta[G_PLAYERS] == 2 and spec[P_SEARCH_SOLVER] != 0:
         _endgame(spec, gs, ss)
@@ -443,7 +443,7 @@ def search_choose(spec, gs, moves, n, values, scratch):
     cands = scratch.root.cands
     k = rank_candidates(gs, moves, n, values, int(spec[P_SEARCH_CANDIDATES]), cands)
     if k == 1:
-        gs.act[:] = cands[0]
+        copy_into(gs.act, cands[0])
         return
     clock = spec[P_SEARCH_BUDGET] == CLOCK
     budget = spec[P_SEARCH_TIME] * (1e-3 if clock else WORK_PER_MS)
@@ -489,7 +489,7 @@ def search_choose(spec, gs, moves, n, values, scratch):
                 order[b], order[b - 1] = order[b - 1], order[b]
                 b -= 1
         alive = (alive + 1) // 2
-    gs.act[:] = cands[order[0]]
+    copy_into(gs.act, cands[order[0]])
 
 
 @njit

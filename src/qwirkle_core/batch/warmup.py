@@ -141,12 +141,12 @@ def _search_playout() -> object:
 # CPU seconds measured on the project's machine (2 cores, numba 0.68) from an empty
 # cache with benchmarks/compare.py; an entry kernel's seconds exclude its ``needs``.
 TASKS: dict[str, _Task] = {
-    "endgame.solve": _Task(_compile_solve, _endgame_solve, 12.0),
-    "search.playout": _Task(_compile_playout, _search_playout, 7.0),
+    "endgame.solve": _Task(_compile_solve, _endgame_solve, 9.0),
+    "search.playout": _Task(_compile_playout, _search_playout, 6.0),
     "batch.run_plain": _Task(_compile_batch(_bt.run_plain), _kernel(_bt, "run_plain"), 10.0),
     "batch.run_heuristic": _Task(_compile_batch(_bt.run_heuristic), _kernel(_bt, "run_heuristic"), 20.0),
     "batch.run_search": _Task(
-        _compile_batch(_bt.run_search), _kernel(_bt, "run_search"), 27.0, ("endgame.solve", "search.playout")
+        _compile_batch(_bt.run_search), _kernel(_bt, "run_search"), 25.0, ("endgame.solve", "search.playout")
     ),
     "batch.run_mc": _Task(_compile_batch(_bt.run_mc), _kernel(_bt, "run_mc"), 28.0),
     "batch.run_any": _Task(
