@@ -372,11 +372,11 @@ def _add_tile(mask, legal, seen, c, k, slots, cells):
 
 @njit(_nrt=False, inline="always")
 def _forget(legal, seen, c, cells):
-    """Empty the thread's table ``seen`` after a mask of ``c`` entries was set."""
+    """Empty the thread's table ``seen`` after ``c`` tile entries of a mask were set
+    (before its DONE or exchange entries)."""
     if c <= LEGAL:
         for j in range(c):
-            if legal[j] < HAND * cells:
-                seen[legal[j] % cells] = 0
+            seen[legal[j] % cells] = 0
     else:
         for k in range(seen.shape[0]):
             seen[k] = 0

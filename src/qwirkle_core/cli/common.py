@@ -251,6 +251,23 @@ def cluster_status(args: argparse.Namespace) -> str:
     )
 
 
+def _probe(address: str) -> None:
+    """Open and close a plain TCP connection to a ``tcp://`` or ``tls://`` scheduler
+    address (OSError when nothing listens there, ValueError when it has no port).
+
+    Dask's client, failing to connect, can itself fail while closing under load (a bare
+    AssertionError); the probe gives the common mistake, a wrong host or port, its own
+    error before the client starts."""
+    import socket
+
+    from distributed.comm.addressing import get_address_host_port, parse_address
+
+    if parse_address(address)[0] not in ("tcp", "tls"):
+        return
+    with socket.create_connection(get_address_host_port(address), timeout=CONNECT_SECONDS):
+        pass
+
+
 @contextmanager
 def cluster(args: argparse.Namespace) -> Iterator[Any]:
     """A Dask client: of a LocalCluster of ``--workers`` processes (closed after), or
@@ -281,6 +298,7 @@ def cluster(args: argparse.Namespace) -> Iterator[Any]:
             yield client
         return
     try:
+        _probe(args.scheduler)
         client = Client(args.scheduler, timeout=CONNECT_SECONDS)
     except (OSError, ValueError) as e:
         raise UsageError(f"argument --scheduler: cannot reach {args.scheduler!r}: {e}") from None
