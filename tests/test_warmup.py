@@ -54,8 +54,8 @@ def test_waves_put_each_kernel_after_its_parts_and_bins_balance_them():
     names = wu.kernels_for("search,greedy")
     assert wu._waves(names) == [["endgame.solve", "search.playout"], ["batch.run_search"]]
     bins = wu._bins(["endgame.solve", "search.playout", "batch.run_plain"], 2)
-    # solve 9 s, playouts 6 s, run_plain 10 s: the two parts together beside run_plain
-    assert sorted(map(sorted, bins)) == [["batch.run_plain"], ["endgame.solve", "search.playout"]]
+    # solve 14 s, playouts 12 s, run_plain 10 s: the solver alone, the playouts with run_plain
+    assert sorted(map(sorted, bins)) == [["batch.run_plain", "search.playout"], ["endgame.solve"]]
     assert wu._bins(["batch.run_plain"], 4) == [["batch.run_plain"]]
 
 

@@ -141,16 +141,16 @@ def _search_playout() -> object:
 # CPU seconds measured on the project's machine (2 cores, numba 0.68) from an empty
 # cache with benchmarks/compare.py; an entry kernel's seconds exclude its ``needs``.
 TASKS: dict[str, _Task] = {
-    "endgame.solve": _Task(_compile_solve, _endgame_solve, 9.0),
-    "search.playout": _Task(_compile_playout, _search_playout, 6.0),
+    "endgame.solve": _Task(_compile_solve, _endgame_solve, 14.0),
+    "search.playout": _Task(_compile_playout, _search_playout, 12.0),
     "batch.run_plain": _Task(_compile_batch(_bt.run_plain), _kernel(_bt, "run_plain"), 10.0),
     "batch.run_heuristic": _Task(_compile_batch(_bt.run_heuristic), _kernel(_bt, "run_heuristic"), 20.0),
     "batch.run_search": _Task(
-        _compile_batch(_bt.run_search), _kernel(_bt, "run_search"), 25.0, ("endgame.solve", "search.playout")
+        _compile_batch(_bt.run_search), _kernel(_bt, "run_search"), 14.0, ("endgame.solve", "search.playout")
     ),
     "batch.run_mc": _Task(_compile_batch(_bt.run_mc), _kernel(_bt, "run_mc"), 28.0),
     "batch.run_any": _Task(
-        _compile_batch(_bt.run_any), _kernel(_bt, "run_any"), 38.0, ("endgame.solve", "search.playout")
+        _compile_batch(_bt.run_any), _kernel(_bt, "run_any"), 27.0, ("endgame.solve", "search.playout")
     ),
     "cubes.run_games": _Task(_compile_batch(_cu.run_games), _kernel(_cu, "run_games"), 34.0),
 }
@@ -228,19 +228,18 @@ def _waves(names: list[str]) -> list[list[str]]:
 
 
 def first_run_processes() -> int:
-    """Worker processes a first batch compiles with: :func:`default_processes` when it
-    is 3 or more (or ``QWIRKLE_COMPILE_PROCESSES`` says so), else 1. On two cores a
-    worker pays little: the parts it compiles share callees that both sides compile,
-    and another program's load takes the second core."""
-    n = default_processes()
-    return n if n >= 3 or os.environ.get("QWIRKLE_COMPILE_PROCESSES", "").strip() else 1
+    """Processes a first batch compiles with (this one and its workers):
+    :func:`default_processes`. It pays on two cores too, even with the second one busy
+    (docs/cold-start.md has the figures)."""
+    return default_processes()
 
 
 def compile_first_batch(specs: np.ndarray) -> None:
     """Before a batch's first call: when its kernel (for the spec rows ``specs``) is not
     in the disk cache and has parts that compile independently (the search agent's),
-    compile them in :func:`first_run_processes` workers side by side; the batch kernel
-    then loads them. Nothing otherwise (the first call compiles all in this process)."""
+    compile them side by side in :func:`first_run_processes` processes, the longest
+    part in this one, the others in workers into the disk cache; the batch kernel then
+    loads them. Nothing otherwise (the first call compiles all in this process)."""
     processes = first_run_processes()
     if processes < 2 or not _jit.CACHE:
         return
@@ -249,7 +248,15 @@ def compile_first_batch(specs: np.ndarray) -> None:
     needs = [n for n in TASKS[name].needs if not _cached(n)]
     if len(needs) < 2 or _jit.is_cached(kernel):
         return
-    _compile_in_workers(needs, processes, time.perf_counter(), {}, lambda _: None)
+    here, *others = _bins(needs, processes)
+    workers = [_spawn(names) for names in others]
+    try:
+        for part in here:
+            TASKS[part].compile()
+        for worker in workers:
+            worker.communicate()  # a part a worker failed on: the batch kernel compiles it
+    finally:
+        _stop(workers)
 
 
 def estimate_seconds(
@@ -382,23 +389,7 @@ def _compile_in_workers(
 ) -> None:
     """Compile the kernels of ``wave`` in worker processes into the disk cache; a kernel a
     worker failed on is left for this process."""
-    here = str(Path(__file__).resolve().parents[2])  # the folder this qwirkle_core is imported from
-    path = os.environ.get("PYTHONPATH", "")
-    env = {
-        **os.environ,
-        "QWIRKLE_COMPILE_PROCESSES": "1",
-        "PYTHONPATH": here + (os.pathsep + path if path else ""),
-    }
-    workers = [
-        subprocess.Popen(
-            [sys.executable, "-m", "qwirkle_core.batch.warmup", *names],
-            stdout=subprocess.PIPE,
-            stderr=subprocess.DEVNULL,
-            text=True,
-            env=env,
-        )
-        for names in _bins(wave, processes)
-    ]
+    workers = [_spawn(names) for names in _bins(wave, processes)]
     try:
         with selectors.DefaultSelector() as sel:
             for worker in workers:
@@ -419,10 +410,34 @@ def _compile_in_workers(
         for worker in workers:
             worker.wait()
     finally:
-        for worker in workers:
-            if worker.poll() is None:
-                worker.kill()
-                worker.wait()
+        _stop(workers)
+
+
+def _spawn(names: Sequence[str]) -> subprocess.Popen[str]:
+    """A worker process compiling the kernels ``names`` into the disk cache (it prints
+    each name when done)."""
+    here = str(Path(__file__).resolve().parents[2])  # the folder this qwirkle_core is imported from
+    path = os.environ.get("PYTHONPATH", "")
+    env = {
+        **os.environ,
+        "QWIRKLE_COMPILE_PROCESSES": "1",
+        "PYTHONPATH": here + (os.pathsep + path if path else ""),
+    }
+    return subprocess.Popen(
+        [sys.executable, "-m", "qwirkle_core.batch.warmup", *names],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        text=True,
+        env=env,
+    )
+
+
+def _stop(workers: Sequence[subprocess.Popen[str]]) -> None:
+    """Kill the workers still running (an error or an interrupt in this process)."""
+    for worker in workers:
+        if worker.poll() is None:
+            worker.kill()
+            worker.wait()
 
 
 def _worker(names: Sequence[str]) -> int:
