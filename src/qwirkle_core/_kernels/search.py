@@ -424,7 +424,7 @@ def _better(stats, a, b):
     return stats[a, 1] * stats[b, 0] > stats[b, 1] * stats[a, 0]
 
 
-@njit
+@njit(inline="always")  # into its callers: one library less to re-optimise (see _jit)
 def search_choose(spec, gs, moves, n, values, scratch):
     """The search agent's action for the current player of ``gs`` into ``gs.act``.
 

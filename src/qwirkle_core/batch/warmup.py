@@ -146,11 +146,11 @@ TASKS: dict[str, _Task] = {
     "batch.run_plain": _Task(_compile_batch(_bt.run_plain), _kernel(_bt, "run_plain"), 10.0),
     "batch.run_heuristic": _Task(_compile_batch(_bt.run_heuristic), _kernel(_bt, "run_heuristic"), 20.0),
     "batch.run_search": _Task(
-        _compile_batch(_bt.run_search), _kernel(_bt, "run_search"), 14.0, ("endgame.solve", "search.playout")
+        _compile_batch(_bt.run_search), _kernel(_bt, "run_search"), 12.0, ("endgame.solve", "search.playout")
     ),
     "batch.run_mc": _Task(_compile_batch(_bt.run_mc), _kernel(_bt, "run_mc"), 28.0),
     "batch.run_any": _Task(
-        _compile_batch(_bt.run_any), _kernel(_bt, "run_any"), 27.0, ("endgame.solve", "search.playout")
+        _compile_batch(_bt.run_any), _kernel(_bt, "run_any"), 25.0, ("endgame.solve", "search.playout")
     ),
     "cubes.run_games": _Task(_compile_batch(_cu.run_games), _kernel(_cu, "run_games"), 34.0),
 }
