@@ -286,7 +286,7 @@ def compile_seconds(agents: Iterable[AgentLike] | str, rules: Rules | None = Non
     agent. The figure is :func:`~qwirkle_core.batch.warmup.estimate_seconds`'s (within
     a factor of two on the project's 2-core machine when it is not busy). Raises what
     :func:`~qwirkle_core.game.agents.parse_agents` raises for bad agents."""
-    return float(_wu.estimate_seconds(agents, rules, processes=_wu.first_run_processes()))
+    return float(_wu.estimate_seconds(agents, rules))
 
 
 def play_range(

@@ -47,7 +47,6 @@ __all__ = [
     "default_processes",
     "estimate_kernels",
     "estimate_seconds",
-    "first_run_processes",
     "kernels_for",
     "warmup",
 ]
@@ -227,20 +226,13 @@ def _waves(names: list[str]) -> list[list[str]]:
     return waves
 
 
-def first_run_processes() -> int:
-    """Processes a first batch compiles with (this one and its workers):
-    :func:`default_processes`. It pays on two cores too, even with the second one busy
-    (docs/cold-start.md has the figures)."""
-    return default_processes()
-
-
 def compile_first_batch(specs: np.ndarray) -> None:
     """Before a batch's first call: when its kernel (for the spec rows ``specs``) is not
     in the disk cache and has parts that compile independently (the search agent's),
-    compile them side by side in :func:`first_run_processes` processes, the longest
+    compile them side by side in :func:`default_processes` processes, the longest
     part in this one, the others in workers into the disk cache; the batch kernel then
     loads them. Nothing otherwise (the first call compiles all in this process)."""
-    processes = first_run_processes()
+    processes = default_processes()
     if processes < 2 or not _jit.CACHE:
         return
     kernel = _bt.kernel_for(specs)

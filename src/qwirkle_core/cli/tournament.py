@@ -254,13 +254,13 @@ def _save_plot(result: TournamentResult, path: Path, console: Console) -> None:
 def _kernel_status(specs: list[Any], rules: Any) -> str | None:
     """What the progress display says until the first game: the compile estimate of a
     first run (the kernels of every pairing), or None (the default words)."""
-    from ..batch.warmup import estimate_kernels, first_run_processes, kernels_for
+    from ..batch.warmup import estimate_kernels, kernels_for
 
     names: list[str] = []
     for i, a in enumerate(specs):
         for b in specs[i + 1 :]:
             names += [n for n in kernels_for((a, b), rules) if n not in names]
-    seconds = estimate_kernels(names, first_run_processes()) if names else 0.0
+    seconds = estimate_kernels(names) if names else 0.0
     if not seconds:
         return None
     agents = ", ".join(dict.fromkeys(s.name for s in specs))
