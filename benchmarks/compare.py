@@ -26,11 +26,11 @@ side runs in its own processes with ``PYTHONPATH`` on its ``src/`` and its own
   per second over the same positions (the public call, Move objects included).
 - cold start, each in a fresh process with an empty cache: ``import qwirkle_core;
   qc.simulate(10, threads=1)`` and ``qc.Game(2, seed=1).legal_moves()`` (seconds from
-  before the import to the call's return, and peak RSS); then the same two again on the
-  cache the first left (cached start). ``--only cold-search``: instead the cold start of
-  one game of the search agent against greedy, ``qc.simulate(1, ["search", "greedy"],
-  threads=1)`` (the largest set of kernels a call compiles), ``--rounds`` times, the
-  side going first alternating.
+  before the import to the call's return, and peak RSS; the median of ``--rounds``
+  rounds, the side going first alternating); then the same two again on the cache the
+  first left (cached start). ``--only cold-search``: instead the cold start of one game
+  of the search agent against greedy, ``qc.simulate(1, ["search", "greedy"],
+  threads=1)`` (the largest set of kernels a call compiles), likewise.
 - ``--main-job``: the README's main job, ``qwirkle simulate --games 1000000 --agents
   greedy,greedy --seed 1 --threads 2 --out FILE.parquet``, once per side on a warm
   cache: its wall time, the time it reports for the games, and its peak RSS.
@@ -264,6 +264,18 @@ class Side:
         return wall, float(found.group(1)) if found else float("nan"), usage.ru_maxrss / 1024
 
 
+def _cold_rounds(sides, call, rounds, tmp, verbose=False):
+    """``(seconds, peak MB)`` of ``call`` from an empty cache, ``rounds`` times per side,
+    the side going first alternating: one list per side."""
+    res = ([], [])
+    for r in range(rounds):
+        for i in [0, 1] if r % 2 == 0 else [1, 0]:
+            res[i].append(sides[i].cold(call, tempfile.mkdtemp(prefix="cold-", dir=tmp)))
+            if verbose:
+                print(f"  round {r + 1}, {sides[i].name}: {res[i][-1][0]:.1f} s, {res[i][-1][1]:.0f} MB", flush=True)
+    return res
+
+
 def show(name, a, b):
     """One line: the figure of each side and the ratio working tree / revision."""
     print(f"{name:34s} {a:14,.2f} {b:14,.2f} {b / a:8.3f}", flush=True)
@@ -302,11 +314,11 @@ def main():
         print(f"{'':34s} {'A':>14s} {'B':>14s} {'B/A':>8s}")
 
         if args.only in (None, "cold"):
-            print("cold start (empty cache), seconds to the call's return; peak MB")
+            print(f"cold start (empty cache), median of {args.rounds} rounds, seconds to the call's return; peak MB")
             for name, call in COLD.items():
-                res = [s.cold(call, tempfile.mkdtemp(prefix="cold-", dir=tmp)) for s in sides]
-                show(name, res[0][0], res[1][0])
-                show("  peak MB", res[0][1], res[1][1])
+                res = _cold_rounds(sides, call, args.rounds, tmp)
+                show(name, *(statistics.median(t for t, _ in side) for side in res))
+                show("  peak MB", *(max(m for _, m in side) for side in res))
             print("cached start (warm cache), seconds")
             for name, call in COLD.items():
                 for s in sides:  # fill each side's own cache first
@@ -319,14 +331,7 @@ def main():
                 f"cold start (empty cache), median and best of {args.rounds} rounds, seconds to the call's return; peak MB"
             )
             for name, call in COLD_SEARCH.items():
-                res = ([], [])
-                for r in range(args.rounds):
-                    for i in [0, 1] if r % 2 == 0 else [1, 0]:
-                        res[i].append(sides[i].cold(call, tempfile.mkdtemp(prefix="cold-", dir=tmp)))
-                        print(
-                            f"  round {r + 1}, {sides[i].name}: {res[i][-1][0]:.1f} s, {res[i][-1][1]:.0f} MB",
-                            flush=True,
-                        )
+                res = _cold_rounds(sides, call, args.rounds, tmp, verbose=True)
                 seconds = [[t for t, _ in side] for side in res]
                 show(name, statistics.median(seconds[0]), statistics.median(seconds[1]))
                 show("  best round", min(seconds[0]), min(seconds[1]))

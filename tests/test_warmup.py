@@ -27,7 +27,7 @@ def _python(code, cache, **env):
 
 
 def test_a_batch_lists_only_the_kernels_of_its_agents():
-    assert wu.kernels_for("greedy,random") == ["batch.run_plain"]
+    assert wu.kernels_for("greedy,random") == ["movegen.generate", "actions.apply_action", "batch.run_plain"]
     assert wu.kernels_for(["heuristic", "greedy"]) == ["batch.run_heuristic"]
     assert wu.kernels_for("mc,greedy") == ["batch.run_mc"]
     assert wu.kernels_for("search,greedy") == ["endgame.solve", "search.playout", "batch.run_search"]
@@ -41,12 +41,17 @@ def test_a_batch_lists_only_the_kernels_of_its_agents():
 
 def test_the_estimate_is_a_sum_of_calibrated_kernels():
     one = {name: wu.estimate_seconds(name + ",greedy", processes=1, cached=True) for name in qc.AGENTS}
-    assert one["random"] == one["greedy"] == wu.TASKS["batch.run_plain"].seconds
+    assert one["random"] == one["greedy"] == sum(wu.TASKS[n].seconds for n in wu.kernels_for("greedy,greedy"))
     assert 3 < one["greedy"] < one["heuristic"] < one["mc"] < one["search"] < 120
     assert one["search"] == sum(wu.TASKS[n].seconds for n in wu.kernels_for("search,greedy"))
     # side by side the search agent's parts overlap: less, but never below its batch kernel
     two = wu.estimate_seconds("search,greedy", processes=2, cached=True)
     assert wu.TASKS["batch.run_search"].seconds < two < one["search"]
+    assert (
+        wu.TASKS["batch.run_plain"].seconds
+        < wu.estimate_seconds("greedy,greedy", processes=2, cached=True)
+        < one["greedy"]
+    )
     assert wu.estimate_kernels([], cached=True) == 0.0
 
 
@@ -54,7 +59,7 @@ def test_waves_put_each_kernel_after_its_parts_and_bins_balance_them():
     names = wu.kernels_for("search,greedy")
     assert wu._waves(names) == [["endgame.solve", "search.playout"], ["batch.run_search"]]
     bins = wu._bins(["endgame.solve", "search.playout", "batch.run_plain"], 2)
-    # solve 14 s, playouts 12 s, run_plain 10 s: the solver alone, the playouts with run_plain
+    # solve 14 s, playouts 12 s, run_plain 3 s: the solver alone, the playouts with run_plain
     assert sorted(map(sorted, bins)) == [["batch.run_plain", "search.playout"], ["endgame.solve"]]
     assert wu._bins(["batch.run_plain"], 4) == [["batch.run_plain"]]
 
@@ -64,7 +69,7 @@ def test_warmup_compiles_into_the_cache_and_a_later_process_loads(tmp_path, caps
         "import sys; from qwirkle_core.cli import main; sys.exit(main(['warmup', '--agents', 'greedy,random', '--no-progress']))",
         tmp_path,
     )
-    assert "batch.run_plain" in out and "yes" in out and "1 of 1 kernels compiled" in out
+    assert "batch.run_plain" in out and "yes" in out and "3 of 3 kernels compiled" in out
     code = """
 import qwirkle_core as qc
 from qwirkle_core.batch.local import compile_seconds
@@ -74,8 +79,10 @@ print(compile_seconds("greedy,greedy"), qc.warmup("greedy,greedy", progress=lamb
 print(seen, len(batch.run_plain.signatures))
 """
     lines = _python(code, tmp_path).splitlines()
-    assert lines[0].startswith("0.0 [KernelTime(name='batch.run_plain', seconds=0.0, compiled=False)]")
-    assert lines[1] == "[('batch.run_plain', True, 1, 1)] 0"  # ready at once (loaded by the first call)
+    names = ["movegen.generate", "actions.apply_action", "batch.run_plain"]
+    assert lines[0] == "0.0 " + str([wu.KernelTime(name, 0.0, False) for name in names])
+    # each ready at once (the batch kernel is loaded by the first call)
+    assert lines[1] == str([(name, True, k, 3) for k, name in enumerate(names, 1)]) + " 0"
 
 
 @pytest.mark.parametrize(
@@ -102,22 +109,45 @@ def test_the_first_run_message_names_the_agents_and_the_estimate(monkeypatch):
     assert "qwirkle warmup" in text
 
 
-def test_the_search_agents_parts_compiled_by_workers_are_the_ones_its_batch_loads(tmp_path):
-    """Worker processes compile the endgame solver and the playouts into the cache; the
-    batch kernel then loads both (one signature each: the types match exactly) and plays
-    the same games as without them."""
-    code = """
-import qwirkle_core as qc
-from qwirkle_core._kernels import endgame, search
-from qwirkle_core.batch import warmup
-times = warmup.warmup("search:time_ms=2,greedy", processes=2)
-print([(k.name, k.compiled) for k in times])
-r = qc.simulate(2, ["search:time_ms=2", "greedy"], seed=3, threads=1)
-print(len(endgame.solve.signatures), len(search.playout.signatures), r.scores.tolist())
+_PARTS = """
+from qwirkle_core._kernels import actions, endgame, movegen, search
+def loaded(names):  # whether each part was loaded from the cache (not compiled) by this process
+    kernels = {"endgame.solve": endgame.solve, "search.playout": search.playout,
+               "movegen.generate": movegen.generate, "actions.apply_action": actions.apply_action}
+    return [(sum(kernels[n].stats.cache_hits.values()), sum(kernels[n].stats.cache_misses.values())) for n in names]
 """
-    lines = _python(code, tmp_path).splitlines()
-    assert lines[0] == str([("endgame.solve", True), ("search.playout", True), ("batch.run_search", True)])
-    ones, scores = lines[1].split(" ", 2)[:2], lines[1].split(" ", 2)[2]
-    assert ones == ["1", "1"]
-    plain = qc.simulate(2, ["search:time_ms=2", "greedy"], seed=3, threads=1)
-    assert scores == str(plain.scores.tolist())
+
+
+@pytest.mark.parametrize(
+    "agents, parts",
+    [
+        ("search:time_ms=2,greedy", ["endgame.solve", "search.playout"]),
+        ("greedy,random", ["movegen.generate", "actions.apply_action"]),
+    ],
+)
+def test_parts_compiled_by_workers_are_the_ones_the_batch_loads(tmp_path, agents, parts):
+    """Worker processes compile a batch's parts (the search agent's endgame solver and
+    playouts; the greedy batch's move generator and turn actions) into the cache with
+    the very types the batch kernel calls them with: the batch kernel loads each from
+    the cache (a hit, no miss) and plays the same games as without them. A fresh
+    process's first batch does the same by itself."""
+    batch = wu.kernels_for(agents)[-1]
+    plain = str(qc.simulate(2, agents.split(","), seed=3, threads=1).scores.tolist())
+    code = f"""{_PARTS}
+import qwirkle_core as qc
+from qwirkle_core.batch import warmup
+print([(k.name, k.compiled) for k in warmup.warmup({agents!r}, processes=2)])
+r = qc.simulate(2, {agents!r}.split(","), seed=3, threads=1)
+print(loaded({parts!r}), r.scores.tolist())
+"""
+    first, second = _python(code, tmp_path / "warmup").splitlines()
+    assert first == str([(name, True) for name in (*parts, batch)])
+    assert second == f"{[(1, 0)] * len(parts)} {plain}"
+    code = f"""{_PARTS}
+import qwirkle_core as qc
+r = qc.simulate(2, {agents!r}.split(","), seed=3, threads=1)
+print(loaded({parts!r}), r.scores.tolist())
+"""
+    out = _python(code, tmp_path / "first", QWIRKLE_COMPILE_PROCESSES="2").strip()
+    # the longest part compiles in this process (a miss), the other in a worker (a hit)
+    assert out == f"{[(0, 1), (1, 0)]} {plain}"

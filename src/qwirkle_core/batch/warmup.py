@@ -5,11 +5,11 @@ of a first batch.
 Numba compiles a kernel on its first call in a process and keeps the machine code in
 its on-disk cache (``NUMBA_CACHE_DIR``, else ``_kernels/__pycache__``); later
 processes load it in well under a second. A batch compiles only the kernel of its
-agents (:func:`qwirkle_core._kernels.batch.kernel_for`). The search agent's kernel is
-the largest: its endgame solver and its playouts are compiled first, side by side in
-worker processes (:data:`TASKS`: independent kernels, each one numba compiles once
-into the shared cache), then the batch kernel in this process, which loads them from
-the cache. Each worker is a fresh ``python -m qwirkle_core.batch.warmup`` (not
+agents (:func:`qwirkle_core._kernels.batch.kernel_for`). Two of them have parts that
+compile independently (:data:`TASKS`' ``needs``): the search agent's endgame solver and
+its playouts, and the greedy and random batch's move generator and turn actions. Those
+parts are compiled first, side by side in worker processes into the shared cache, then
+the batch kernel in this process, which loads them from the cache. Each worker is a fresh ``python -m qwirkle_core.batch.warmup`` (not
 multiprocessing, so a script without a ``__main__`` guard is never re-run).
 
 When the cache is reused (docs/cold-start.md): the same numba version, the same CPU
@@ -31,9 +31,12 @@ from pathlib import Path
 import numpy as np
 
 from .._kernels import _jit
+from .._kernels import actions as _ac
 from .._kernels import batch as _bt
 from .._kernels import cubes as _cu
 from .._kernels import layout as _lo
+from .._kernels import movegen as _mg
+from .._kernels import state as _st
 from .._threads import available_threads
 from ..game.agents import AGENTS, AgentLike, parse_agents
 from ..game.rules import Rules
@@ -72,6 +75,40 @@ def _game_arrays() -> tuple[object, ...]:
 
     gs, _ = actions.new_state()
     return gs, gs.board, gs.cross, gs.anchors, gs.bmeta, gs.hands, gs.gmeta
+
+
+def _state_types() -> tuple[_lo.GameState, object]:
+    """The numba types of a game state's arrays (a :class:`~qwirkle_core._kernels.layout.GameState`
+    of them, as ``actions.new_state`` makes them) and of a move buffer, built here so
+    that a worker need not compile ``new_state`` for them."""
+    import numba
+
+    arrays = [(np.int8, 1), (np.int64, 2), (np.int32, 1), (np.int64, 1), (np.int8, 2)]
+    arrays += [(np.int8, 1), (np.int64, 1), (np.uint64, 1), (np.int64, 2), (np.int64, 1)]
+    state = _lo.GameState(*(numba.typeof(np.zeros((1,) * ndim, dtype)) for dtype, ndim in arrays))
+    return state, numba.typeof(_mg.new_move_buffer(1))
+
+
+def _compile_generate() -> None:
+    """The move generator and a game's setup, with the types the turn loop
+    (``policies.play_turns``) and the batch kernels call them with."""
+    from numba.types import boolean, int64
+
+    s, moves = _state_types()
+    _ac.new_state.compile(())
+    _st.new_game.compile((s.hands, s.bag, s.gmeta, s.rng, int64, int64))
+    _mg.generate.compile((s.board, s.cross, s.anchors, s.bmeta, int64, int64, moves, s.gen_scratch, boolean))
+    _ac.fallback.compile((s.hands, s.gmeta, s.rng, s.act, boolean))
+    _ac.set_place.compile((s.act, moves, int64))
+
+
+def _compile_apply() -> None:
+    """A turn's actions (a placement, an exchange or a pass), with the types the turn
+    loop calls them with."""
+    s, _ = _state_types()
+    board = (s.board, s.cross, s.anchors, s.bmeta, s.hands, s.bag, s.gmeta)
+    _ac.apply_placement.compile((*board, s.act))
+    _ac.apply_action.compile((*board, s.rng, s.act))
 
 
 def _compile_solve() -> None:
@@ -142,7 +179,11 @@ def _search_playout() -> object:
 TASKS: dict[str, _Task] = {
     "endgame.solve": _Task(_compile_solve, _endgame_solve, 14.0),
     "search.playout": _Task(_compile_playout, _search_playout, 12.0),
-    "batch.run_plain": _Task(_compile_batch(_bt.run_plain), _kernel(_bt, "run_plain"), 10.0),
+    "movegen.generate": _Task(_compile_generate, _kernel(_mg, "generate"), 5.5),
+    "actions.apply_action": _Task(_compile_apply, _kernel(_ac, "apply_action"), 3.7),
+    "batch.run_plain": _Task(
+        _compile_batch(_bt.run_plain), _kernel(_bt, "run_plain"), 2.8, ("movegen.generate", "actions.apply_action")
+    ),
     "batch.run_heuristic": _Task(_compile_batch(_bt.run_heuristic), _kernel(_bt, "run_heuristic"), 20.0),
     "batch.run_search": _Task(
         _compile_batch(_bt.run_search), _kernel(_bt, "run_search"), 12.0, ("endgame.solve", "search.playout")
@@ -154,8 +195,11 @@ TASKS: dict[str, _Task] = {
     "cubes.run_games": _Task(_compile_batch(_cu.run_games), _kernel(_cu, "run_games"), 34.0),
 }
 """The kernels :func:`warmup` compiles: the batch kernels (``batch.run_*``,
-``cubes.run_games``) and the independent parts of the search agent's compiled before
-them (its endgame solver and its playouts), with rough seconds of each."""
+``cubes.run_games``) and the independent parts compiled before two of them (the search
+agent's endgame solver and playouts; the move generator and the turn actions of the
+greedy and random batch), with rough seconds of each. The heuristic's and Monte
+Carlo's batches are not split: their own part dwarfs the shared ones (18 and 21 s
+against 5.5 and 3.7), so compiling those first would only add a wave."""
 
 
 def kernels_for(agents: Iterable[AgentLike] | str | None = None, rules: Rules | None = None) -> list[str]:
@@ -228,7 +272,7 @@ def _waves(names: list[str]) -> list[list[str]]:
 
 def compile_first_batch(specs: np.ndarray) -> None:
     """Before a batch's first call: when its kernel (for the spec rows ``specs``) is not
-    in the disk cache and has parts that compile independently (the search agent's),
+    in the disk cache and has parts that compile independently (:data:`TASKS`' ``needs``),
     compile them side by side in :func:`default_processes` processes, the longest
     part in this one, the others in workers into the disk cache; the batch kernel then
     loads them. Nothing otherwise (the first call compiles all in this process)."""
