@@ -17,6 +17,7 @@ pytest.importorskip("gymnasium")
 
 import naive  # noqa: E402
 from qwirkle_core import IllegalMoveError  # noqa: E402
+from qwirkle_core._kernels.vector import TURN_MOVES  # noqa: E402
 from qwirkle_core.env import QwirkleGymEnv, VectorEnv, raw_env  # noqa: E402
 
 
@@ -30,18 +31,20 @@ def _same(vec: dict[str, np.ndarray], one: dict, where: str) -> None:
         np.testing.assert_array_equal(vec[key], value, err_msg=f"{where}: {key}")
 
 
-def lockstep_self_play(n: int, players: int, window: int, steps: int, seed: int) -> int:
+def lockstep_self_play(n: int, players: int, window: int, steps: int, seed: int) -> tuple[int, int]:
     """Masked random self-play of ``n`` envs beside ``n`` raw_envs; returns the games
-    that ended."""
+    that ended and the tiles put down in turns of more placements than the kernel keeps
+    (``TURN_MOVES``: generated again, then narrowed)."""
     envs = VectorEnv(n, players=players, window=window)
     obs, info = envs.reset(seed=seed)
     singles = [raw_env(players=players, window=window) for _ in range(n)]
     for i, e in enumerate(singles):
         e.reset(seed=int(info["game_seed"][i]))
-    ended = 0
+    ended = big = 0
     for step in range(steps):
         actions = envs.sample_actions()
         pending = envs.state.pending.astype(bool).copy()
+        big += int(np.sum((envs.state.nmoves > TURN_MOVES) & (actions < 6 * window * window) & ~pending))
         acting = [e.agent_selection for e in singles]
         for i, e in enumerate(singles):
             _same(_flat(obs, i), e.observe(e.agent_selection), f"step {step} env {i} (before)")
@@ -62,7 +65,7 @@ def lockstep_self_play(n: int, players: int, window: int, steps: int, seed: int)
                 assert list(info["rewards"][i]) == [e.rewards[a] for a in e.possible_agents], where
                 if term[i]:
                     assert list(envs.state.gmeta[i, 16 : 16 + players]) == list(e.game.scores), where
-    return ended
+    return ended, big
 
 
 def lockstep_opponents(n: int, opponents: list[str], window: int, steps: int, seed: int, seat: int = 0) -> int:
@@ -91,11 +94,12 @@ def lockstep_opponents(n: int, opponents: list[str], window: int, steps: int, se
 
 
 def test_self_play_agrees_with_raw_env() -> None:
-    assert lockstep_self_play(8, 2, 40, 700, seed=3) > 8
+    ended, big = lockstep_self_play(8, 2, 40, 700, seed=3)
+    assert ended > 8 and big > 3
 
 
 def test_self_play_full_window_four_players() -> None:
-    assert lockstep_self_play(4, 4, 118, 500, seed=5) >= 1
+    assert lockstep_self_play(4, 4, 118, 500, seed=5)[0] >= 1
 
 
 def test_greedy_opponent_agrees_with_gym_env() -> None:

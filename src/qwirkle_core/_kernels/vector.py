@@ -103,7 +103,8 @@ VecState.__doc__ = """The arrays of N games (leading axis N), one per field:
   the four neighbours of each (see the module doc);
 - the turn: ``moves`` int32[N, TURN_MOVES, MOVE_COLS] its legal placements (``M_CELL``
   columns hold window cells ``(row - r0) * W + (col - c0)``), ``nmoves`` int64[N] their
-  number (above TURN_MOVES: not kept), ``cons`` uint8[N, TURN_MOVES] 1 for those the
+  number (above TURN_MOVES: not kept; once a tile of such a turn is down, the
+  number it is part of, kept when they fit), ``cons`` uint8[N, TURN_MOVES] 1 for those the
   tiles put down so far are part of, ``partial`` int64[N, 6, 3] those tiles (slot,
   window cell, tile), ``npartial`` int64[N], ``origin`` int64[N, 2] the window's
   (r0, c0), ``drawn`` int64[N] the tiles drawn in the board planes;
@@ -654,17 +655,21 @@ def _act(vs, i, a, reset, cross, rmoves, rcons, gen, act, tslots, seen, rule_ope
         vs.rewards[i, q] = 0
     vs.reward[i] = 0
     n = vs.nmoves[i]
-    regenerated = n > TURN_MOVES
+    first = HAND * vs.planes.shape[2] * vs.planes.shape[3]
+    # a turn of more placements than it keeps: generated again for a tile or DONE (an
+    # exchange or the pass reads none)
+    regenerated = n > TURN_MOVES and a <= first
     if regenerated:
         _load(vs, i, cross)
         _regenerate(vs, i, cross, rmoves, rcons, gen)
         moves, cons = rmoves, rcons
     else:
         moves, cons = vs.moves[i], vs.cons[i]
-    if a < HAND * vs.planes.shape[2] * vs.planes.shape[3]:
+    if a < first:
         _place(vs, i, a, moves, n, cons, tslots, seen)
         if regenerated:
             _clear(vs, i, cross)
+            _keep_narrowed(vs, i, moves, n, cons)
         return 0, actor
     for q in range(gm[G_PLAYERS]):
         vs.rewards[i, q] = -gm[G_SCORE + q]
@@ -715,6 +720,27 @@ def _mark_regenerated(vs, i, cross, rmoves, rcons, gen, tslots, seen):
     _regenerate(vs, i, cross, rmoves, rcons, gen)
     _mark(vs, i, rmoves, vs.nmoves[i], rcons, tslots, seen, np.int64(-1), np.int64(-1))
     _save(vs, i, cross, True)
+
+
+@njit(_nrt=False, inline="always")
+def _keep_narrowed(vs, i, moves, n, cons):
+    """After a tile was put down in a turn of more placements than it keeps (``moves[:n]``
+    regenerated, ``cons`` narrowed): keep those the tiles down are part of, in their
+    order, when they fit (the turn's later steps then read them instead of generating
+    the turn again)."""
+    kept = 0
+    for m in range(n):
+        kept += cons[m]
+    if kept > TURN_MOVES:
+        return
+    kept = 0
+    for m in range(n):
+        if cons[m]:
+            for col in range(MOVE_COLS):
+                vs.moves[i, kept, col] = moves[m, col]
+            vs.cons[i, kept] = 1
+            kept += 1
+    vs.nmoves[i] = kept
 
 
 @njit
