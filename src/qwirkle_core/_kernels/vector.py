@@ -18,9 +18,10 @@ mask entries it changes. A turn with more placements than ``moves`` holds (an op
 six tiles of one colour has 720) is regenerated into the thread's scratch at each step.
 
 Memory: the cross-check masks (:mod:`.board`, 256 KiB a game) are not kept per env. A
-thread has one set, empty, and loads an env's non-empty entries (those of the cells
-next to its tiles, ``xcross``) before it changes or reads the env's board, and saves and
-clears them after; an env takes about 88 KiB at W = 40.
+thread has one set, empty, and loads an env's non-empty entries (those of the empty
+cells next to its tiles, listed once each in ``bcells`` and ``bwords``) before it
+changes or reads the env's board, and saves and clears them after; an env takes about
+89 KiB at W = 40.
 """
 
 from collections import namedtuple
@@ -86,10 +87,11 @@ PLANES = 13  # 6 colours, 6 shapes, tiles put down this turn
 EXCHANGES = 63
 TURN_MOVES = 512  # placements a turn keeps per env (more: regenerated at each step)
 LEGAL = 1024  # legal actions listed per env (more: the mask alone holds them)
+BORDER = 4 * NTILES  # the empty cells next to the tiles: at most four a tile
 
 VecState = namedtuple(
     "VecState",
-    "board anchors bmeta hands bag gmeta rng tcells xcross "
+    "board anchors bmeta hands bag gmeta rng tcells bcells bwords nborder saved "
     "moves nmoves cons partial npartial origin drawn seeds episodes game_seeds pending "
     "planes hand scores hand_sizes bag_size unseen mask legal nlegal observer rewards reward terminated truncated",
 )
@@ -99,8 +101,9 @@ VecState.__doc__ = """The arrays of N games (leading axis N), one per field:
   ``anchors`` int32[N, MAX_ANCHORS], ``bmeta`` int64[N, BMETA], ``hands`` int8[N, 6, 6],
   ``bag`` int8[N, 108], ``gmeta`` int64[N, GMETA], ``rng`` uint64[N, STREAMS];
   ``tcells`` int16[N, 108] the cells of the tiles in the order they were placed (the
-  first ``bmeta[i, B_TILES]``), ``xcross`` int64[N, 108, 4, 2] the cross-check masks of
-  the four neighbours of each (see the module doc);
+  first ``bmeta[i, B_TILES]``), ``bcells`` int16[N, BORDER] the empty cells next to them
+  and ``bwords`` int64[N, BORDER, 2] their cross-check masks (the first ``nborder[i]``,
+  int64[N]; see the module doc), ``saved`` int64[N] the tiles they were saved for;
 - the turn: ``moves`` int32[N, TURN_MOVES, MOVE_COLS] its legal placements (``M_CELL``
   columns hold window cells ``(row - r0) * W + (col - c0)``), ``nmoves`` int64[N] their
   number (above TURN_MOVES: not kept; once a tile of such a turn is down, the
@@ -144,7 +147,10 @@ def new_vec_state(n, players, window):
         np.zeros((n, GMETA), np.int64),
         np.zeros((n, STREAMS), np.uint64),
         np.zeros((n, NTILES), np.int16),
-        np.zeros((n, NTILES, 4, 2), np.int64),
+        np.zeros((n, BORDER), np.int16),
+        np.zeros((n, BORDER, 2), np.int64),
+        np.zeros(n, np.int64),
+        np.zeros(n, np.int64),
         np.zeros((n, TURN_MOVES, MOVE_COLS), np.int32),
         np.zeros(n, np.int64),
         np.zeros((n, TURN_MOVES), np.uint8),
@@ -227,39 +233,57 @@ def _neighbour(cell, d):
 @njit(_nrt=False, inline="always")
 def _load(vs, i, cross):
     """Write env ``i``'s cross-check masks into the (empty) thread set ``cross``."""
-    for k in range(vs.bmeta[i, B_TILES]):
-        cell = vs.tcells[i, k]
-        for d in range(4):
-            nb = _neighbour(cell, d)
-            cross[nb, 0] = vs.xcross[i, k, d, 0]
-            cross[nb, 1] = vs.xcross[i, k, d, 1]
-
-
-@njit(_nrt=False, inline="always")
-def _save(vs, i, cross, changed):
-    """Keep env ``i``'s cross-check masks from ``cross`` (unless not ``changed``: no tile
-    was put down since they were loaded) and empty it again."""
-    n = vs.bmeta[i, B_TILES] if changed else 0
-    for k in range(n):
-        cell = vs.tcells[i, k]
-        for d in range(4):
-            nb = _neighbour(cell, d)
-            vs.xcross[i, k, d, 0] = cross[nb, 0]
-            vs.xcross[i, k, d, 1] = cross[nb, 1]
-    _clear(vs, i, cross)
+    for k in range(vs.nborder[i]):
+        cell = vs.bcells[i, k]
+        cross[cell, 0] = vs.bwords[i, k, 0]
+        cross[cell, 1] = vs.bwords[i, k, 1]
 
 
 @njit(_nrt=False, inline="always")
 def _clear(vs, i, cross):
-    """Empty ``cross`` after env ``i``'s masks were loaded into it."""
-    for k in range(vs.bmeta[i, B_TILES]):
-        cell = vs.tcells[i, k]
+    """Empty ``cross`` after env ``i``'s masks were loaded into it (no tile put down
+    since)."""
+    for k in range(vs.nborder[i]):
+        cell = vs.bcells[i, k]
         cross[cell, 0] = ALL
         cross[cell, 1] = ALL
+
+
+@njit(_nrt=False, inline="always")
+def _save_cell(vs, i, cross, cell, j):
+    """List ``cell`` as env ``i``'s ``j``-th border cell when it is empty and its masks
+    in ``cross`` are not yet listed (not ``ALL``: an empty cell next to a tile counts
+    its neighbours in them), then empty its entry. Returns the new count."""
+    w0, w1 = cross[cell, 0], cross[cell, 1]
+    if vs.board[i, cell] < 0 and (w0 != ALL or w1 != ALL):
+        vs.bcells[i, j] = cell
+        vs.bwords[i, j, 0] = w0
+        vs.bwords[i, j, 1] = w1
+        j += 1
+    cross[cell, 0] = ALL
+    cross[cell, 1] = ALL
+    return j
+
+
+@njit(_nrt=False, inline="always")
+def _save(vs, i, cross):
+    """Keep env ``i``'s cross-check masks from ``cross`` and empty it again. The cells
+    that may hold them: those listed before and, for the tiles put down since, their
+    own cells (no longer listed) and their neighbours."""
+    tiles = vs.bmeta[i, B_TILES]
+    if vs.saved[i] == tiles:
+        _clear(vs, i, cross)
+        return
+    j = 0
+    for k in range(vs.nborder[i]):  # j <= k: a cell is read before its slot is written
+        j = _save_cell(vs, i, cross, vs.bcells[i, k], j)
+    for k in range(vs.saved[i], tiles):
+        cell = vs.tcells[i, k]
+        j = _save_cell(vs, i, cross, cell, j)
         for d in range(4):
-            nb = _neighbour(cell, d)
-            cross[nb, 0] = ALL
-            cross[nb, 1] = ALL
+            j = _save_cell(vs, i, cross, _neighbour(cell, d), j)
+    vs.nborder[i] = j
+    vs.saved[i] = tiles
 
 
 @njit(_nrt=False)
@@ -601,7 +625,8 @@ def _commit(vs, i, a, moves, n, cons, tslots, cross, act):
 
 @njit(_nrt=False, inline="always")
 def _reset(vs, i, cross, players, rule_opening):
-    """Deal env ``i`` the game of its seed and episode (its masks, none, are loaded)."""
+    """Deal env ``i`` the game of its seed and episode (``cross``, the thread's empty
+    set, stays empty: its masks are dropped, not loaded)."""
     mask = vs.mask[i]
     for a in range(mask.shape[0]):
         mask[a] = 0
@@ -618,8 +643,9 @@ def _reset(vs, i, cross, players, rule_opening):
     for q in range(players):
         vs.rewards[i, q] = 0
     vs.reward[i] = 0
-    _load(vs, i, cross)
     clear_board(vs.board[i], cross, vs.anchors[i], vs.bmeta[i])
+    vs.nborder[i] = 0
+    vs.saved[i] = 0
     seed = game_seed(vs.seeds[i], vs.episodes[i])
     vs.game_seeds[i] = seed
     seed_streams(vs.rng[i], seed)
@@ -692,7 +718,6 @@ def _finish(vs, i, cross, gen, tslots, seen, unseen, learner, max_turns, actor, 
         for q in range(players):
             vs.rewards[i, q] += gm[G_SCORE + q]
         vs.reward[i] = vs.rewards[i, actor]
-    changed = vs.drawn[i] != vs.bmeta[i, B_TILES]  # tiles were put down
     r0, c0, fits = _window(vs.bmeta[i], vs.planes.shape[2])
     _redraw(vs, i, r0, c0, fits)
     over = gm[G_OVER] != 0
@@ -702,14 +727,14 @@ def _finish(vs, i, cross, gen, tslots, seen, unseen, learner, max_turns, actor, 
         vs.pending[i] = 1
         vs.nmoves[i] = 0
         _observe(vs, i, learner if learner >= 0 else actor, unseen)
-        _save(vs, i, cross, changed)
+        _save(vs, i, cross)
         return 0
     n = _placements(vs, i, cross, vs.moves[i], gen)
     vs.nmoves[i] = n
     _observe(vs, i, learner if learner >= 0 else gm[G_CURRENT], unseen)
     if n <= TURN_MOVES:
         _open_turn(vs, i, vs.moves[i], n, vs.cons[i], tslots, seen)
-        _save(vs, i, cross, changed)
+        _save(vs, i, cross)
     return n
 
 
@@ -719,7 +744,7 @@ def _mark_regenerated(vs, i, cross, rmoves, rcons, gen, tslots, seen):
     its masks."""
     _regenerate(vs, i, cross, rmoves, rcons, gen)
     _mark(vs, i, rmoves, vs.nmoves[i], rcons, tslots, seen, np.int64(-1), np.int64(-1))
-    _save(vs, i, cross, True)
+    _save(vs, i, cross)
 
 
 @njit(_nrt=False, inline="always")
