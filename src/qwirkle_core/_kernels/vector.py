@@ -13,9 +13,10 @@ The encoding is the AEC environment's (docs/env.md): an action puts down one til
 slot x cell of the W x W window), ends the placement (DONE), exchanges a set of slots or
 passes. A turn's legal placements are generated once, at its start, into ``moves[i]``
 (window cells instead of board cells); a place action keeps those that contain it
-(``cons``), and the mask is cleared and set again from them, so a step touches only the
-mask entries it changes. A turn with more placements than ``moves`` holds (an opening of
-six tiles of one colour has 720) is regenerated into the thread's scratch at each step.
+(moved to the front), and the mask is cleared and set again from them, so a step
+touches only the mask entries it changes. A turn with more placements than ``moves``
+holds (an opening of six tiles of one colour has 720) is generated again into the
+thread's scratch for each tile put down (and DONE), until a tile narrows it to fit.
 
 Memory: the cross-check masks (:mod:`.board`, 256 KiB a game) are not kept per env. A
 thread has one set, empty, and loads an env's non-empty entries (those of the empty
@@ -92,7 +93,7 @@ BORDER = 4 * NTILES  # the empty cells next to the tiles: at most four a tile
 VecState = namedtuple(
     "VecState",
     "board anchors bmeta hands bag gmeta rng tcells bcells bwords nborder saved "
-    "moves nmoves cons partial npartial origin drawn seeds episodes game_seeds pending "
+    "moves nmoves partial npartial origin drawn seeds episodes game_seeds pending "
     "planes hand scores hand_sizes bag_size unseen mask legal nlegal observer rewards reward terminated truncated",
 )
 VecState.__doc__ = """The arrays of N games (leading axis N), one per field:
@@ -106,9 +107,9 @@ VecState.__doc__ = """The arrays of N games (leading axis N), one per field:
   int64[N]; see the module doc), ``saved`` int64[N] the tiles they were saved for;
 - the turn: ``moves`` int32[N, TURN_MOVES, MOVE_COLS] its legal placements (``M_CELL``
   columns hold window cells ``(row - r0) * W + (col - c0)``), ``nmoves`` int64[N] their
-  number (above TURN_MOVES: not kept; once a tile of such a turn is down, the
-  number it is part of, kept when they fit), ``cons`` uint8[N, TURN_MOVES] 1 for those the
-  tiles put down so far are part of, ``partial`` int64[N, 6, 3] those tiles (slot,
+  number (the first ``nmoves[i]`` rows: those the tiles put down so far are part of;
+  above TURN_MOVES: the turn's, not kept, until a tile narrows them to TURN_MOVES),
+  ``partial`` int64[N, 6, 3] those tiles (slot,
   window cell, tile), ``npartial`` int64[N], ``origin`` int64[N, 2] the window's
   (r0, c0), ``drawn`` int64[N] the tiles drawn in the board planes;
 - the episodes: ``seeds`` uint64[N] each env's seed, ``episodes`` uint64[N] its episode
@@ -122,12 +123,11 @@ VecState.__doc__ = """The arrays of N games (leading axis N), one per field:
   ``observer`` int64[N] the seat observed, ``rewards`` int32[N, P] each seat's points this step, ``reward`` float32[N] the acting
   seat's, ``terminated`` and ``truncated`` bool[N]."""
 
-Scratch = namedtuple("Scratch", "cross moves values rmoves rcons gen act tslots unseen agent seen")
+Scratch = namedtuple("Scratch", "cross moves values rmoves gen act tslots unseen agent seen")
 Scratch.__doc__ = """One thread's scratch: the cross-check masks ``cross`` int64[NCELLS, 2]
 (all ``ALL`` between steps), the opponents' move buffer ``moves`` int32[k, MOVE_COLS] and
-their ``values`` float64[k], the buffer ``rmoves`` int32[k, MOVE_COLS] and ``rcons``
-uint8[k] of the turns regenerated at each step (the step kernels return these four,
-grown as needed), the move generator's scratch ``gen``, an action word ``act``, ``tslots`` int64[36]
+their ``values`` float64[k], the buffer ``rmoves`` int32[k, MOVE_COLS] of the turns
+generated again (the step kernels return these three, grown as needed), the move generator's scratch ``gen``, an action word ``act``, ``tslots`` int64[36]
 (hand slots per tile), ``unseen`` int64[36], the agents' :class:`.layout.AgentScratch`
 ``agent`` and ``seen`` uint8[W * W] (zero between steps: the hand slots whose mask
 entry is set, per window cell, while a mask is being set)."""
@@ -153,7 +153,6 @@ def new_vec_state(n, players, window):
         np.zeros(n, np.int64),
         np.zeros((n, TURN_MOVES, MOVE_COLS), np.int32),
         np.zeros(n, np.int64),
-        np.zeros((n, TURN_MOVES), np.uint8),
         np.zeros((n, HAND, 3), np.int64),
         np.zeros(n, np.int64),
         np.zeros((n, 2), np.int64),
@@ -190,7 +189,6 @@ def new_scratch(search, window):
         np.zeros((1024, MOVE_COLS), np.int32),
         np.zeros(1024, np.float64),
         np.zeros((1024, MOVE_COLS), np.int32),
-        np.zeros(1024, np.uint8),
         new_scratch_array(),
         np.zeros(ACT_SIZE, np.int64),
         np.zeros(NUM_TILE_TYPES, np.int64),
@@ -353,19 +351,29 @@ def _placements(vs, i, cross, moves, gen):
 
 
 @njit(_nrt=False)
-def _regenerate(vs, i, cross, rmoves, rcons, gen):
+def _regenerate(vs, i, cross, rmoves, gen):
     """Generate env ``i``'s placements (its masks loaded into ``cross``) into the
-    thread's buffers (room for ``nmoves[i]``), with ``rcons`` for the tiles put down so
-    far."""
-    n = vs.nmoves[i]
-    _placements(vs, i, cross, rmoves, gen)
+    thread's buffer (room for ``nmoves[i]``) and keep those the tiles put down so far
+    are part of; returns their number."""
+    n = _placements(vs, i, cross, rmoves, gen)
     _to_window(rmoves, n, vs.bmeta[i], vs.origin[i, 0], vs.origin[i, 1], vs.planes.shape[2])
+    for q in range(vs.npartial[i]):
+        n = _narrow(rmoves, n, vs.partial[i, q, 1], vs.partial[i, q, 2])
+    return n
+
+
+@njit(_nrt=False, inline="always")
+def _narrow(moves, n, k, t):
+    """Move the placements of ``moves[:n]`` that put tile ``t`` on window cell ``k`` to
+    the front, in their order; returns their number."""
+    kept = 0
     for m in range(n):
-        rcons[m] = 1
-        for q in range(vs.npartial[i]):
-            if not _contains(rmoves, m, vs.partial[i, q, 1], vs.partial[i, q, 2]):
-                rcons[m] = 0
-                break
+        if _contains(moves, m, k, t):
+            if kept != m:
+                for col in range(MOVE_COLS):
+                    moves[kept, col] = moves[m, col]
+            kept += 1
+    return kept
 
 
 @njit(_nrt=False, inline="always")
@@ -408,11 +416,11 @@ def _forget(legal, seen, c, cells):
 
 
 @njit(_nrt=False, inline="always")
-def _mark(vs, i, moves, n, cons, tslots, seen, k_new, t_new):
+def _mark(vs, i, moves, n, tslots, seen, k_new, t_new):
     """Set env ``i``'s mask entries of its turn so far (the mask empty): the tiles the
-    placements in ``moves[:n]`` with ``cons`` still allow and DONE. ``k_new >= 0``: tile
-    ``t_new`` was just put on window cell ``k_new``; the placements without it lose
-    their ``cons`` first."""
+    placements ``moves[:n]`` still allow and DONE. ``k_new >= 0``: tile ``t_new`` was
+    just put on window cell ``k_new``; the placements without it are dropped first.
+    Returns the number of placements kept."""
     w = vs.planes.shape[2]
     mask, legal = vs.mask[i], vs.legal[i]
     c = np.int64(0)
@@ -427,12 +435,9 @@ def _mark(vs, i, moves, n, cons, tslots, seen, k_new, t_new):
             tslots[vs.hands[i, p, s]] |= 1 << s
     cells = w * w
     done = False
+    if k_new >= 0:
+        n = _narrow(moves, n, k_new, t_new)
     for m in range(n):
-        if cons[m] == 0:
-            continue
-        if k_new >= 0 and not _contains(moves, m, k_new, t_new):
-            cons[m] = 0
-            continue
         length = moves[m, M_N]
         if length == k_part:
             done = True
@@ -457,6 +462,7 @@ def _mark(vs, i, moves, n, cons, tslots, seen, k_new, t_new):
     else:
         c = _mark_exchanges(vs, i, mask, legal, c, n, size)
     vs.nlegal[i] = c
+    return n
 
 
 @njit(_nrt=False, inline="always")
@@ -475,10 +481,10 @@ def _mark_exchanges(vs, i, mask, legal, c, n, size):
 
 
 @njit(_nrt=False, inline="always")
-def _open_turn(vs, i, moves, n, cons, tslots, seen):
+def _open_turn(vs, i, moves, n, tslots, seen):
     """The start of env ``i``'s turn, its ``n`` placements just generated into ``moves``
-    (board cells): in one pass, their cells rewritten as window cells, all of them in
-    ``cons``, and the mask set from them."""
+    (board cells): in one pass, their cells rewritten as window cells and the mask set
+    from them."""
     w = vs.planes.shape[2]
     cells = w * w
     mask, legal = vs.mask[i], vs.legal[i]
@@ -490,7 +496,6 @@ def _open_turn(vs, i, moves, n, cons, tslots, seen):
     for s in range(size):
         tslots[vs.hands[i, p, s]] |= 1 << s
     for m in range(n):
-        cons[m] = 1
         for j in range(moves[m, M_N]):
             cell = moves[m, M_CELL + j]
             k = (unwrap(cell >> GRID_BITS, minr) - r0) * w + (unwrap(cell & GMASK, minc) - c0)
@@ -562,9 +567,9 @@ def _paint_partial(vs, i, q, value):
 
 
 @njit(_nrt=False, inline="always")
-def _place(vs, i, a, moves, n, cons, tslots, seen):
-    """Put down a tile (action ``a`` < 6 W^2, in the mask; ``moves``, ``n``, ``cons``
-    the turn's placements): the turn goes on."""
+def _place(vs, i, a, moves, n, tslots, seen):
+    """Put down a tile (action ``a`` < 6 W^2, in the mask; ``moves[:n]`` the turn's
+    placements): the turn goes on. Returns the number of placements kept."""
     w = vs.planes.shape[2]
     s, k = a // (w * w), a % (w * w)
     p = vs.gmeta[i, G_CURRENT]
@@ -575,13 +580,14 @@ def _place(vs, i, a, moves, n, cons, tslots, seen):
     vs.partial[i, q, 1] = k
     vs.partial[i, q, 2] = t
     vs.npartial[i] = q + 1
-    _mark(vs, i, moves, n, cons, tslots, seen, k, t)
+    n = _mark(vs, i, moves, n, tslots, seen, k, t)
     _paint_partial(vs, i, q, np.int8(1))
     vs.hand[i, s, 12] = 0
+    return n
 
 
 @njit(_nrt=False, inline="always")
-def _commit(vs, i, a, moves, n, cons, tslots, cross, act):
+def _commit(vs, i, a, moves, cross, act):
     """End the turn with action ``a`` (DONE, an exchange or the pass; in the mask) and
     apply it, env ``i``'s cross-check masks loaded into ``cross`` (and left there)."""
     w = vs.planes.shape[2]
@@ -593,7 +599,7 @@ def _commit(vs, i, a, moves, n, cons, tslots, cross, act):
     p = vs.gmeta[i, G_CURRENT]
     if a == first:
         m = 0
-        while cons[m] == 0 or moves[m, M_N] != k_part:
+        while moves[m, M_N] != k_part:
             m += 1
         act[A_KIND] = PLACE
         act[A_N] = k_part
@@ -662,12 +668,12 @@ def _due(vs, i, learner, max_turns):
 
 
 @njit(_nrt=False)
-def _act(vs, i, a, reset, cross, rmoves, rcons, gen, act, tslots, seen, rule_opening):
+def _act(vs, i, a, reset, cross, rmoves, gen, act, tslots, seen, rule_opening):
     """Reset env ``i`` (``reset``, or its game ended at the last step) or take its
-    action ``a`` (``rmoves``, ``rcons``: room for its placements when there are more
-    than TURN_MOVES). Returns ``(mode, actor)``: 0 when only a tile was put down (the
-    step of env ``i`` is over), 1 when the turn was committed, 2 for a new game (both
-    with env ``i``'s masks loaded into ``cross``); and the seat that acted."""
+    action ``a`` (``rmoves``: room for its placements when there are more than
+    TURN_MOVES). Returns ``(mode, actor)``: 0 when only a tile was put down (the step of
+    env ``i`` is over), 1 when the turn was committed, 2 for a new game (both with env
+    ``i``'s masks loaded into ``cross``); and the seat that acted."""
     gm = vs.gmeta[i]
     if reset or vs.pending[i]:
         if vs.pending[i] and not reset:
@@ -685,23 +691,25 @@ def _act(vs, i, a, reset, cross, rmoves, rcons, gen, act, tslots, seen, rule_ope
     # a turn of more placements than it keeps: generated again for a tile or DONE (an
     # exchange or the pass reads none)
     regenerated = n > TURN_MOVES and a <= first
+    moves = vs.moves[i]
     if regenerated:
         _load(vs, i, cross)
-        _regenerate(vs, i, cross, rmoves, rcons, gen)
-        moves, cons = rmoves, rcons
-    else:
-        moves, cons = vs.moves[i], vs.cons[i]
+        n = _regenerate(vs, i, cross, rmoves, gen)
+        moves = rmoves
+        _clear(vs, i, cross)
     if a < first:
-        _place(vs, i, a, moves, n, cons, tslots, seen)
-        if regenerated:
-            _clear(vs, i, cross)
-            _keep_narrowed(vs, i, moves, n, cons)
+        n = _place(vs, i, a, moves, n, tslots, seen)
+        if not regenerated:
+            vs.nmoves[i] = n
+        elif n <= TURN_MOVES:  # narrowed to fit: kept, not generated again
+            for m in range(n):
+                for col in range(MOVE_COLS):
+                    vs.moves[i, m, col] = moves[m, col]
+            vs.nmoves[i] = n
         return 0, actor
     for q in range(gm[G_PLAYERS]):
         vs.rewards[i, q] = -gm[G_SCORE + q]
-    if regenerated:
-        _clear(vs, i, cross)
-    _commit(vs, i, a, moves, n, cons, tslots, cross, act)
+    _commit(vs, i, a, moves, cross, act)
     return 1, actor
 
 
@@ -733,45 +741,24 @@ def _finish(vs, i, cross, gen, tslots, seen, unseen, learner, max_turns, actor, 
     vs.nmoves[i] = n
     _observe(vs, i, learner if learner >= 0 else gm[G_CURRENT], unseen)
     if n <= TURN_MOVES:
-        _open_turn(vs, i, vs.moves[i], n, vs.cons[i], tslots, seen)
+        _open_turn(vs, i, vs.moves[i], n, tslots, seen)
         _save(vs, i, cross)
     return n
 
 
 @njit(_nrt=False)
-def _mark_regenerated(vs, i, cross, rmoves, rcons, gen, tslots, seen):
+def _mark_regenerated(vs, i, cross, rmoves, gen, tslots, seen):
     """The mask of env ``i``'s new turn of more than TURN_MOVES placements; then saves
     its masks."""
-    _regenerate(vs, i, cross, rmoves, rcons, gen)
-    _mark(vs, i, rmoves, vs.nmoves[i], rcons, tslots, seen, np.int64(-1), np.int64(-1))
+    n = _regenerate(vs, i, cross, rmoves, gen)
+    _mark(vs, i, rmoves, n, tslots, seen, np.int64(-1), np.int64(-1))
     _save(vs, i, cross)
-
-
-@njit(_nrt=False, inline="always")
-def _keep_narrowed(vs, i, moves, n, cons):
-    """After a tile was put down in a turn of more placements than it keeps (``moves[:n]``
-    regenerated, ``cons`` narrowed): keep those the tiles down are part of, in their
-    order, when they fit (the turn's later steps then read them instead of generating
-    the turn again)."""
-    kept = 0
-    for m in range(n):
-        kept += cons[m]
-    if kept > TURN_MOVES:
-        return
-    kept = 0
-    for m in range(n):
-        if cons[m]:
-            for col in range(MOVE_COLS):
-                vs.moves[i, kept, col] = moves[m, col]
-            vs.cons[i, kept] = 1
-            kept += 1
-    vs.nmoves[i] = kept
 
 
 @njit
 def _room(n):
-    """Buffers ``(rmoves, rcons)`` for a turn of ``n`` placements (and room to spare)."""
-    return np.zeros((2 * n, MOVE_COLS), np.int32), np.zeros(2 * n, np.uint8)
+    """A buffer ``rmoves`` for a turn of ``n`` placements (and room to spare)."""
+    return np.zeros((2 * n, MOVE_COLS), np.int32)
 
 
 @njit(inline="always")
@@ -801,13 +788,13 @@ def step_plain(vs, lo, hi, actions, resets, specs, learner, max_turns, rule_open
     or greedy, ``specs[seat]`` (float64[P, SPEC_COLS]) for every seat but ``learner``
     (-1: no opponents, every seat acts through ``actions``). ``max_turns``: truncate
     there; ``rule_opening``: the opening rule. Returns the scratch's buffers ``(moves,
-    values, rmoves, rcons)`` (grown as needed: the next call takes them)."""
-    moves, values, rmoves, rcons = sc.moves, sc.values, sc.rmoves, sc.rcons
+    values, rmoves)`` (grown as needed: the next call takes them)."""
+    moves, values, rmoves = sc.moves, sc.values, sc.rmoves
     cross, gen, act, tslots, seen, unseen = sc.cross, sc.gen, sc.act, sc.tslots, sc.seen, sc.unseen
     for i in range(lo, hi):
         if vs.nmoves[i] > rmoves.shape[0]:
-            rmoves, rcons = _room(vs.nmoves[i])
-        mode, actor = _act(vs, i, actions[i], resets[i], cross, rmoves, rcons, gen, act, tslots, seen, rule_opening)
+            rmoves = _room(vs.nmoves[i])
+        mode, actor = _act(vs, i, actions[i], resets[i], cross, rmoves, gen, act, tslots, seen, rule_opening)
         if mode == 0:
             continue
         if learner >= 0 and _due(vs, i, learner, max_turns):
@@ -845,20 +832,20 @@ def step_plain(vs, lo, hi, actions, resets, specs, learner, max_turns, rule_open
         n = _finish(vs, i, cross, gen, tslots, seen, unseen, learner, max_turns, actor, mode)
         if n > TURN_MOVES:  # a turn of more placements than it keeps (seldom)
             if n > rmoves.shape[0]:
-                rmoves, rcons = _room(n)
-            _mark_regenerated(vs, i, cross, rmoves, rcons, gen, tslots, seen)
-    return moves, values, rmoves, rcons
+                rmoves = _room(n)
+            _mark_regenerated(vs, i, cross, rmoves, gen, tslots, seen)
+    return moves, values, rmoves
 
 
 @njit(nogil=True)
 def step_heuristic(vs, lo, hi, actions, resets, specs, learner, max_turns, rule_opening, sc):
     """:func:`step_plain` with heuristic opponents too."""
-    moves, values, rmoves, rcons = sc.moves, sc.values, sc.rmoves, sc.rcons
+    moves, values, rmoves = sc.moves, sc.values, sc.rmoves
     cross, gen, act, tslots, seen, unseen = sc.cross, sc.gen, sc.act, sc.tslots, sc.seen, sc.unseen
     for i in range(lo, hi):
         if vs.nmoves[i] > rmoves.shape[0]:
-            rmoves, rcons = _room(vs.nmoves[i])
-        mode, actor = _act(vs, i, actions[i], resets[i], cross, rmoves, rcons, gen, act, tslots, seen, rule_opening)
+            rmoves = _room(vs.nmoves[i])
+        mode, actor = _act(vs, i, actions[i], resets[i], cross, rmoves, gen, act, tslots, seen, rule_opening)
         if mode == 0:
             continue
         if learner >= 0 and _due(vs, i, learner, max_turns):
@@ -892,21 +879,21 @@ def step_heuristic(vs, lo, hi, actions, resets, specs, learner, max_turns, rule_
         n = _finish(vs, i, cross, gen, tslots, seen, unseen, learner, max_turns, actor, mode)
         if n > TURN_MOVES:  # a turn of more placements than it keeps (seldom)
             if n > rmoves.shape[0]:
-                rmoves, rcons = _room(n)
-            _mark_regenerated(vs, i, cross, rmoves, rcons, gen, tslots, seen)
-    return moves, values, rmoves, rcons
+                rmoves = _room(n)
+            _mark_regenerated(vs, i, cross, rmoves, gen, tslots, seen)
+    return moves, values, rmoves
 
 
 @njit(nogil=True)
 def step_any(vs, lo, hi, actions, resets, specs, learner, max_turns, rule_opening, sc):
     """:func:`step_plain` with any built-in opponents (each turn through
     :func:`.agents.take_turn`)."""
-    moves, rmoves, rcons = sc.moves, sc.rmoves, sc.rcons
+    moves, rmoves = sc.moves, sc.rmoves
     cross, gen, act, tslots, seen, unseen = sc.cross, sc.gen, sc.act, sc.tslots, sc.seen, sc.unseen
     for i in range(lo, hi):
         if vs.nmoves[i] > rmoves.shape[0]:
-            rmoves, rcons = _room(vs.nmoves[i])
-        mode, actor = _act(vs, i, actions[i], resets[i], cross, rmoves, rcons, gen, act, tslots, seen, rule_opening)
+            rmoves = _room(vs.nmoves[i])
+        mode, actor = _act(vs, i, actions[i], resets[i], cross, rmoves, gen, act, tslots, seen, rule_opening)
         if mode == 0:
             continue
         if learner >= 0 and _due(vs, i, learner, max_turns):
@@ -918,9 +905,9 @@ def step_any(vs, lo, hi, actions, resets, specs, learner, max_turns, rule_openin
         n = _finish(vs, i, cross, gen, tslots, seen, unseen, learner, max_turns, actor, mode)
         if n > TURN_MOVES:  # a turn of more placements than it keeps (seldom)
             if n > rmoves.shape[0]:
-                rmoves, rcons = _room(n)
-            _mark_regenerated(vs, i, cross, rmoves, rcons, gen, tslots, seen)
-    return moves, sc.values, rmoves, rcons
+                rmoves = _room(n)
+            _mark_regenerated(vs, i, cross, rmoves, gen, tslots, seen)
+    return moves, sc.values, rmoves
 
 
 @njit

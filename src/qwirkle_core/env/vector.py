@@ -205,10 +205,10 @@ class VectorEnv(gymnasium.vector.VectorEnv):
             grown = [part(0)]
         else:
             grown = list(self._pool.map(part, range(len(self._ranges))))
-        for t, (moves, values, rmoves, rcons) in enumerate(grown):
+        for t, (moves, values, rmoves) in enumerate(grown):
             sc = self._scratch[t]
             if moves.shape != sc.moves.shape or rmoves.shape != sc.rmoves.shape or values.shape != sc.values.shape:
-                self._scratch[t] = _kv.Scratch(sc.cross, moves, values, rmoves, rcons, *sc[5:])
+                self._scratch[t] = _kv.Scratch(sc.cross, moves, values, rmoves, *sc[4:])
 
     # -- the Gymnasium API ---------------------------------------------------------------
 
