@@ -16,6 +16,7 @@ import sys
 import time
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 pytest.importorskip("pettingzoo")
@@ -34,10 +35,18 @@ def vector_steps(envs, calls):
     return calls * envs.num_envs
 
 
-def ready(n, window, threads):
+def ready(n, window, threads, spread=200):
+    """A VectorEnv of ``n`` envs, compiled, whose games are staggered: over ``spread``
+    calls (about a game of masked random play) env ``i`` is reset at call ``i %
+    spread``, so that the envs are at every stage of their games, as in a long run
+    (games dealt at once stay in step for a while, and a round would then time one
+    stage of a game)."""
     envs = VectorEnv(n, players=2, window=window, threads=threads, copy=False)
     envs.reset(seed=1)
-    vector_steps(envs, 20)  # compiled, past the openings
+    every = np.arange(n) % spread
+    for k in range(spread):
+        envs.step(envs.sample_actions())
+        envs.reset(options={"reset_mask": every == k})
     return envs
 
 

@@ -89,6 +89,7 @@ EXCHANGES = 63
 TURN_MOVES = 512  # placements a turn keeps per env (more: regenerated at each step)
 LEGAL = 1024  # legal actions listed per env (more: the mask alone holds them)
 BORDER = 4 * NTILES  # the empty cells next to the tiles: at most four a tile
+KEEP = 2  # resets[i] == KEEP: env i is left as it is (a reset of other envs)
 
 VecState = namedtuple(
     "VecState",
@@ -671,10 +672,12 @@ def _due(vs, i, learner, max_turns):
 def _act(vs, i, a, reset, cross, rmoves, gen, act, tslots, seen, rule_opening):
     """Reset env ``i`` (``reset``, or its game ended at the last step) or take its
     action ``a`` (``rmoves``: room for its placements when there are more than
-    TURN_MOVES). Returns ``(mode, actor)``: 0 when only a tile was put down (the step of
+    TURN_MOVES), or leave it as it is (``reset`` KEEP). Returns ``(mode, actor)``: 0 when only a tile was put down (the step of
     env ``i`` is over), 1 when the turn was committed, 2 for a new game (both with env
     ``i``'s masks loaded into ``cross``); and the seat that acted."""
     gm = vs.gmeta[i]
+    if reset == KEEP:
+        return 0, gm[G_CURRENT]
     if reset or vs.pending[i]:
         if vs.pending[i] and not reset:
             vs.episodes[i] += np.uint64(1)
@@ -783,8 +786,9 @@ def _state(vs, i, sc):
 @njit(nogil=True)
 def step_plain(vs, lo, hi, actions, resets, specs, learner, max_turns, rule_opening, sc):
     """Step envs ``lo .. hi-1`` of ``vs`` (a :class:`VecState`): reset those with
-    ``resets[i]`` (uint8[N]) or a game that ended at the last step, take the others'
-    action ``actions[i]`` (int64[N], in the mask), then let the opponents play: random
+    ``resets[i]`` 1 (uint8[N]) or a game that ended at the last step, leave those with
+    ``resets[i]`` KEEP as they are, take the others' action ``actions[i]`` (int64[N],
+    in the mask), then let the opponents play: random
     or greedy, ``specs[seat]`` (float64[P, SPEC_COLS]) for every seat but ``learner``
     (-1: no opponents, every seat acts through ``actions``). ``max_turns``: truncate
     there; ``rule_opening``: the opening rule. Returns the scratch's buffers ``(moves,

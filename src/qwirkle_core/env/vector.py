@@ -241,7 +241,7 @@ class VectorEnv(gymnasium.vector.VectorEnv):
             self._np_random_seed = base
             resets = np.ones(self.num_envs, np.uint8)
         else:
-            resets = np.ones(self.num_envs, np.uint8) if mask is None else mask.astype(np.uint8)
+            resets = np.ones(self.num_envs, np.uint8) if mask is None else np.where(mask, 1, _kv.KEEP).astype(np.uint8)
             s.episodes[resets == 1] += np.uint64(1)
         self._started = True
         self._run(resets, self._actions)
