@@ -9,8 +9,9 @@ agents (:func:`qwirkle_core._kernels.batch.kernel_for`). Two of them have parts 
 compile independently (:data:`TASKS`' ``needs``): the search agent's endgame solver and
 its playouts, and the greedy and random batch's move generator and turn actions. Those
 parts are compiled first, side by side in worker processes into the shared cache, then
-the batch kernel in this process, which loads them from the cache. Each worker is a fresh ``python -m qwirkle_core.batch.warmup`` (not
-multiprocessing, so a script without a ``__main__`` guard is never re-run).
+the batch kernel in this process, which loads them from the cache. Each worker is a
+fresh ``python -m qwirkle_core.batch.warmup`` (not multiprocessing, so a script without
+a ``__main__`` guard is never re-run).
 
 When the cache is reused (docs/cold-start.md): the same numba version, the same CPU
 model and features, and the same kernel sources (a hash of them is kept beside the
@@ -79,23 +80,21 @@ def _game_arrays() -> tuple[object, ...]:
 
 def _state_types() -> tuple[_lo.GameState, object]:
     """The numba types of a game state's arrays (a :class:`~qwirkle_core._kernels.layout.GameState`
-    of them, as ``actions.new_state`` makes them) and of a move buffer, built here so
-    that a worker need not compile ``new_state`` for them."""
+    of them) and of its move buffer, as ``actions.new_state`` makes them for the batch
+    kernels."""
     import numba
 
-    arrays = [(np.int8, 1), (np.int64, 2), (np.int32, 1), (np.int64, 1), (np.int8, 2)]
-    arrays += [(np.int8, 1), (np.int64, 1), (np.uint64, 1), (np.int64, 2), (np.int64, 1)]
-    state = _lo.GameState(*(numba.typeof(np.zeros((1,) * ndim, dtype)) for dtype, ndim in arrays))
-    return state, numba.typeof(_mg.new_move_buffer(1))
+    gs, moves = _ac.new_state()
+    return _lo.GameState(*map(numba.typeof, gs)), numba.typeof(moves)
 
 
 def _compile_generate() -> None:
     """The move generator and a game's setup, with the types the turn loop
     (``policies.play_turns``) and the batch kernels call them with."""
-    from numba.types import boolean, int64
+    import numba
 
+    int64, boolean = numba.types.int64, numba.types.boolean
     s, moves = _state_types()
-    _ac.new_state.compile(())
     _st.new_game.compile((s.hands, s.bag, s.gmeta, s.rng, int64, int64))
     _mg.generate.compile((s.board, s.cross, s.anchors, s.bmeta, int64, int64, moves, s.gen_scratch, boolean))
     _ac.fallback.compile((s.hands, s.gmeta, s.rng, s.act, boolean))
