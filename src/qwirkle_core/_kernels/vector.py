@@ -86,7 +86,7 @@ from .state import HAND, NTILES, NUM_TILE_TYPES, hand_mask, new_game, opening_le
 REACH = 5  # a legal placement lies at most 5 cells beyond the tiles' bounding box
 PLANES = 13  # 6 colours, 6 shapes, tiles put down this turn
 EXCHANGES = 63
-TURN_MOVES = 512  # placements a turn keeps per env (more: regenerated at each step)
+TURN_MOVES = 512  # placements a turn keeps per env (more: generated again until a tile narrows them)
 LEGAL = 1024  # legal actions listed per env (more: the mask alone holds them)
 BORDER = 4 * NTILES  # the empty cells next to the tiles: at most four a tile
 KEEP = 2  # resets[i] == KEEP: env i is left as it is (a reset of other envs)
@@ -110,9 +110,9 @@ VecState.__doc__ = """The arrays of N games (leading axis N), one per field:
   columns hold window cells ``(row - r0) * W + (col - c0)``), ``nmoves`` int64[N] their
   number (the first ``nmoves[i]`` rows: those the tiles put down so far are part of;
   above TURN_MOVES: the turn's, not kept, until a tile narrows them to TURN_MOVES),
-  ``partial`` int64[N, 6, 3] those tiles (slot,
-  window cell, tile), ``npartial`` int64[N], ``origin`` int64[N, 2] the window's
-  (r0, c0), ``drawn`` int64[N] the tiles drawn in the board planes;
+  ``partial`` int64[N, 6, 3] those tiles (slot, window cell, tile), ``npartial``
+  int64[N], ``origin`` int64[N, 2] the window's (r0, c0), ``drawn`` int64[N] the tiles
+  drawn in the board planes;
 - the episodes: ``seeds`` uint64[N] each env's seed, ``episodes`` uint64[N] its episode
   counter, ``game_seeds`` uint64[N] the seed of the game in play
   (``game_seed(seeds[i], episodes[i])``), ``pending`` uint8[N] 1 when the game ended at
@@ -121,15 +121,17 @@ VecState.__doc__ = """The arrays of N games (leading axis N), one per field:
   int32[N, P], ``hand_sizes`` int8[N, P], ``bag_size`` int32[N, 1], ``unseen``
   int8[N, 36], ``mask`` int8[N, 6 W^2 + 65], ``legal`` int32[N, LEGAL] its ones (the
   first ``nlegal[i]`` int64[N], in no order; all of them when ``nlegal[i] <= LEGAL``),
-  ``observer`` int64[N] the seat observed, ``rewards`` int32[N, P] each seat's points this step, ``reward`` float32[N] the acting
-  seat's, ``terminated`` and ``truncated`` bool[N]."""
+  ``observer`` int64[N] the seat observed, ``rewards`` int32[N, P] each seat's points
+  this step, ``reward`` float32[N] the acting seat's, ``terminated`` and ``truncated``
+  bool[N]."""
 
 Scratch = namedtuple("Scratch", "cross moves values rmoves gen act tslots unseen agent seen")
 Scratch.__doc__ = """One thread's scratch: the cross-check masks ``cross`` int64[NCELLS, 2]
 (all ``ALL`` between steps), the opponents' move buffer ``moves`` int32[k, MOVE_COLS] and
 their ``values`` float64[k], the buffer ``rmoves`` int32[k, MOVE_COLS] of the turns
-generated again (the step kernels return these three, grown as needed), the move generator's scratch ``gen``, an action word ``act``, ``tslots`` int64[36]
-(hand slots per tile), ``unseen`` int64[36], the agents' :class:`.layout.AgentScratch`
+generated again (the step kernels return these three, grown as needed), the move
+generator's scratch ``gen``, an action word ``act``, ``tslots`` int64[36] (hand slots
+per tile), ``unseen`` int64[36], the agents' :class:`.layout.AgentScratch`
 ``agent`` and ``seen`` uint8[W * W] (zero between steps: the hand slots whose mask
 entry is set, per window cell, while a mask is being set)."""
 
@@ -672,9 +674,10 @@ def _due(vs, i, learner, max_turns):
 def _act(vs, i, a, reset, cross, rmoves, gen, act, tslots, seen, rule_opening):
     """Reset env ``i`` (``reset``, or its game ended at the last step) or take its
     action ``a`` (``rmoves``: room for its placements when there are more than
-    TURN_MOVES), or leave it as it is (``reset`` KEEP). Returns ``(mode, actor)``: 0 when only a tile was put down (the step of
-    env ``i`` is over), 1 when the turn was committed, 2 for a new game (both with env
-    ``i``'s masks loaded into ``cross``); and the seat that acted."""
+    TURN_MOVES), or leave it as it is (``reset`` KEEP). Returns ``(mode, actor)``: 0
+    when only a tile was put down or nothing done (the step of env ``i`` is over), 1
+    when the turn was committed, 2 for a new game (both with env ``i``'s masks loaded
+    into ``cross``); and the seat that acted."""
     gm = vs.gmeta[i]
     if reset == KEEP:
         return 0, gm[G_CURRENT]
