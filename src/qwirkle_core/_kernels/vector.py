@@ -29,7 +29,7 @@ from collections import namedtuple
 
 import numpy as np
 
-from ._jit import njit
+from ._jit import copy_into, njit
 from .actions import apply_action
 from .agents import new_agent_scratch, search_turn, take_turn
 from .board import (
@@ -373,8 +373,7 @@ def _narrow(moves, n, k, t):
     for m in range(n):
         if _contains(moves, m, k, t):
             if kept != m:
-                for col in range(MOVE_COLS):
-                    moves[kept, col] = moves[m, col]
+                copy_into(moves[kept], moves[m])
             kept += 1
     return kept
 
@@ -709,8 +708,7 @@ def _act(vs, i, a, reset, cross, rmoves, gen, act, tslots, seen, rule_opening):
             vs.nmoves[i] = n
         elif n <= TURN_MOVES:  # narrowed to fit: kept, not generated again
             for m in range(n):
-                for col in range(MOVE_COLS):
-                    vs.moves[i, m, col] = moves[m, col]
+                copy_into(vs.moves[i, m], moves[m])
             vs.nmoves[i] = n
         return 0, actor
     for q in range(gm[G_PLAYERS]):

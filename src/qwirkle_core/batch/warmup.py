@@ -71,13 +71,6 @@ class KernelTime:
     compiled: bool
 
 
-def _game_arrays() -> tuple[object, ...]:
-    from .._kernels import actions
-
-    gs, _ = actions.new_state()
-    return gs, gs.board, gs.cross, gs.anchors, gs.bmeta, gs.hands, gs.gmeta
-
-
 def _state_types() -> tuple[_lo.GameState, object]:
     """The numba types of a game state's arrays (a :class:`~qwirkle_core._kernels.layout.GameState`
     of them) and of its move buffer, as ``actions.new_state`` makes them for the batch
@@ -116,10 +109,11 @@ def _compile_solve() -> None:
 
     from .._kernels import endgame, search
 
-    _, board, cross, anchors, bmeta, hands, gmeta = _game_arrays()
-    ws = search.new_search_scratch(np.bool_(True)).endgame
-    types = [numba.typeof(a) for a in (ws, board, cross, anchors, bmeta, hands, gmeta)]
-    endgame.solve.compile((*types, numba.types.int64, numba.types.float64))
+    s, _ = _state_types()
+    ws = numba.typeof(search.new_search_scratch(np.bool_(True)).endgame)
+    endgame.solve.compile(
+        (ws, s.board, s.cross, s.anchors, s.bmeta, s.hands, s.gmeta, numba.types.int64, numba.types.float64)
+    )
 
 
 def _compile_playout() -> None:
