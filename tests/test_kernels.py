@@ -23,7 +23,7 @@ from qwirkle_core._kernels import board as _bd
 from qwirkle_core._kernels import layout as _lo
 from qwirkle_core._kernels import mc as _mc
 from qwirkle_core._kernels import state as _st
-from qwirkle_core._kernels._jit import drop_stale_cache
+from qwirkle_core._kernels._jit import External, drop_stale_cache
 from qwirkle_core.game.agents import agent_params
 
 ALL_PARAMS = [(agent, p) for agent, params in enumerate(_lo.AGENT_PARAMS) for p in params]
@@ -328,3 +328,37 @@ def test_the_kernels_default_specs_are_the_documented_defaults():
     # the spec columns the kernels read are derived from the parameter table
     assert [_lo.P_MC_PLAYOUTS, _lo.P_MC_CANDIDATES, _lo.P_MC_DEPTH, _lo.P_MC_POLICY] == [1, 2, 3, 4]
     assert _lo.MAX_CANDIDATES == agent_params("mc")[1].hi
+
+
+def test_an_unlinked_call_raises_until_bound_then_calls_its_kernel():
+    """``_jit.External``: a kernel's call of another through a pointer (the search's
+    solver and playouts). Unbound, or bound for other argument types, it raises; bound,
+    it returns the callee's value and passes its errors on."""
+    import numba
+    from numba import types
+
+    @numba.njit
+    def scaled_sum(a, k):
+        if k < 0:
+            raise ValueError("a negative factor")
+        return a.sum() * k
+
+    ext = External("tests.scaled_sum", lambda a, k: types.float64)
+    call = ext.call
+
+    @numba.njit
+    def caller(a, k):
+        return call(a, k) + 1.0
+
+    a = np.arange(4.0)
+    with pytest.raises(RuntimeError, match="tests.scaled_sum is not bound"):
+        caller(a, 2)
+    ext.bind(scaled_sum, (numba.typeof(a), types.int64))
+    assert caller(a, 2) == 13.0
+    with pytest.raises(ValueError, match="a negative factor"):
+        caller(a, -1)
+    with pytest.raises(RuntimeError, match="not bound for these argument types"):
+        caller(a.astype(np.float32), 2)
+    wrong = External("tests.wrong_return", lambda a, k: types.int64)
+    with pytest.raises(TypeError, match="returns float64, not int64"):
+        wrong.bind(scaled_sum, (numba.typeof(a), types.int64))

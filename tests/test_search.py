@@ -64,6 +64,7 @@ def playout_values(
     cands = np.zeros((_lo.MAX_CANDIDATES, _lo.CAND_COLS), np.int64)
     k = _se.engine_candidates(a, limit, scratch, cands)
     out = np.zeros((k, playouts))
+    _se.bind_search(solver=False)
     _se.evaluate_candidates(
         a,
         cands,
@@ -269,6 +270,7 @@ def test_search_playouts_are_the_monte_carlo_playouts(g, depth, seed):
     k = _se.engine_candidates(a, 5, scratch, cands)
     policy = _lo.DEFAULT_SPECS[_lo.HEURISTIC].copy()
     ours = np.zeros((k, 6))
+    _se.bind_search(solver=False)
     _se.evaluate_candidates(a, cands, k, policy, 6, depth, np.uint64(seed), scratch, ours)
     n = int(a.bmeta[_lo.B_TILES])
     rows, cols, tiles = np.zeros(max(n, 1), np.int64), np.zeros(max(n, 1), np.int64), np.zeros(max(n, 1), np.int8)

@@ -55,9 +55,12 @@ def test_the_estimate_is_a_sum_of_calibrated_kernels():
     assert wu.estimate_kernels([], cached=True) == 0.0
 
 
-def test_waves_put_each_kernel_after_its_parts_and_bins_balance_them():
+def test_waves_put_each_kernel_after_the_parts_it_links_and_bins_balance_them():
+    names = wu.kernels_for("greedy,greedy")
+    assert wu._waves(names) == [["movegen.generate", "actions.apply_action"], ["batch.run_plain"]]
+    # the search's kernel calls its parts unlinked: all three at once
     names = wu.kernels_for("search,greedy")
-    assert wu._waves(names) == [["endgame.solve", "search.playout"], ["batch.run_search"]]
+    assert wu._waves(names) == [["endgame.solve", "search.playout", "batch.run_search"]]
     bins = wu._bins(["endgame.solve", "search.playout", "batch.run_plain"], 2)
     # solve 14 s, playouts 12 s, run_plain 3 s: the solver alone, the playouts with run_plain
     assert sorted(map(sorted, bins)) == [["batch.run_plain", "search.playout"], ["endgame.solve"]]
@@ -119,18 +122,22 @@ def loaded(names):  # whether each part was loaded from the cache (not compiled)
 
 
 @pytest.mark.parametrize(
-    "agents, parts",
+    "agents, parts, first",
     [
-        ("search:time_ms=2,greedy", ["endgame.solve", "search.playout"]),
-        ("greedy,random", ["movegen.generate", "actions.apply_action"]),
+        # the search's kernel calls them unlinked: it compiles in this process, both
+        # parts in a worker, and the batch loads both
+        ("search:time_ms=2,greedy", ["endgame.solve", "search.playout"], [(1, 0), (1, 0)]),
+        # linked in: the longest part compiles in this process (a miss), the other in a
+        # worker (a hit)
+        ("greedy,random", ["movegen.generate", "actions.apply_action"], [(0, 1), (1, 0)]),
     ],
 )
-def test_parts_compiled_by_workers_are_the_ones_the_batch_loads(tmp_path, agents, parts):
+def test_parts_compiled_by_workers_are_the_ones_the_batch_loads(tmp_path, agents, parts, first):
     """Worker processes compile a batch's parts (the search agent's endgame solver and
     playouts; the greedy batch's move generator and turn actions) into the cache with
-    the very types the batch kernel calls them with: the batch kernel loads each from
-    the cache (a hit, no miss) and plays the same games as without them. A fresh
-    process's first batch does the same by itself."""
+    the very types the batch kernel calls them with: the batch loads each from the cache
+    (a hit, no miss) and plays the same games as without them. A fresh process's first
+    batch does the same by itself."""
     batch = wu.kernels_for(agents)[-1]
     plain = str(qc.simulate(2, agents.split(","), seed=3, threads=1).scores.tolist())
     code = f"""{_PARTS}
@@ -149,5 +156,4 @@ r = qc.simulate(2, {agents!r}.split(","), seed=3, threads=1)
 print(loaded({parts!r}), r.scores.tolist())
 """
     out = _python(code, tmp_path / "first", QWIRKLE_COMPILE_PROCESSES="2").strip()
-    # the longest part compiles in this process (a miss), the other in a worker (a hit)
-    assert out == f"{[(0, 1), (1, 0)]} {plain}"
+    assert out == f"{first} {plain}"

@@ -42,6 +42,12 @@ Compile time and speed (issue 13; figures in docs/architecture.md, "Performance"
   ``search._endgame``, ``search.rank_candidates``, ``policies.heuristic_values``,
   ``batch._start``); large or shared ones are not (numba types an inlined body at
   every call site). ``_jit.keep`` is an intrinsic (no kernel of its own).
+- The two largest callees, the endgame solver and the search's playouts, are not linked
+  at all: the search calls them through a pointer (``_jit.External``, ``search.SOLVE``
+  and ``search.PLAYOUT``), so a kernel that plays the search agent compiles without
+  them, at the same time as they do (in worker processes, issue 43), and the Python
+  layer binds them (``search.bind_search``: loaded from the cache or compiled) before
+  such a kernel runs. A call before that raises RuntimeError.
 - Cold-start figures, the warmup and the cache's reuse: docs/cold-start.md.
 - Reference counts: numba counts the references of the arrays a call passes, with
   atomic operations where it cannot prove them balanced. The hot loops pass arrays one

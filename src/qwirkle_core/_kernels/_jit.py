@@ -1,11 +1,14 @@
 """The one place that decides how kernels are compiled."""
 
+import ctypes
 import hashlib
 import os
 from pathlib import Path
 
 import numba
-from numba.core import types
+from llvmlite import binding as llvm
+from llvmlite import ir
+from numba.core import cgutils, types
 from numba.extending import intrinsic
 
 CACHE = os.environ.get("QWIRKLE_NO_CACHE", "") in ("", "0")
@@ -102,3 +105,81 @@ def copy_into(dst, src):
     string formatting) cost the search agent's first compile about 3 s."""
     for i in range(src.shape[0]):
         dst[i] = src[i]
+
+
+class External:
+    """A kernel that other kernels call through a pointer, not by linking it in.
+
+    Numba links a callee's code into every caller's library and optimises and generates
+    machine code for all of it again there, so a large callee (the endgame solver, the
+    search's playouts) is compiled once for itself and once more in each kernel above it.
+    ``External(name, restype)`` is a call that is not linked: ``ext.call(*args)`` in a
+    kernel loads the callee's address from a cell (a symbol, ``qwirkle_core.<name>``,
+    that this process registers when it creates the External) and calls it with numba's
+    calling convention (its errors raise in the caller as usual). The caller compiles
+    without the callee, so both can compile at the same time, in different processes,
+    and the caller's cached machine code holds no address.
+
+    :meth:`bind` fills the cell in this process (it compiles the callee for the given
+    argument types or loads it from the disk cache). A call with the cell empty, or bound
+    for other argument types than the caller passes, raises RuntimeError instead.
+    ``restype(*argtypes)``: the callee's numba return type for its argument types (the
+    caller is typed without compiling the callee; :meth:`bind` checks it).
+    """
+
+    def __init__(self, name, restype):
+        self.name = name
+        self.restype = restype
+        self.symbol = f"qwirkle_core.{name}"
+        self.cell = (ctypes.c_uint64 * 2)()  # the callee's address, the hash of its types
+        llvm.add_symbol(self.symbol, ctypes.addressof(self.cell))
+        self.call = self._intrinsic()
+
+    def signature_hash(self, argtypes):
+        """64 bits that name the callee's argument and return types."""
+        text = repr((tuple(str(t) for t in argtypes), str(self.restype(*argtypes))))
+        return int.from_bytes(hashlib.sha256(text.encode()).digest()[:8], "little")
+
+    def bind(self, dispatcher, argtypes):
+        """Compile ``dispatcher`` for ``argtypes`` (numba types; or load it from the disk
+        cache) and point the calls at it. Returns the dispatcher's compile result."""
+        argtypes = tuple(argtypes)
+        dispatcher.compile(argtypes)
+        cres = dispatcher.overloads[argtypes]
+        expected = self.restype(*argtypes)
+        if cres.signature.return_type != expected:
+            raise TypeError(f"{self.name} returns {cres.signature.return_type}, not {expected}")
+        self.cell[0] = cres.library.get_pointer_to_function(cres.fndesc.llvm_func_name)
+        self.cell[1] = self.signature_hash(argtypes)
+        return cres
+
+    def _intrinsic(self):
+        ext = self
+
+        def codegen(context, builder, signature, args):
+            argtypes = signature.args[0].types
+            args = cgutils.unpack_tuple(builder, args[0])
+            i64 = ir.IntType(64)
+            cell = builder.module.globals.get(ext.symbol)
+            if cell is None:
+                cell = ir.GlobalVariable(builder.module, ir.ArrayType(i64, 2), ext.symbol)
+                cell.linkage = "external"
+            zero = ir.Constant(ir.IntType(32), 0)
+            address = builder.load(builder.gep(cell, [zero, zero]))
+            bound = builder.load(builder.gep(cell, [zero, ir.Constant(ir.IntType(32), 1)]))
+            wanted = ir.Constant(i64, ext.signature_hash(argtypes))
+            with cgutils.if_unlikely(builder, builder.icmp_unsigned("!=", bound, wanted)):
+                message = f"{ext.name} is not bound for these argument types (External.bind)"
+                context.call_conv.return_user_exc(builder, RuntimeError, (message,))
+            fnty = context.call_conv.get_function_type(signature.return_type, argtypes)
+            callee = builder.inttoptr(address, fnty.as_pointer())
+            status, result = context.call_conv.call_function(builder, callee, signature.return_type, argtypes, args)
+            with cgutils.if_unlikely(builder, status.is_error):
+                context.call_conv.return_status_propagate(builder, status)
+            return result
+
+        @intrinsic
+        def call(typingctx, *args):
+            return ext.restype(*args)(types.StarArgTuple.from_types(args)), codegen
+
+        return call

@@ -43,7 +43,7 @@ from .layout import (  # ids, kinds and spec rows are also read from here by the
 )
 from .mc import mc_choose
 from .policies import HEURISTIC_WORK, play_turns, reply_choose, simple_turn
-from .search import new_search_scratch, search_choose
+from .search import bind_search, new_search_scratch, search_choose
 from .state import NTILES
 
 AGENTS = AGENT_IDS
@@ -58,6 +58,8 @@ __all__ = [
     "PLACE",
     "RANDOM",
     "SEARCH",
+    "bind_for",
+    "bind_search",
     "make_spec",
     "mc_agent_turn",
     "new_agent_scratch",
@@ -74,6 +76,13 @@ def searches(specs):
         if int(specs[p, SPEC_ID]) == SEARCH:
             return True
     return False
+
+
+def bind_for(specs):
+    """:func:`.search.bind_search` when a row of ``specs`` (float64[seats, SPEC_COLS])
+    is the search agent: in Python, before a kernel plays them."""
+    if any(int(row[SPEC_ID]) == SEARCH for row in specs):
+        bind_search()
 
 
 @njit

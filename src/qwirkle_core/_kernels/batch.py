@@ -13,7 +13,7 @@ the GIL: threads run ranges of a batch side by side (``qwirkle_core.batch.local`
 
 import numpy as np
 
-from ._jit import is_cached, njit
+from ._jit import njit
 from .actions import new_state
 from .agents import mc_agent_turn, new_agent_scratch, search_agent_turn, search_turn, searches, take_turn
 from .board import clear_board
@@ -216,19 +216,6 @@ def kernel_for(specs):
     if agents <= {RANDOM, GREEDY, MONTE_CARLO}:
         return run_mc
     return run_any
-
-
-# Rough CPU seconds of a cold compile of each kernel on the project's 2-core machine
-# (the search agent's include its solver and playouts; qwirkle_core.batch.warmup keeps
-# the figures the command line's estimate uses).
-COLD_SECONDS = {"run_plain": 10, "run_heuristic": 20, "run_search": 40, "run_mc": 28, "run_any": 53}
-
-
-def compile_seconds(specs):
-    """Rough seconds the first call of :func:`kernel_for`'s kernel for ``specs`` spends
-    compiling in this process: 0 when it is in the disk cache (then it is loaded)."""
-    kernel = kernel_for(specs)
-    return 0 if is_cached(kernel) else COLD_SECONDS[kernel.__name__]
 
 
 def run_games(seeds, specs, rule_opening, scores, qwirkles, stats):

@@ -34,7 +34,7 @@ The tile game never runs these kernels, and none of them is compiled into its ke
 
 import numpy as np
 
-from ._jit import is_cached, njit
+from ._jit import njit
 from .actions import legal_moves, new_state, set_fallback, set_place
 from .agents import new_agent_scratch
 from .board import COLOR_MASK, clear_board, place_cells
@@ -535,14 +535,3 @@ def run_games(seeds, specs, rule_opening, scores, qwirkles, stats):
     for g in range(seeds.shape[0]):
         moves = play_one(seeds[g], specs, rule_opening, gs, moves, scratch)
         record_row(gmeta, g, scores, qwirkles, stats)
-
-
-# Rough seconds of a cold compile of run_games, which plays every agent (as
-# batch.run_any), on the shared 2-core machine.
-COLD_SECONDS = 34
-
-
-def compile_seconds():
-    """Rough seconds the first call of :func:`run_games` spends compiling in this
-    process: 0 when it is in the disk cache (then it is loaded)."""
-    return 0 if is_cached(run_games) else COLD_SECONDS

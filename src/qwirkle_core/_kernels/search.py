@@ -47,12 +47,13 @@ import time
 from collections import namedtuple
 
 import numpy as np
-from numba import objmode
+from numba import objmode, types
 
-from ._jit import copy_into, njit
-from .actions import apply_action, legal_moves, set_fallback, set_place
+from . import endgame
+from ._jit import External, copy_into, njit
+from .actions import apply_action, legal_moves, new_state, set_fallback, set_place
 from .board import new_undo_stack, place_in_slot, take_back_slot
-from .endgame import MOVE_CAP, W_BEST_ROW, new_workspace, solve
+from .endgame import MOVE_CAP, W_BEST_ROW, new_workspace
 from .layout import (
     A_CELL,
     A_KIND,
@@ -396,14 +397,53 @@ def _policy(spec, out):
         out[P_HEUR_OUT] = spec[P_SEARCH_POUT]
 
 
+SOLVE = External("endgame.solve", lambda *args: types.UniTuple(types.int64, 5))
+"""The search's call of :func:`.endgame.solve`: not linked into the kernels above it
+(:class:`._jit.External`), which :func:`bind_search` points at the solver."""
+PLAYOUT = External("search.playout", lambda *args: types.Tuple((types.float64, types.int64, args[1], args[2])))
+"""The search's call of :func:`playout`, likewise."""
+_solve, _playout = SOLVE.call, PLAYOUT.call  # what kernels call (numba types no External)
+
+
+def playout_types():
+    """The numba types of :func:`playout`'s arguments as the kernels pass them."""
+    import numba
+
+    sim, moves = new_state()
+    ss = new_search_scratch(np.bool_(False))
+    args = (sim, moves, np.zeros(1), np.zeros(1), np.zeros(1, np.int64), np.zeros(1))
+    return (*map(numba.typeof, args), types.int64, types.uint64, numba.typeof(ss), *[types.float64] * 3)
+
+
+def solve_types():
+    """The numba types of :func:`.endgame.solve`'s arguments as the search passes them."""
+    import numba
+
+    gs, _ = new_state()
+    ws = new_search_scratch(np.bool_(False)).endgame
+    board = (gs.board, gs.cross, gs.anchors, gs.bmeta, gs.hands, gs.gmeta)
+    return (numba.typeof(ws), *map(numba.typeof, board), types.int64, types.float64)
+
+
+def bind_search(solver=True):
+    """Point the search agent's calls of :func:`playout` and (``solver``) of the endgame
+    solver at their machine code in this process, compiling them for the types the
+    kernels pass or loading them from the disk cache: before a kernel that may play the
+    search agent runs (it raises RuntimeError otherwise). Cheap once done."""
+    if PLAYOUT.cell[1] == 0:
+        PLAYOUT.bind(playout, playout_types())
+    if solver and SOLVE.cell[1] == 0:
+        SOLVE.bind(endgame.solve, solve_types())
+
+
 @njit(inline="always")  # a thin wrapper: one level less to re-optimise (see _jit)
 def _endgame(spec, gs, ss):
     """The solver's move within the budget, into ``gs.act`` (two players, empty bag)."""
     time_ms = spec[P_SEARCH_TIME]
     if spec[P_SEARCH_BUDGET] == CLOCK:
-        solve(ss.endgame, gs.board, gs.cross, gs.anchors, gs.bmeta, gs.hands, gs.gmeta, np.int64(0), time_ms)
+        _solve(ss.endgame, gs.board, gs.cross, gs.anchors, gs.bmeta, gs.hands, gs.gmeta, np.int64(0), time_ms)
     else:
-        solve(
+        _solve(
             ss.endgame,
             gs.board,
             gs.cross,
@@ -475,7 +515,7 @@ def search_choose(spec, gs, moves, n, values, scratch):
             for a in range(alive):
                 c = order[a]
                 _restore(sim, gs)
-                m, turns, smoves, svalues = playout(
+                m, turns, smoves, svalues = _playout(
                     sim, smoves, svalues, scratch.work, cands[c], policy, depth, seed, ss, outlook, tempo, win
                 )
                 stats[c, 0] += 1
@@ -506,7 +546,7 @@ def evaluate_candidates(gs, cands, k, policy, playouts, depth, seed, scratch, ou
         s = playout_seed(seed, j)
         for c in range(k):
             _restore(sim, gs)
-            m, _, smoves, svalues = playout(
+            m, _, smoves, svalues = _playout(
                 sim, smoves, svalues, scratch.work, cands[c], policy, depth, s, scratch.search, outlook, tempo, win
             )
             out[c, j] = m

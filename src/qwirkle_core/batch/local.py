@@ -25,6 +25,7 @@ from typing import Any
 import numpy as np
 
 from .._checks import check_threads
+from .._kernels import agents as _ag
 from .._kernels import batch as _bt
 from .._kernels import cubes as _cu
 from .._kernels import layout as _lo
@@ -430,7 +431,11 @@ class _RangeRun:
         scores = np.zeros((n, players), np.int32)
         qwirkles = np.zeros((n, players), np.int16)
         stats = np.zeros((n, _lo.STATS), np.int32)
-        kernel = _cu.run_games if self.rules.cubes else _bt.kernel_for(self.specs)
+        if self.rules.cubes:
+            kernel = _cu.run_games
+        else:
+            kernel = _bt.kernel_for(self.specs)
+            _ag.bind_for(self.specs)
         opening = self.rules.opening_code
         if self.pool is None or nchunks <= 1:
             kernel(seeds, self.specs, opening, scores, qwirkles, stats)

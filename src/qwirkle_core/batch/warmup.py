@@ -5,13 +5,19 @@ of a first batch.
 Numba compiles a kernel on its first call in a process and keeps the machine code in
 its on-disk cache (``NUMBA_CACHE_DIR``, else ``_kernels/__pycache__``); later
 processes load it in well under a second. A batch compiles only the kernel of its
-agents (:func:`qwirkle_core._kernels.batch.kernel_for`). Two of them have parts that
-compile independently (:data:`TASKS`' ``needs``): the search agent's endgame solver and
-its playouts, and the greedy and random batch's move generator and turn actions. Those
-parts are compiled first, side by side in worker processes into the shared cache, then
-the batch kernel in this process, which loads them from the cache. Each worker is a
-fresh ``python -m qwirkle_core.batch.warmup`` (not multiprocessing, so a script without
-a ``__main__`` guard is never re-run).
+agents (:func:`qwirkle_core._kernels.batch.kernel_for`). Some have parts that compile
+independently, side by side in worker processes into the shared cache:
+
+- the greedy and random batch links in its move generator and turn actions
+  (:data:`TASKS`' ``needs``): those are compiled first, then the batch kernel, which
+  loads them from the cache;
+- the search agent's kernels call its endgame solver and playouts unlinked
+  (``calls``, :class:`qwirkle_core._kernels._jit.External`): all three compile at the
+  same time, and the solver and playouts are bound (loaded from the cache) before the
+  first game.
+
+Each worker is a fresh ``python -m qwirkle_core.batch.warmup`` (not multiprocessing, so
+a script without a ``__main__`` guard is never re-run).
 
 When the cache is reused (docs/cold-start.md): the same numba version, the same CPU
 model and features, and the same kernel sources (a hash of them is kept beside the
@@ -105,26 +111,16 @@ def _compile_apply() -> None:
 
 def _compile_solve() -> None:
     """The endgame solver, with the types the search agent calls it with."""
-    import numba
-
     from .._kernels import endgame, search
 
-    s, _ = _state_types()
-    ws = numba.typeof(search.new_search_scratch(np.bool_(True)).endgame)
-    endgame.solve.compile(
-        (ws, s.board, s.cross, s.anchors, s.bmeta, s.hands, s.gmeta, numba.types.int64, numba.types.float64)
-    )
+    endgame.solve.compile(search.solve_types())
 
 
 def _compile_playout() -> None:
     """The search agent's playout, with the types of its search loop."""
-    import numba
+    from .._kernels import search
 
-    from .._kernels import agents, search
-
-    s = agents.new_agent_scratch(np.bool_(True))
-    args = (s.sim, s.sim_moves, s.sim_values, s.work, s.root.cands[0], s.root.policy, 0, np.uint64(1), s.search)
-    search.playout.compile((*[numba.typeof(a) for a in args], *[numba.types.float64] * 3))
+    search.playout.compile(search.playout_types())
 
 
 def _compile_batch(kernel: Callable[..., None]) -> Callable[[], None]:
@@ -148,7 +144,8 @@ class _Task:
     compile: Callable[[], None]
     dispatcher: Callable[[], object]  # the kernel whose cache entry says it is done
     seconds: float  # CPU seconds of its compile on the project's machine (when alone)
-    needs: tuple[str, ...] = ()
+    needs: tuple[str, ...] = ()  # parts it links in: compiled before it
+    calls: tuple[str, ...] = ()  # parts it calls unlinked (_jit.External): compiled beside it
 
 
 def _kernel(module: object, name: str) -> Callable[[], object]:
@@ -168,7 +165,7 @@ def _search_playout() -> object:
 
 
 # CPU seconds measured on the project's machine (2 cores, numba 0.68) from an empty
-# cache with benchmarks/compare.py; an entry kernel's seconds exclude its ``needs``.
+# cache with benchmarks/compare.py; an entry kernel's seconds exclude its parts.
 TASKS: dict[str, _Task] = {
     "endgame.solve": _Task(_compile_solve, _endgame_solve, 14.0),
     "search.playout": _Task(_compile_playout, _search_playout, 12.0),
@@ -179,18 +176,18 @@ TASKS: dict[str, _Task] = {
     ),
     "batch.run_heuristic": _Task(_compile_batch(_bt.run_heuristic), _kernel(_bt, "run_heuristic"), 20.0),
     "batch.run_search": _Task(
-        _compile_batch(_bt.run_search), _kernel(_bt, "run_search"), 12.0, ("endgame.solve", "search.playout")
+        _compile_batch(_bt.run_search), _kernel(_bt, "run_search"), 22.0, calls=("endgame.solve", "search.playout")
     ),
     "batch.run_mc": _Task(_compile_batch(_bt.run_mc), _kernel(_bt, "run_mc"), 28.0),
     "batch.run_any": _Task(
-        _compile_batch(_bt.run_any), _kernel(_bt, "run_any"), 25.0, ("endgame.solve", "search.playout")
+        _compile_batch(_bt.run_any), _kernel(_bt, "run_any"), 35.0, calls=("endgame.solve", "search.playout")
     ),
     "cubes.run_games": _Task(_compile_batch(_cu.run_games), _kernel(_cu, "run_games"), 34.0),
 }
 """The kernels :func:`warmup` compiles: the batch kernels (``batch.run_*``,
-``cubes.run_games``) and the independent parts compiled before two of them (the search
-agent's endgame solver and playouts; the move generator and the turn actions of the
-greedy and random batch), with rough seconds of each. The heuristic's and Monte
+``cubes.run_games``) and their independent parts (the move generator and the turn
+actions that the greedy and random batch links in; the search agent's endgame solver
+and playouts, which its kernels call unlinked), with rough seconds of each. The heuristic's and Monte
 Carlo's batches are not split: their own part dwarfs the shared ones (18 and 21 s
 against 5.5 and 3.7), so compiling those first would only add a wave."""
 
@@ -218,7 +215,7 @@ def kernels_for(agents: Iterable[AgentLike] | str | None = None, rules: Rules | 
             name = f"batch.{_bt.kernel_for(specs).__name__}"
         if name not in entries:
             entries.append(name)
-    parts = [need for name in entries for need in TASKS[name].needs]
+    parts = [part for name in entries for part in (*TASKS[name].needs, *TASKS[name].calls)]
     return list(dict.fromkeys(parts)) + [e for e in entries if e not in parts]
 
 
@@ -265,19 +262,24 @@ def _waves(names: list[str]) -> list[list[str]]:
 
 def compile_first_batch(specs: np.ndarray) -> None:
     """Before a batch's first call: when its kernel (for the spec rows ``specs``) is not
-    in the disk cache and has parts that compile independently (:data:`TASKS`' ``needs``),
-    compile them side by side in :func:`default_processes` processes, the longest
-    part in this one, the others in workers into the disk cache; the batch kernel then
-    loads them. Nothing otherwise (the first call compiles all in this process)."""
+    in the disk cache and has parts that compile independently (:data:`TASKS`' ``needs``
+    and ``calls``), compile them (and, for ``calls``, the kernel too) side by side in
+    :func:`default_processes` processes, the longest in this one, the others in workers
+    into the disk cache; the batch loads them from there. Nothing otherwise (the first
+    call compiles all in this process)."""
     processes = default_processes()
     if processes < 2 or not _jit.CACHE:
         return
     kernel = _bt.kernel_for(specs)
-    name = f"batch.{kernel.__name__}"
-    needs = [n for n in TASKS[name].needs if not _cached(n)]
-    if len(needs) < 2 or _jit.is_cached(kernel):
+    if _jit.is_cached(kernel):
         return
-    here, *others = _bins(needs, processes)
+    task = TASKS[f"batch.{kernel.__name__}"]
+    todo = [n for n in (*task.needs, *task.calls) if not _cached(n)]
+    if task.calls:
+        todo.append(f"batch.{kernel.__name__}")
+    if len(todo) < 2:
+        return
+    here, *others = _bins(todo, processes)
     workers = [_spawn(names) for names in others]
     try:
         for part in here:

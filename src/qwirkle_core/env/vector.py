@@ -29,6 +29,7 @@ from gymnasium.vector.utils import batch_space
 
 from .._checks import check_int, check_seed
 from .._kernels import vector as _kv
+from .._kernels.agents import bind_search
 from .._kernels.batch import seeds_for
 from .._kernels.layout import AGENT_IDS
 from ..batch.players import resolve_agents
@@ -117,6 +118,8 @@ class VectorEnv(gymnasium.vector.VectorEnv):
             else _kv.step_any
         )
         search = self._kernel is _kv.step_any and AGENT_IDS["search"] in ids
+        if search:
+            bind_search()
         self.n_actions = action_count(self.window)
         self.single_observation_space = observation_space(n_players, self.window)
         self.single_action_space = spaces.Discrete(self.n_actions)

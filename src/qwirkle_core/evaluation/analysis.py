@@ -392,6 +392,7 @@ class _Judge:
     def __init__(self, playouts: int, candidates: int, max_nodes: int, seed: int) -> None:
         self.playouts, self.candidates, self.max_nodes, self.seed = playouts, candidates, max_nodes, seed
         self.scratch = _ag.new_agent_scratch(True)
+        _se.bind_search(solver=False)  # the playouts
         self.policy = _lo.DEFAULT_SPECS[_lo.HEURISTIC].copy()
 
     def action(self, game: Game, index: int, played: Move) -> ActionAnalysis:

@@ -836,6 +836,8 @@ class Game:
         searches = int(spec[_lo.SPEC_ID]) == _lo.SEARCH
         if self._agent_scratch is None or (searches and not self._agent_scratch_searches):
             self._agent_scratch, self._agent_scratch_searches = _ag.new_agent_scratch(searches), searches
+        if searches:
+            _ag.bind_search()
         take_turn = _cu.take_turn if self._rules.cubes else _ag.take_turn
         start, turn_before = len(self._log), self._snapshot()
         while True:
