@@ -114,6 +114,12 @@ def test_mc_opponent() -> None:
     lockstep_opponents(2, ["mc:playouts=4"], 40, 40, seed=13)
 
 
+def test_search_opponent() -> None:
+    """The search agent's playouts are called unlinked (``_jit.External``): the env binds
+    them before its first step, and its games are the Gymnasium env's."""
+    lockstep_opponents(2, ["search:time_ms=2"], 40, 40, seed=17)
+
+
 @settings(max_examples=8, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(
     n=st.integers(1, 7),

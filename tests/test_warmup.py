@@ -122,7 +122,7 @@ def loaded(names):  # whether each part was loaded from the cache (not compiled)
 
 
 @pytest.mark.parametrize(
-    "agents, parts, first",
+    "agents, parts, first_batch",
     [
         # the search's kernel calls them unlinked: it compiles in this process, both
         # parts in a worker, and the batch loads both
@@ -132,7 +132,7 @@ def loaded(names):  # whether each part was loaded from the cache (not compiled)
         ("greedy,random", ["movegen.generate", "actions.apply_action"], [(0, 1), (1, 0)]),
     ],
 )
-def test_parts_compiled_by_workers_are_the_ones_the_batch_loads(tmp_path, agents, parts, first):
+def test_parts_compiled_by_workers_are_the_ones_the_batch_loads(tmp_path, agents, parts, first_batch):
     """Worker processes compile a batch's parts (the search agent's endgame solver and
     playouts; the greedy batch's move generator and turn actions) into the cache with
     the very types the batch kernel calls them with: the batch loads each from the cache
@@ -156,4 +156,4 @@ r = qc.simulate(2, {agents!r}.split(","), seed=3, threads=1)
 print(loaded({parts!r}), r.scores.tolist())
 """
     out = _python(code, tmp_path / "first", QWIRKLE_COMPILE_PROCESSES="2").strip()
-    assert out == f"{first} {plain}"
+    assert out == f"{first_batch} {plain}"
