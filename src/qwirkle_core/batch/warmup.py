@@ -187,9 +187,10 @@ TASKS: dict[str, _Task] = {
 """The kernels :func:`warmup` compiles: the batch kernels (``batch.run_*``,
 ``cubes.run_games``) and their independent parts (the move generator and the turn
 actions that the greedy and random batch links in; the search agent's endgame solver
-and playouts, which its kernels call unlinked), with rough seconds of each. The heuristic's and Monte
-Carlo's batches are not split: their own part dwarfs the shared ones (18 and 21 s
-against 5.5 and 3.7), so compiling those first would only add a wave."""
+and playouts, which its kernels call unlinked), with rough seconds of each. The
+heuristic's and Monte Carlo's batches are not split: their own part dwarfs the shared
+ones (18 and 21 s against 5.5 and 3.7), so compiling those first would only add a
+wave."""
 
 
 def kernels_for(agents: Iterable[AgentLike] | str | None = None, rules: Rules | None = None) -> list[str]:
