@@ -142,7 +142,7 @@ class External:
 
     def bind(self, dispatcher, argtypes):
         """Compile ``dispatcher`` for ``argtypes`` (numba types; or load it from the disk
-        cache) and point the calls at it. Returns the dispatcher's compile result."""
+        cache) and point the calls at it."""
         argtypes = tuple(argtypes)
         dispatcher.compile(argtypes)
         cres = dispatcher.overloads[argtypes]
@@ -151,7 +151,6 @@ class External:
             raise TypeError(f"{self.name} returns {cres.signature.return_type}, not {expected}")
         self.cell[0] = cres.library.get_pointer_to_function(cres.fndesc.llvm_func_name)
         self.cell[1] = self.signature_hash(argtypes)
-        return cres
 
     def _intrinsic(self):
         ext = self

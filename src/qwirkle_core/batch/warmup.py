@@ -274,10 +274,11 @@ def compile_first_batch(specs: np.ndarray) -> None:
     kernel = _bt.kernel_for(specs)
     if _jit.is_cached(kernel):
         return
-    task = TASKS[f"batch.{kernel.__name__}"]
+    name = f"batch.{kernel.__name__}"
+    task = TASKS[name]
     todo = [n for n in (*task.needs, *task.calls) if not _cached(n)]
     if task.calls:
-        todo.append(f"batch.{kernel.__name__}")
+        todo.append(name)
     if len(todo) < 2:
         return
     here, *others = _bins(todo, processes)
