@@ -287,7 +287,7 @@ def _save(vs, i, cross):
     vs.saved[i] = tiles
 
 
-@njit(_nrt=False)
+@njit(_nrt=False, inline="always")
 def _record(vs, i, act, before):
     """Note the cells of a placement just applied (``before``: the tiles before it)."""
     for j in range(vs.bmeta[i, B_TILES] - before):
