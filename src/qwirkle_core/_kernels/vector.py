@@ -89,6 +89,7 @@ EXCHANGES = 63
 TURN_MOVES = 512  # placements a turn keeps per env (more: generated again until a tile narrows them)
 LEGAL = 1024  # legal actions listed per env (more: the mask alone holds them)
 BORDER = 4 * NTILES  # the empty cells next to the tiles: at most four a tile
+ALL_SLOTS = (1 << HAND) - 1
 KEEP = 2  # resets[i] == KEEP: env i is left as it is (a reset of other envs)
 
 VecState = namedtuple(
@@ -392,16 +393,26 @@ def _add(mask, legal, c, a):
 
 @njit(_nrt=False, inline="always")
 def _add_tile(mask, legal, seen, c, k, slots, cells):
-    """Set the mask entries of window cell ``k`` for the hand slots ``slots`` (bits) not
-    set yet, as ``seen[k]`` (the thread's table of the slots set per cell) tells: the
-    mask itself is not read, since its row is seldom in the cache. Returns the count."""
+    """Set the mask entries of window cell ``k`` for the hand slots ``slots`` (bits, not
+    0) not set yet, as ``seen[k]`` (the thread's table of the slots set per cell) tells:
+    the mask itself is not read, since its row is seldom in the cache. Returns the count.
+
+    Whether an entry is new cannot be predicted (about a third of a turn's tile cells
+    are), so the common case of one slot a tile takes no branch on it: the entry is
+    written whether new or not (written again, it stays 1) and listed at ``legal[c]``,
+    ``c`` counting it only when new (a repeat is overwritten by the next entry)."""
     new = slots & ~seen[k]
-    if new:
-        seen[k] |= new
-        while new:
-            low = new & -new
-            c = _add(mask, legal, c, lowest_bit_index(low) * cells + k)
-            new ^= low
+    seen[k] |= slots
+    a = lowest_bit_index((new if new else slots) & -(new if new else slots)) * cells + k
+    mask[a] = 1
+    if c < LEGAL:
+        legal[c] = a
+    c += new != 0
+    rest = new & (new - 1)  # two tiles of a kind in the hand: their other slots
+    while rest:
+        low = rest & -rest
+        c = _add(mask, legal, c, lowest_bit_index(low) * cells + k)
+        rest ^= low
     return c
 
 
@@ -439,24 +450,23 @@ def _mark(vs, i, moves, n, tslots, seen, k_new, t_new):
     done = False
     if k_new >= 0:
         n = _narrow(moves, n, k_new, t_new)
+    # Every placement kept holds the tiles put down, so a cell of theirs holds their tile
+    # in each: marked as set for every slot, those cells are skipped.
+    for q in range(k_part):
+        seen[vs.partial[i, q, 1]] = ALL_SLOTS
     for m in range(n):
         length = moves[m, M_N]
         if length == k_part:
             done = True
         for j in range(length):
             k = moves[m, M_CELL + j]
-            t = moves[m, M_TILE + j]
-            b = tslots[t]
-            if b == 0 or b & ~seen[k] == 0:
-                continue
-            put = False
-            for q in range(k_part):
-                if vs.partial[i, q, 1] == k and vs.partial[i, q, 2] == t:
-                    put = True
-            if not put:
+            b = tslots[moves[m, M_TILE + j]]
+            if b & ~seen[k]:
                 c = _add_tile(mask, legal, seen, c, k, b, cells)
     for s in range(size):
         tslots[vs.hands[i, p, s]] = 0
+    for q in range(k_part):
+        seen[vs.partial[i, q, 1]] = 0
     _forget(legal, seen, c, cells)
     if k_part > 0:
         if done:
