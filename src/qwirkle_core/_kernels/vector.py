@@ -89,7 +89,7 @@ EXCHANGES = 63
 TURN_MOVES = 512  # placements a turn keeps per env (more: generated again until a tile narrows them)
 LEGAL = 1024  # legal actions listed per env (more: the mask alone holds them)
 BORDER = 4 * NTILES  # the empty cells next to the tiles: at most four a tile
-ALL_SLOTS = (1 << HAND) - 1
+ALL_SLOTS = (1 << HAND) - 1  # every hand slot, as bits
 KEEP = 2  # resets[i] == KEEP: env i is left as it is (a reset of other envs)
 
 VecState = namedtuple(
@@ -403,7 +403,8 @@ def _add_tile(mask, legal, seen, c, k, slots, cells):
     ``c`` counting it only when new (a repeat is overwritten by the next entry)."""
     new = slots & ~seen[k]
     seen[k] |= slots
-    a = lowest_bit_index((new if new else slots) & -(new if new else slots)) * cells + k
+    one = new if new else slots
+    a = lowest_bit_index(one & -one) * cells + k
     mask[a] = 1
     if c < LEGAL:
         legal[c] = a
