@@ -280,17 +280,22 @@ def end_if_dead(cross, anchors, bmeta, hands, bag, gmeta):
     Nobody could ever place again, so exchanges would go on for ever: the rule books'
     blocked-game end, extended to a non-empty bag. Returns True if the game ended.
     """
+    held = 0
+    for p in range(gmeta[G_PLAYERS]):
+        held |= hand_mask(hands, gmeta, p)
     fits = 0
-    for i in range(bmeta[B_ANCHORS]):
+    dead = bmeta[B_TILES] > 0
+    for i in range(bmeta[B_ANCHORS] if dead else 0):
         a = anchors[i]
         fits |= cross[a, 0] & cross[a, 1]
-    fits &= ALL
-    left = 0
-    for i in range(gmeta[G_BAG]):
-        left |= 1 << bag[i]
-    for p in range(gmeta[G_PLAYERS]):
-        left |= hand_mask(hands, gmeta, p)
-    dead = bmeta[B_TILES] > 0 and fits & left == 0
+        if fits & held:  # a hand tile fits: the usual case, found at the first anchors
+            dead = False
+            break
+    if dead:
+        left = held
+        for i in range(gmeta[G_BAG]):
+            left |= 1 << bag[i]
+        dead = fits & ALL & left == 0
     if dead:
         finish_game(gmeta)
     keep(cross, anchors, bmeta, hands, bag, gmeta)
