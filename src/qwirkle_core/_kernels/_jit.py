@@ -98,6 +98,31 @@ def keep(typingctx, *arrays):
     return types.none(types.StarArgTuple.from_types(arrays)), codegen
 
 
+def _prefetch_codegen(context, builder, signature, args):
+    arrayty, indexty = signature.args
+    array = context.make_array(arrayty)(context, builder, args[0])
+    values = cgutils.unpack_tuple(builder, args[1])
+    index = [context.cast(builder, v, t, types.intp) for v, t in zip(values, indexty.types)]
+    pointer = cgutils.get_item_pointer(context, builder, arrayty, array, index, wraparound=False)
+    i8p, i32 = ir.IntType(8).as_pointer(), ir.IntType(32)
+    fn = cgutils.get_or_insert_function(
+        builder.module, ir.FunctionType(ir.VoidType(), [i8p, i32, i32, i32]), "llvm.prefetch.p0"
+    )
+    builder.call(fn, [builder.bitcast(pointer, i8p), i32(1), i32(3), i32(1)])  # for writing, keep, data
+    return context.get_dummy_value()
+
+
+@intrinsic
+def prefetch(typingctx, array, *index):
+    """Ask the CPU to bring the cache line of ``array[index]`` (one integer per axis, not
+    bounds-checked: a prefetch of any address is harmless) into its caches, for reading
+    and writing, without waiting for it: for data a kernel will touch a few microseconds
+    later (a hint; no effect on any value)."""
+    if len(index) != array.ndim or not all(isinstance(t, types.Integer) for t in index):
+        return None
+    return types.none(array, types.StarArgTuple.from_types(index)), _prefetch_codegen
+
+
 @njit(inline="always")
 def copy_into(dst, src):
     """``dst[:] = src`` for 1-d arrays of the same length, element by element: a slice

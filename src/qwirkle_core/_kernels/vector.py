@@ -29,7 +29,7 @@ from collections import namedtuple
 
 import numpy as np
 
-from ._jit import copy_into, njit
+from ._jit import copy_into, njit, prefetch
 from .actions import apply_action
 from .agents import new_agent_scratch, search_turn, take_turn
 from .board import (
@@ -53,6 +53,7 @@ from .layout import (
     A_QWIRKLES,
     A_TILE,
     ACT_SIZE,
+    B_ANCHORS,
     B_MAXC,
     B_MAXR,
     B_MINC,
@@ -728,7 +729,7 @@ def _act(vs, i, a, reset, cross, rmoves, gen, act, tslots, seen, rule_opening):
     return 1, actor
 
 
-@njit(_nrt=False)
+@njit(_nrt=False, forceinline=True)
 def _finish(vs, i, cross, gen, tslots, seen, unseen, learner, max_turns, actor, mode):
     """After the game changed (``mode`` 1: a turn was committed, 2: a new game; the
     masks loaded into ``cross``): the rewards, the window and planes, the end of the
@@ -761,35 +762,85 @@ def _finish(vs, i, cross, gen, tslots, seen, unseen, learner, max_turns, actor, 
     return n
 
 
+# -- prefetching: an env's rows are far apart in memory, and far from the last env's ---
+
+
+AHEAD = 16  # envs: the rows an env's step reads are prefetched this many envs before it
+
+
+@njit(_nrt=False, inline="always")
+def _prefetch_lists(vs, j):
+    """Prefetch env ``j``'s list of mask entries and game row (read to find the lines
+    :func:`_prefetch_step` prefetches, AHEAD envs later)."""
+    for k in range(0, min(vs.nlegal[j], LEGAL), 16):
+        prefetch(vs.legal, j, k)
+    for k in range(0, GMETA, 8):
+        prefetch(vs.gmeta, j, k)
+
+
+@njit(_nrt=False, inline="always")
+def _prefetch_step(vs, j, a):
+    """Prefetch what env ``j``'s action ``a`` reads: its mask entries, and its turn's
+    placements (a tile or DONE) or its board (the end of a turn: the cross-check masks
+    saved, the anchors, the board's rows)."""
+    for k in range(min(vs.nlegal[j], LEGAL)):
+        prefetch(vs.mask, j, vs.legal[j, k])
+    first = HAND * vs.planes.shape[2] * vs.planes.shape[3]
+    if a <= first:
+        n = min(vs.nmoves[j], TURN_MOVES)
+        for m in range(0, n, 8):
+            prefetch(vs.moves, j, m, 0)
+    if a >= first:
+        for k in range(0, vs.nborder[j], 4):
+            prefetch(vs.bwords, j, k, 0)
+        for k in range(0, vs.nborder[j], 32):
+            prefetch(vs.bcells, j, k)
+        for k in range(0, vs.bmeta[j, B_ANCHORS], 16):
+            prefetch(vs.anchors, j, k)
+        if vs.bmeta[j, B_TILES] > 0:
+            for r in range(vs.bmeta[j, B_MINR] - 1, vs.bmeta[j, B_MAXR] + 2):
+                prefetch(vs.board, j, cell_of(r, vs.bmeta[j, B_MINC] - 1))
+                prefetch(vs.board, j, cell_of(r, vs.bmeta[j, B_MAXC] + 1))
+
+
 ROOM, MARK = -1, -2  # what _advance returns for an env that needs the caller
 
 
 @njit(_nrt=False)
-def _advance(vs, sc, rmoves, i, hi, actions, resets, learner, max_turns, rules):
+def _advance(vs, sc, rmoves, i, hi, actions, resets, learner, max_turns, rules, mode, actor):
     """Step envs ``i``, ``i + 1``, ... below ``hi`` as far as they need nothing of the
-    caller (``sc`` the thread's :class:`Scratch`, its buffer ``rmoves`` perhaps grown).
+    caller (``sc`` the thread's :class:`Scratch`, its buffer ``rmoves`` perhaps grown);
+    ``mode`` not 0: env ``i``'s opponents have played after the turn of seat ``actor``
+    (``mode`` as :func:`_act` returned it), only :func:`_finish` is left of its step.
 
-    One call for many envs, with :func:`_act` inlined: a call of a kernel that takes
-    ``vs`` copies each of its hundreds of array fields, and :func:`_act` runs at every
-    step (masked random self-play ran 3 to 9% faster). It is inlined in ``_nrt=False``
+    One call for many envs, with :func:`_act` and :func:`_finish` inlined (each at its
+    one call site): a call of a kernel that takes ``vs`` copies each of its hundreds of
+    array fields, and they run at every step and turn. They are inlined in ``_nrt=False``
     code, not in the step kernels, which count references (they may allocate): there
-    each array view it takes would count too. (:func:`_finish` inlined as well gave a
-    few percent more, but its first compile took 20 to 30 s longer.)
+    each array view they take would count too. :func:`_finish` is inlined by LLVM
+    (``forceinline``), not by numba, whose inlining of it took 30 s more to compile.
+    The rows of env ``i + AHEAD`` are prefetched meanwhile.
 
     Returns ``(i, what, actor, n)``: ``i == hi`` when every env is stepped; else env
     ``i`` needs the caller: ``what`` ROOM, a buffer ``rmoves`` for ``n`` placements
     before its action; MARK, its new turn of ``n`` placements (more than TURN_MOVES) to
-    be marked (:func:`_mark_regenerated`); 1 or 2 (the mode of :func:`_act`): the turn
-    of seat ``actor`` committed, its opponents to play, then :func:`_finish`."""
+    be marked (both: :func:`_serve`); 1 or 2 (the mode of :func:`_act`): the turn of
+    seat ``actor`` committed, its opponents to play, then this again with ``mode``."""
     cross, gen, act, tslots, seen, unseen = sc.cross, sc.gen, sc.act, sc.tslots, sc.seen, sc.unseen
     while i < hi:
-        if vs.nmoves[i] > rmoves.shape[0]:
-            return i, ROOM, 0, vs.nmoves[i]
-        mode, actor = _act(vs, i, actions[i], resets[i], cross, rmoves, gen, act, tslots, seen, rules)
-        if mode != 0:
-            if learner >= 0 and _due(vs, i, learner, max_turns):
+        if i + AHEAD < hi:
+            _prefetch_step(vs, i + AHEAD, actions[i + AHEAD])
+            if i + 2 * AHEAD < hi:
+                _prefetch_lists(vs, i + 2 * AHEAD)
+        if mode == 0:
+            if vs.nmoves[i] > rmoves.shape[0]:
+                return i, ROOM, 0, vs.nmoves[i]
+            mode, actor = _act(vs, i, actions[i], resets[i], cross, rmoves, gen, act, tslots, seen, rules)
+            if mode != 0 and learner >= 0 and _due(vs, i, learner, max_turns):
                 return i, mode, actor, 0
+        if mode != 0:
             n = _finish(vs, i, cross, gen, tslots, seen, unseen, learner, max_turns, actor, mode)
+            mode = 0
             if n > TURN_MOVES:  # a turn of more placements than it keeps (seldom)
                 return i, MARK, actor, n
         i += 1
@@ -806,9 +857,17 @@ def _mark_regenerated(vs, i, cross, rmoves, gen, tslots, seen):
 
 
 @njit
-def _room(n):
-    """A buffer ``rmoves`` for a turn of ``n`` placements (and room to spare)."""
-    return np.zeros((2 * n, MOVE_COLS), np.int32)
+def _serve(vs, sc, rmoves, i, what, n):
+    """Do what :func:`_advance` left to the caller for env ``i`` (``what`` ROOM or MARK,
+    ``n`` placements): grow the buffer ``rmoves`` to hold them and, for MARK, mark the
+    new turn. Returns ``(rmoves, i)``: the buffer and the env to go on from (seldom
+    called: a turn of more than TURN_MOVES placements)."""
+    if n > rmoves.shape[0]:
+        rmoves = np.zeros((2 * n, MOVE_COLS), np.int32)
+    if what == MARK:
+        _mark_regenerated(vs, i, sc.cross, rmoves, sc.gen, sc.tslots, sc.seen)
+        i += 1
+    return rmoves, i
 
 
 @njit(inline="always")
@@ -828,66 +887,84 @@ def _state(vs, i, sc):
 
 
 # -- the entry kernels: one per set of opponents (each compiles only what it plays) --------
+#
+# Each steps its range through _advance, which returns for an env that needs the caller:
+# its buffer grown or its new turn marked (_serve), or its opponents to play (then the
+# env's step ends in _advance again, called with ``what`` the mode of the turn played).
+
+
+@njit(nogil=True)
+def step_self(vs, lo, hi, actions, resets, specs, learner, max_turns, rule_opening, sc):
+    """Step envs ``lo .. hi-1`` of ``vs`` (a :class:`VecState`) without opponents
+    (``learner`` -1: every seat acts through ``actions``): reset those with
+    ``resets[i]`` 1 (uint8[N]) or a game that ended at the last step, leave those with
+    ``resets[i]`` KEEP as they are, take the others' action ``actions[i]`` (int64[N],
+    in the mask). ``max_turns``: truncate there; ``rule_opening``: the opening rule;
+    ``specs`` is not read. Returns the scratch's buffers ``(moves, values, rmoves)``
+    (``rmoves`` grown as needed: the next call takes them)."""
+    rmoves = sc.rmoves
+    i, what, actor = lo, 0, 0
+    while True:
+        i, what, actor, n = _advance(
+            vs, sc, rmoves, i, hi, actions, resets, learner, max_turns, rule_opening, what, actor
+        )
+        if i == hi:
+            break
+        rmoves, i = _serve(vs, sc, rmoves, i, what, n)
+        what = 0
+    return sc.moves, sc.values, rmoves
 
 
 @njit(nogil=True)
 def step_plain(vs, lo, hi, actions, resets, specs, learner, max_turns, rule_opening, sc):
-    """Step envs ``lo .. hi-1`` of ``vs`` (a :class:`VecState`): reset those with
-    ``resets[i]`` 1 (uint8[N]) or a game that ended at the last step, leave those with
-    ``resets[i]`` KEEP as they are, take the others' action ``actions[i]`` (int64[N],
-    in the mask), then let the opponents play: random
-    or greedy, ``specs[seat]`` (float64[P, SPEC_COLS]) for every seat but ``learner``
-    (-1: no opponents, every seat acts through ``actions``). ``max_turns``: truncate
-    there; ``rule_opening``: the opening rule. Returns the scratch's buffers ``(moves,
-    values, rmoves)`` (grown as needed: the next call takes them)."""
+    """:func:`step_self` with random or greedy opponents: ``specs[seat]`` (float64[P,
+    SPEC_COLS]) for every seat but ``learner``, played until the learner is to move
+    again. Returns the scratch's buffers ``(moves, values, rmoves)`` (grown as needed:
+    the next call takes them)."""
     moves, values, rmoves = sc.moves, sc.values, sc.rmoves
-    cross, gen, act, tslots, seen, unseen = sc.cross, sc.gen, sc.act, sc.tslots, sc.seen, sc.unseen
-    i = lo
+    cross, gen, act = sc.cross, sc.gen, sc.act
+    i, what, actor = lo, 0, 0
     while True:
-        i, what, actor, n = _advance(vs, sc, rmoves, i, hi, actions, resets, learner, max_turns, rule_opening)
+        i, what, actor, n = _advance(
+            vs, sc, rmoves, i, hi, actions, resets, learner, max_turns, rule_opening, what, actor
+        )
         if i == hi:
             break
-        if what == ROOM:
-            rmoves = _room(n)
+        if what == ROOM or what == MARK:
+            rmoves, i = _serve(vs, sc, rmoves, i, what, n)
+            what = 0
             continue
-        if what != MARK:  # the opponents are due
-            board, anchors, bmeta, hands, bag, gm, rng = (
-                vs.board[i],
-                vs.anchors[i],
-                vs.bmeta[i],
-                vs.hands[i],
-                vs.bag[i],
-                vs.gmeta[i],
-                vs.rng[i],
+        board, anchors, bmeta, hands, bag, gm, rng = (
+            vs.board[i],
+            vs.anchors[i],
+            vs.bmeta[i],
+            vs.hands[i],
+            vs.bag[i],
+            vs.gmeta[i],
+            vs.rng[i],
+        )
+        while _due(vs, i, learner, max_turns):
+            before = bmeta[B_TILES]
+            moves, values = play_turns(
+                specs,
+                board,
+                cross,
+                anchors,
+                bmeta,
+                hands,
+                bag,
+                gm,
+                rng,
+                gen,
+                act,
+                moves,
+                values,
+                values,
+                gm[G_TURNS] + 1,
+                True,
+                None,
             )
-            while _due(vs, i, learner, max_turns):
-                before = bmeta[B_TILES]
-                moves, values = play_turns(
-                    specs,
-                    board,
-                    cross,
-                    anchors,
-                    bmeta,
-                    hands,
-                    bag,
-                    gm,
-                    rng,
-                    gen,
-                    act,
-                    moves,
-                    values,
-                    values,
-                    gm[G_TURNS] + 1,
-                    True,
-                    None,
-                )
-                _record(vs, i, act, before)
-            n = _finish(vs, i, cross, gen, tslots, seen, unseen, learner, max_turns, actor, what)
-        if n > TURN_MOVES:  # a turn of more placements than it keeps (seldom)
-            if n > rmoves.shape[0]:
-                rmoves = _room(n)
-            _mark_regenerated(vs, i, cross, rmoves, gen, tslots, seen)
-        i += 1
+            _record(vs, i, act, before)
     return moves, values, rmoves
 
 
@@ -895,49 +972,45 @@ def step_plain(vs, lo, hi, actions, resets, specs, learner, max_turns, rule_open
 def step_heuristic(vs, lo, hi, actions, resets, specs, learner, max_turns, rule_opening, sc):
     """:func:`step_plain` with heuristic opponents too."""
     moves, values, rmoves = sc.moves, sc.values, sc.rmoves
-    cross, gen, act, tslots, seen, unseen = sc.cross, sc.gen, sc.act, sc.tslots, sc.seen, sc.unseen
-    i = lo
+    cross, gen, act = sc.cross, sc.gen, sc.act
+    i, what, actor = lo, 0, 0
     while True:
-        i, what, actor, n = _advance(vs, sc, rmoves, i, hi, actions, resets, learner, max_turns, rule_opening)
+        i, what, actor, n = _advance(
+            vs, sc, rmoves, i, hi, actions, resets, learner, max_turns, rule_opening, what, actor
+        )
         if i == hi:
             break
-        if what == ROOM:
-            rmoves = _room(n)
+        if what == ROOM or what == MARK:
+            rmoves, i = _serve(vs, sc, rmoves, i, what, n)
+            what = 0
             continue
-        if what != MARK:  # the opponents are due
-            gs = _state(vs, i, sc)
-            gm = gs.gmeta
-            while _due(vs, i, learner, max_turns):
-                before = gs.bmeta[B_TILES]
-                turns = gm[G_TURNS]
-                moves, values = play_turns(
-                    specs,
-                    gs.board,
-                    cross,
-                    gs.anchors,
-                    gs.bmeta,
-                    gs.hands,
-                    gs.bag,
-                    gm,
-                    gs.rng,
-                    gen,
-                    act,
-                    moves,
-                    values,
-                    sc.agent.work,
-                    turns + 1,
-                    True,
-                    True,
-                )
-                if gm[G_TURNS] == turns:  # the heuristic's reply search is due
-                    moves = search_turn(specs[gm[G_CURRENT]], gs, moves, sc.agent, False)
-                _record(vs, i, act, before)
-            n = _finish(vs, i, cross, gen, tslots, seen, unseen, learner, max_turns, actor, what)
-        if n > TURN_MOVES:  # a turn of more placements than it keeps (seldom)
-            if n > rmoves.shape[0]:
-                rmoves = _room(n)
-            _mark_regenerated(vs, i, cross, rmoves, gen, tslots, seen)
-        i += 1
+        gs = _state(vs, i, sc)
+        gm = gs.gmeta
+        while _due(vs, i, learner, max_turns):
+            before = gs.bmeta[B_TILES]
+            turns = gm[G_TURNS]
+            moves, values = play_turns(
+                specs,
+                gs.board,
+                cross,
+                gs.anchors,
+                gs.bmeta,
+                gs.hands,
+                gs.bag,
+                gm,
+                gs.rng,
+                gen,
+                act,
+                moves,
+                values,
+                sc.agent.work,
+                turns + 1,
+                True,
+                True,
+            )
+            if gm[G_TURNS] == turns:  # the heuristic's reply search is due
+                moves = search_turn(specs[gm[G_CURRENT]], gs, moves, sc.agent, False)
+            _record(vs, i, act, before)
     return moves, values, rmoves
 
 
@@ -946,27 +1019,22 @@ def step_any(vs, lo, hi, actions, resets, specs, learner, max_turns, rule_openin
     """:func:`step_plain` with any built-in opponents (each turn through
     :func:`.agents.take_turn`)."""
     moves, rmoves = sc.moves, sc.rmoves
-    cross, gen, act, tslots, seen, unseen = sc.cross, sc.gen, sc.act, sc.tslots, sc.seen, sc.unseen
-    i = lo
+    i, what, actor = lo, 0, 0
     while True:
-        i, what, actor, n = _advance(vs, sc, rmoves, i, hi, actions, resets, learner, max_turns, rule_opening)
+        i, what, actor, n = _advance(
+            vs, sc, rmoves, i, hi, actions, resets, learner, max_turns, rule_opening, what, actor
+        )
         if i == hi:
             break
-        if what == ROOM:
-            rmoves = _room(n)
+        if what == ROOM or what == MARK:
+            rmoves, i = _serve(vs, sc, rmoves, i, what, n)
+            what = 0
             continue
-        if what != MARK:  # the opponents are due
-            gs = _state(vs, i, sc)
-            while _due(vs, i, learner, max_turns):
-                before = gs.bmeta[B_TILES]
-                moves = take_turn(specs[gs.gmeta[G_CURRENT]], gs, moves, sc.agent)
-                _record(vs, i, act, before)
-            n = _finish(vs, i, cross, gen, tslots, seen, unseen, learner, max_turns, actor, what)
-        if n > TURN_MOVES:  # a turn of more placements than it keeps (seldom)
-            if n > rmoves.shape[0]:
-                rmoves = _room(n)
-            _mark_regenerated(vs, i, cross, rmoves, gen, tslots, seen)
-        i += 1
+        gs = _state(vs, i, sc)
+        while _due(vs, i, learner, max_turns):
+            before = gs.bmeta[B_TILES]
+            moves = take_turn(specs[gs.gmeta[G_CURRENT]], gs, moves, sc.agent)
+            _record(vs, i, sc.act, before)
     return moves, sc.values, rmoves
 
 

@@ -111,8 +111,10 @@ class VectorEnv(gymnasium.vector.VectorEnv):
         self._specs = specs
         ids = {int(row[0]) for q, row in enumerate(specs) if q != self.learner}
         self._kernel: Any = (
-            _kv.step_plain
-            if opponents is None or ids <= _PLAIN
+            _kv.step_self
+            if opponents is None
+            else _kv.step_plain
+            if ids <= _PLAIN
             else _kv.step_heuristic
             if ids <= _HEURISTIC
             else _kv.step_any
