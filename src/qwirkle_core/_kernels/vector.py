@@ -27,9 +27,11 @@ changes or reads the env's board, and saves and clears them after; an env takes 
 
 from collections import namedtuple
 
+import numba
 import numpy as np
+from numba.core import types
 
-from ._jit import copy_into, njit, prefetch
+from ._jit import External, copy_into, njit, prefetch
 from .actions import apply_action
 from .agents import new_agent_scratch, search_turn, take_turn
 from .board import (
@@ -847,6 +849,24 @@ def _advance(vs, sc, rmoves, i, hi, actions, resets, learner, max_turns, rules, 
     return hi, 0, 0, 0
 
 
+ADVANCE = External("vector.advance", lambda *args: types.UniTuple(types.int64, 4))
+"""The step kernels' call of :func:`_advance`: not linked into them
+(:class:`._jit.External`), so its machine code (the bulk of the environment's) is
+compiled once, not again in each step kernel; :func:`bind_advance` points it there."""
+_advance_call = ADVANCE.call
+
+
+def bind_advance(vs, sc):
+    """Point the step kernels' calls of :func:`_advance` at its machine code for the
+    types of the state ``vs`` and a thread's scratch ``sc`` (compiling it, or loading
+    it from the disk cache, the first time)."""
+    i64 = types.int64
+    actions, resets = np.zeros(1, np.int64), np.zeros(1, np.uint8)
+    argtypes = (*map(numba.typeof, (vs, sc, sc.rmoves)), i64, i64, *map(numba.typeof, (actions, resets)), *[i64] * 5)
+    if ADVANCE.cell[1] != ADVANCE.signature_hash(argtypes):
+        ADVANCE.bind(_advance, argtypes)
+
+
 @njit(_nrt=False)
 def _mark_regenerated(vs, i, cross, rmoves, gen, tslots, seen):
     """The mask of env ``i``'s new turn of more than TURN_MOVES placements; then saves
@@ -905,7 +925,7 @@ def step_self(vs, lo, hi, actions, resets, specs, learner, max_turns, rule_openi
     rmoves = sc.rmoves
     i, what, actor = lo, 0, 0
     while True:
-        i, what, actor, n = _advance(
+        i, what, actor, n = _advance_call(
             vs, sc, rmoves, i, hi, actions, resets, learner, max_turns, rule_opening, what, actor
         )
         if i == hi:
@@ -925,7 +945,7 @@ def step_plain(vs, lo, hi, actions, resets, specs, learner, max_turns, rule_open
     cross, gen, act = sc.cross, sc.gen, sc.act
     i, what, actor = lo, 0, 0
     while True:
-        i, what, actor, n = _advance(
+        i, what, actor, n = _advance_call(
             vs, sc, rmoves, i, hi, actions, resets, learner, max_turns, rule_opening, what, actor
         )
         if i == hi:
@@ -975,7 +995,7 @@ def step_heuristic(vs, lo, hi, actions, resets, specs, learner, max_turns, rule_
     cross, gen, act = sc.cross, sc.gen, sc.act
     i, what, actor = lo, 0, 0
     while True:
-        i, what, actor, n = _advance(
+        i, what, actor, n = _advance_call(
             vs, sc, rmoves, i, hi, actions, resets, learner, max_turns, rule_opening, what, actor
         )
         if i == hi:
@@ -1021,7 +1041,7 @@ def step_any(vs, lo, hi, actions, resets, specs, learner, max_turns, rule_openin
     moves, rmoves = sc.moves, sc.rmoves
     i, what, actor = lo, 0, 0
     while True:
-        i, what, actor, n = _advance(
+        i, what, actor, n = _advance_call(
             vs, sc, rmoves, i, hi, actions, resets, learner, max_turns, rule_opening, what, actor
         )
         if i == hi:

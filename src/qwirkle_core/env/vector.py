@@ -129,6 +129,7 @@ class VectorEnv(gymnasium.vector.VectorEnv):
         self._state = _kv.new_vec_state(self.num_envs, n_players, self.window)
         workers = max(1, min(self.threads, self.num_envs // MIN_ENVS_PER_THREAD))
         self._scratch = [_kv.new_scratch(search, self.window) for _ in range(workers)]
+        _kv.bind_advance(self._state, self._scratch[0])
         bounds = np.linspace(0, self.num_envs, workers + 1).astype(np.int64)
         self._ranges = [(int(lo), int(hi)) for lo, hi in zip(bounds[:-1], bounds[1:])]
         self._pool = ThreadPoolExecutor(workers) if workers > 1 else None
