@@ -23,7 +23,7 @@ from qwirkle_core._kernels import board as _bd
 from qwirkle_core._kernels import layout as _lo
 from qwirkle_core._kernels import mc as _mc
 from qwirkle_core._kernels import state as _st
-from qwirkle_core._kernels._jit import External, drop_stale_cache
+from qwirkle_core._kernels._jit import External, drop_stale_cache, prefetch
 from qwirkle_core.game.agents import agent_params
 
 ALL_PARAMS = [(agent, p) for agent, params in enumerate(_lo.AGENT_PARAMS) for p in params]
@@ -362,3 +362,32 @@ def test_an_unlinked_call_raises_until_bound_then_calls_its_kernel():
     wrong = External("tests.wrong_return", lambda a, k: types.int64)
     with pytest.raises(TypeError, match="returns float64, not int64"):
         wrong.bind(scaled_sum, (numba.typeof(a), types.int64))
+
+
+def test_prefetch_takes_an_index_per_axis_and_changes_no_value():
+    """``_jit.prefetch`` (the batched environment's hint to the caches): any integer
+    types, one per axis; the kernel's results are those without it; a wrong number of
+    indices is a typing error."""
+    import numba
+
+    @numba.njit
+    def summed(flat, grid, cube):
+        total = 0.0
+        for i in range(flat.shape[0]):
+            prefetch(flat, np.int16(i))
+            prefetch(grid, i, np.int32(i))
+            prefetch(cube, np.uint8(i), i, 0)
+            total += flat[i] + grid[i, i] + cube[i, i, 0]
+        return total
+
+    flat, grid, cube = np.arange(5.0), np.arange(25, dtype=np.int32).reshape(5, 5), np.ones((5, 5, 2), np.int8)
+    before = (flat.copy(), grid.copy(), cube.copy())
+    assert summed(flat, grid, cube) == flat.sum() + np.trace(grid) + 5
+    assert all(np.array_equal(a, b) for a, b in zip(before, (flat, grid, cube)))
+
+    @numba.njit
+    def one_index_short(grid):
+        prefetch(grid, 1)
+
+    with pytest.raises(numba.core.errors.TypingError):
+        one_index_short(grid)

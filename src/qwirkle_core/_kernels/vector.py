@@ -3,11 +3,12 @@
 The N games live in arrays with a leading env axis (:class:`VecState`): the game arrays
 of :mod:`.board` and :mod:`.state`, the turn being built (its legal placements, which of
 them the tiles put down so far are part of, those tiles) and the observation arrays the
-Python layer hands out. One call of :func:`step_plain` (random and greedy opponents, or
-none), :func:`step_heuristic` (the heuristic too) or :func:`step_any` (every agent)
-steps the envs ``lo .. hi-1``: it resets those marked to reset (and those whose game
-ended at the previous step), applies the others' actions, plays the built-in opponents
-until the learner is to move again, and writes the observations and exact action masks.
+Python layer hands out. One call of :func:`step_self` (no opponents), :func:`step_plain`
+(random and greedy opponents), :func:`step_heuristic` (the heuristic too) or
+:func:`step_any` (every agent) steps the envs ``lo .. hi-1``: it resets those marked to
+reset (and those whose game ended at the previous step), applies the others' actions,
+plays the built-in opponents until the learner is to move again, and writes the
+observations and exact action masks.
 
 The encoding is the AEC environment's (docs/env.md): an action puts down one tile (hand
 slot x cell of the W x W window), ends the placement (DONE), exchanges a set of slots or
