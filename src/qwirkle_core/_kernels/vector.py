@@ -783,9 +783,9 @@ def _prefetch_lists(vs, j):
 
 @njit(_nrt=False, inline="always")
 def _prefetch_step(vs, j, a):
-    """Prefetch what env ``j``'s action ``a`` reads: its mask entries, and its turn's
-    placements (a tile or DONE) or its board (the end of a turn: the cross-check masks
-    saved, the anchors, the board's rows)."""
+    """Prefetch what env ``j``'s action ``a`` reads: its mask entries, its turn's
+    placements (a tile, or DONE) and its board (the end of a turn, DONE included: the
+    cross-check masks saved, the anchors, the board's rows)."""
     for k in range(min(vs.nlegal[j], LEGAL)):
         prefetch(vs.mask, j, vs.legal[j, k])
     first = HAND * vs.planes.shape[2] * vs.planes.shape[3]
