@@ -32,6 +32,7 @@ if TYPE_CHECKING:
     from .game.move import Action, Move, MoveKind
     from .game.observation import Observation
     from .game.records import GameRecord, replay
+    from .game.render import svg
     from .game.rules import Rules
     from .game.tiles import COLORS, SHAPES, color_of, parse_tile, shape_of, tile, tile_code, tile_name
 
@@ -60,6 +61,7 @@ _EXPORTS = {
     "Observation": "game.observation",
     "GameRecord": "game.records",
     "replay": "game.records",
+    "svg": "game.render",
     "GameRows": "batch.rows",
     "Rules": "game.rules",
     "SimulationResult": "batch.simulate",

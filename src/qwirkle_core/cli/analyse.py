@@ -40,6 +40,13 @@ def register(sub: Any) -> None:
         "--json", type=_json_path, default=None, metavar="PATH", help="write the analysis to this .json file"
     )
     p.add_argument(
+        "--html",
+        type=_html_path,
+        default=None,
+        metavar="PATH",
+        help="write the game with each action's verdict to this .html page (no network resource)",
+    )
+    p.add_argument(
         "--playouts",
         type=positive_int,
         default=100,
@@ -60,6 +67,7 @@ def register(sub: Any) -> None:
 
 
 _json_path = file_of(".json", "the analysis is written to a .json file")
+_html_path = file_of(".html", "the page is written to a .html file")
 
 
 def _record_file(text: str) -> GameRecord:
@@ -116,7 +124,34 @@ def _run_analyse(args: argparse.Namespace, console: Console) -> int:
             console.print(f"could not write {args.json} ({reason(e)}); saved the analysis to {other} instead")
             return 1
         console.print(f"wrote {args.json}")
+    if args.html is not None:
+        page = args.record.to_html(notes=verdicts(result, len(args.record.actions)))
+        try:
+            args.html.write_text(page, encoding="utf-8")
+        except OSError as e:
+            other = fallback(args.html)
+            other.write_text(page, encoding="utf-8")
+            console.print(f"could not write {args.html} ({reason(e)}); saved the page to {other} instead")
+            return 1
+        console.print(f"wrote {args.html}")
     return 0
+
+
+def verdicts(result: Analysis, actions: int) -> list[str | None]:
+    """One line per action of the record: the engine's verdict on the actions analysed
+    (the best action, its value, the loss of the one played), None for the others."""
+    from ..game.move import format_move
+
+    notes: list[str | None] = [None] * actions
+    for a in result.actions:
+        b = a.best
+        best = "best played" if b.move == a.played.move else f"best {format_move(b.move)}"
+        margin = f"{b.margin:+.1f}" + (f" ± {b.margin_se:.1f}" if b.margin_se else "")
+        win = f"{b.win_rate:.0%}" + (f" ± {b.win_se:.0%}" if b.win_se else "")
+        loss = f"{a.loss:.1f}" + (f" ± {a.loss_se:.1f}" if a.loss_se else "")
+        how = a.method.replace("_", " ")
+        notes[a.index] = f"{best} (margin {margin}, win {win}); loss {loss} ({how})"
+    return notes
 
 
 def _print_analysis(result: Analysis, console: Console) -> None:

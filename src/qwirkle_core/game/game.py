@@ -28,7 +28,8 @@ from ..errors import FormatError, IllegalMoveError
 from .agents import AgentLike, check_cubes_agents, spec_row
 from .move import Action, Move, MoveKind, moves_from_arrays
 from .observation import Observation
-from .position import Position
+from .picture import draw, last_of
+from .position import Position, position_scene
 from .rules import Rules, resolve_rules
 from .tiles import (
     COLORS,
@@ -497,6 +498,12 @@ class Game:
         return (
             f"<Game{variant} players={self.players} turn={self.turn} scores={self.scores} bag={self.bag_size} {state}>"
         )
+
+    def _repr_svg_(self) -> str:
+        """The board picture with the last action outlined (``qc.svg(game, lastmove=...)``),
+        shown by Jupyter."""
+        cells, text = last_of(self._log[-1][0].move if self._log else None)
+        return draw(position_scene(self.position()), last=cells, last_text=text)
 
     # -- moves ---------------------------------------------------------------------------
 

@@ -12,14 +12,17 @@ action.
 from __future__ import annotations
 
 import json
+import secrets
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from .._checks import SEED_LIMIT, json_field, json_int, json_ints, json_object, load_json
 from ..errors import FormatError, IllegalMoveError, RecordError
 from .game import Game
-from .move import Action, Move, format_move
-from .position import VERSION, codes_from_json, rules_from_json
+from .move import Action, Move, MoveKind, format_move
+from .picture import Frame, bounds_of, draw, last_of, record_page
+from .position import VERSION, codes_from_json, position_scene, rules_from_json
 from .rules import Rules
 from .tiles import tile_code
 
@@ -136,6 +139,71 @@ class GameRecord:
         str
         """
         return json.dumps(self.to_dict(), indent=indent)
+
+    def to_html(self, notes: Sequence[str | None] | None = None, *, document: bool = True) -> str:
+        """The game as a small self-contained HTML page that steps through it.
+
+        First / previous / next / last buttons, the move list (click a move to see the
+        board after it), and each step's picture (:func:`qwirkle_core.svg`: the board with
+        the action outlined, the scores, the hand of the player to move, the bag). No
+        script and no network resource. ``_repr_html_`` shows it in a notebook.
+
+        Parameters
+        ----------
+        notes
+            optional text per action (one str or None per action, in order), written
+            under its line in the move list: ``qwirkle analyse --html`` writes each
+            action's verdict there.
+        document
+            a whole page (``<!doctype html>``); False: a ``<div>`` to put in a page.
+
+        Returns
+        -------
+        str
+
+        Raises
+        ------
+        RecordError
+            the record does not replay (:func:`replay`).
+        ValueError
+            ``notes`` does not hold one entry per action.
+        """
+        if notes is not None:
+            notes = list(notes)
+            if len(notes) != len(self.actions):
+                raise ValueError(f"notes must hold one entry per action ({len(self.actions)}), not {len(notes)}")
+            if not all(n is None or isinstance(n, str) for n in notes):
+                raise TypeError("notes must be str or None")
+        final = replay(self)
+        g = final.root()
+        names = tuple(self.agents) if self.agents else None
+        bounds = bounds_of(list(final.board))
+        seat = (lambda p: f"seat {p} ({names[p]})") if names else (lambda p: f"seat {p}")
+
+        def picture(action: Action | None) -> str:
+            cells, text = last_of(None if action is None else action.move)
+            scene = position_scene(g.position(), names)
+            return draw(scene, last=cells, last_text=text, bounds=bounds, defs=False)
+
+        n = len(self.actions)
+        frames = [Frame(picture(None), f"start · {n} action{'s' * (n != 1)}", None, None)]
+        for i, a in enumerate(final.history):
+            g.play(a.move)
+            move = format_move(a.move)
+            points = f" +{a.points}" if a.move.kind is MoveKind.PLACE else ""
+            line = f"{seat(a.player)}: {move}{points}"
+            frames.append(Frame(picture(a), f"action {i + 1} of {n}", line, None if notes is None else notes[i]))
+        if final.is_over:
+            result = "a tie" if final.winner == -1 else f"{seat(final.winner or 0)} wins"
+            score = "–".join(str(s) for s in final.scores)
+            title = f"Qwirkle game: {result} ({score})"
+        else:
+            title = f"Qwirkle game in progress, after {n} action{'s' * (n != 1)}"
+        page_id = f"qc-record-{secrets.token_hex(4)}"
+        return record_page(frames, title, page_id=page_id, document=document)
+
+    def _repr_html_(self) -> str:
+        return self.to_html(document=False)
 
     @classmethod
     def from_json(cls, text: str | bytes) -> GameRecord:
