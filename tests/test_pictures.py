@@ -299,3 +299,72 @@ def test_cli_analyse_writes_the_page(tmp_path, capsys):
     assert all(re.match(r"best .*\(margin [+-]\d.*, win \d+%.*\); loss \d", v) for _, v in verdicts)
     assert cli.main([*argv, "--html", str(tmp_path / "game.txt")]) == 2
     assert "written to a .html file" in capsys.readouterr().err
+
+
+# -- in a real browser ------------------------------------------------------------------------
+
+COLOURS = [
+    (0xE5, 0x33, 0x2A),
+    (0xF5, 0x8A, 0x1F),
+    (0xF8, 0xD8, 0x1C),
+    (0x34, 0xB8, 0x4A),
+    (0x2D, 0x7F, 0xE0),
+    (0x9B, 0x4F, 0xD6),
+]
+
+
+@pytest.fixture
+def browser(tmp_path):
+    from playwright.sync_api import sync_playwright
+
+    from server_support import CHROMIUM, CHROMIUM_ARGS
+
+    if CHROMIUM is None:
+        pytest.skip("no Chromium: install Debian's package (apt-get install chromium); .ci/run does")
+    args = [*CHROMIUM_ARGS, "--disable-quic", "--disable-sync"]
+    with sync_playwright() as p:
+        context = p.chromium.launch_persistent_context(
+            str(tmp_path / "profile"), executable_path=CHROMIUM, args=args, viewport={"width": 1000, "height": 900}
+        )
+        yield context
+        context.close()
+
+
+def test_chromium_draws_the_picture(browser, tmp_path):
+    from PIL import Image
+
+    g = random_game(11, 14)
+    text = qc.svg(g, size=600, hands="all")
+    root = parse(text)
+    width, height = (int(v) for v in root.get("viewBox").split()[2:])
+    page = browser.new_page()
+    page.set_content(f"<body style='margin:0;background:#fff'>{text}</body>")
+    page.locator("svg.qwirkle-board").screenshot(path=str(tmp_path / "board.png"))
+    image = Image.open(tmp_path / "board.png").convert("RGB")
+    assert image.size == (600, int(root.get("height"))) == (600, round(600 * height / width))
+    assert len(image.getcolors(1 << 20)) > 100  # not blank
+    scale = 600 / width
+    for use in root.iterfind(".//s:use[@class='tile']", NS):
+        x, y = (float(use.get(k)) + CELL / 2 for k in ("x", "y"))
+        pixel = image.getpixel((int(x * scale), int(y * scale)))
+        want = COLOURS[qc.parse_tile(use.get("data-tile")) // 6]
+        assert max(abs(a - b) for a, b in zip(pixel, want)) < 40, (use.get("data-cell"), pixel, want)
+
+
+def test_chromium_steps_through_a_record(browser):
+    record = qc.play_game(("greedy", "greedy"), seed=6)
+    page = browser.new_page()
+    page.set_content(record.to_html())
+    visible = "() => [...document.querySelectorAll('.qc-frame')].filter(f => f.offsetParent).map(f => f.dataset.step)"
+    n = len(record.actions)
+    assert page.evaluate(visible) == [str(n)]
+    page.locator(f".f{n} nav label[title=previous]").click()
+    assert page.evaluate(visible) == [str(n - 1)]
+    page.locator(f".f{n - 1} nav label[title=first]").click()
+    assert page.evaluate(visible) == ["0"]
+    page.locator(".m5 > label").click()
+    assert page.evaluate(visible) == ["5"]
+    page.keyboard.press("ArrowRight")  # the steps are radio buttons: the arrows walk them
+    assert page.evaluate(visible) == ["6"]
+    page.locator(".f6 nav label[title=last]").click()
+    assert page.evaluate(visible) == [str(n)]
