@@ -368,3 +368,45 @@ def test_chromium_steps_through_a_record(browser):
     assert page.evaluate(visible) == ["6"]
     page.locator(".f6 nav label[title=last]").click()
     assert page.evaluate(visible) == [str(n)]
+
+
+# -- in a notebook ------------------------------------------------------------------------------
+
+
+def test_the_example_notebook_shows_pictures(tmp_path):
+    nbformat = pytest.importorskip("nbformat")
+    pytest.importorskip("nbconvert")
+    pytest.importorskip("ipykernel")
+    import pathlib
+    import subprocess
+    import sys
+
+    source = pathlib.Path(__file__).resolve().parent.parent / "docs" / "examples" / "pictures.ipynb"
+    cmd = [
+        sys.executable,
+        "-m",
+        "nbconvert",
+        "--to",
+        "notebook",
+        "--execute",
+        str(source),
+        "--output-dir",
+        str(tmp_path),
+    ]
+    done = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    nb = nbformat.read(tmp_path / "pictures.ipynb", as_version=4)
+    outputs = [c.outputs for c in nb.cells if c.cell_type == "code"]
+    assert all(len(o) == 1 and o[0].output_type == "execute_result" for o in outputs)
+    data = [o[0].data for o in outputs]
+    assert ["image/svg+xml" in d for d in data] == [True] * 4 + [False]
+    # the notebook's game, played again here: each picture is the library's
+    g = qc.Game(players=2, seed=7)
+    for _ in range(8):
+        g.play(max(g.legal_moves(), key=lambda m: m.score))
+    assert data[0]["image/svg+xml"] == qc.svg(g, lastmove=g.history[-1].move)
+    assert data[1]["image/svg+xml"] == qc.svg(g.position())
+    assert data[2]["image/svg+xml"] == qc.svg(g.observation(0))
+    assert data[3]["image/svg+xml"] == qc.svg(g, legal_cells=True, highlight=[(0, 0)], hands="all", size=420)
+    page = data[4]["text/html"]
+    assert page.startswith('<div class="qwirkle-record"') and len(frames_of(page)) == 9
