@@ -410,3 +410,23 @@ def test_the_example_notebook_shows_pictures(tmp_path):
     assert data[3]["image/svg+xml"] == qc.svg(g, legal_cells=True, highlight=[(0, 0)], hands="all", size=420)
     page = data[4]["text/html"]
     assert page.startswith('<div class="qwirkle-record"') and len(frames_of(page)) == 9
+
+
+def test_the_docs_pictures_are_what_the_script_makes(tmp_path):
+    import pathlib
+    import subprocess
+    import sys
+
+    docs = pathlib.Path(__file__).resolve().parent.parent / "docs"
+    done = subprocess.run(
+        [sys.executable, str(docs / "examples" / "pictures.py"), str(tmp_path)],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert done.returncode == 0, done.stderr
+    names = sorted(p.name for p in tmp_path.glob("*.svg"))
+    assert names == ["pictures-end.svg", "pictures-game.svg", "pictures-observation.svg"]
+    for name in names:
+        assert (tmp_path / name).read_text() == (docs / name).read_text(), f"docs/{name} is out of date"
+        assert f"]({name})" in (docs / "pictures.md").read_text()
