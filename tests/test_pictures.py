@@ -200,9 +200,27 @@ def test_an_observation_picture_shows_nothing_hidden(seed, actions, players, han
 
 def test_cubes_observation_shows_open_hands():
     g = qc.Game(seed=2, rules=qc.Rules(players=2, variant="cubes"))
-    root = parse(qc.svg(g.observation(1), hands="all"))
+    for _ in range(6):
+        g.play(g.legal_moves()[0] if g.legal_moves() else g.reroll())
+    root = parse(qc.svg(g.observation(1 - g.current_player), hands="all"))
     assert not root.findall(".//s:use[@href='#qc-back']", NS)
     assert len(root.findall(".//s:use[@class='hand-tile']", NS)) == sum(g.hand_sizes)
+    assert drawn_board(root) == g.board
+    # open hands: any seat's observation knows where the player to move may play
+    every = {(r, c) for m in g.legal_moves() for r, c, _ in m.placements}
+    assert cells_of(parse(qc.svg(g.observation(1 - g.current_player), legal_cells=True)), "target") == every
+
+
+def test_a_finished_game_names_its_winner():
+    for seed in (1, 2, 3):
+        record = qc.play_game(("greedy", "greedy", "greedy"), seed=seed)
+        g = qc.replay(record)
+        want = "game over: a tie" if g.winner == -1 else f"game over: seat {g.winner} wins"
+        for obj in (g, g.position(), g.observation(0)):
+            root = parse(qc.svg(obj))
+            assert root.find(".//s:text[@class='status']", NS).text.startswith(want)
+            marks = [t.text for t in root.iterfind(".//s:text", NS) if t.text == "★"]
+            assert len(marks) == (g.winner != -1)
 
 
 @pytest.mark.parametrize(
