@@ -33,7 +33,7 @@ export class BoardView {
     el.addEventListener("pointerup", (e) => this.pointerUp(e));
     el.addEventListener("pointercancel", () => { this.drag = null; });
     el.addEventListener("wheel", (e) => this.wheel(e), { passive: false });
-    new ResizeObserver(() => this.layout()).observe(el);
+    new ResizeObserver(() => (this.autoFit ? this.fit(false) : this.layout())).observe(el); // a phone: the panels grow
   }
 
   set(content) {
