@@ -297,6 +297,10 @@ def test_a_record_page_steps_through_the_game():
     assert fragment.startswith('<div class="qwirkle-record"') and len(frames_of(fragment)) == len(frames)
     with pytest.raises(ValueError, match="notes must hold one entry per action"):
         record.to_html(notes=["x"])
+    with pytest.raises(TypeError, match="not one str"):
+        record.to_html(notes="x" * len(record.actions))
+    with pytest.raises(TypeError, match="notes must be str or None"):
+        record.to_html(notes=[1] * len(record.actions))
 
 
 def test_cli_analyse_writes_the_page(tmp_path, capsys):

@@ -165,10 +165,12 @@ class GameRecord:
         ------
         RecordError
             the record does not replay (:func:`replay`).
-        ValueError
-            ``notes`` does not hold one entry per action.
+        TypeError, ValueError
+            ``notes`` does not hold one str or None per action.
         """
         if notes is not None:
+            if isinstance(notes, str):
+                raise TypeError("notes must be a sequence of str or None, one per action, not one str")
             notes = list(notes)
             if len(notes) != len(self.actions):
                 raise ValueError(f"notes must hold one entry per action ({len(self.actions)}), not {len(notes)}")
@@ -203,6 +205,7 @@ class GameRecord:
         return record_page(frames, title, page_id=page_id, document=document)
 
     def _repr_html_(self) -> str:
+        """The page of :meth:`to_html` as a ``<div>``, shown by Jupyter."""
         return self.to_html(document=False)
 
     @classmethod
