@@ -90,7 +90,7 @@ def test_play_a_game_in_the_browser(tmp_path, page):
         page.click("#start")
         page.wait_for_url(re.compile(r"/game/"))
         url = urlsplit(page.url)
-        game_id, token = url.path.rsplit("/", 1)[1], parse_qs(url.query)["token"][0]
+        game_id, token = url.path.rsplit("/", 1)[1], parse_qs(url.fragment)["token"][0]
         api = httpx.Client(base_url=live.url, headers=bearer(token), timeout=30)
         page.wait_for_function(READY.format(v=0))
         turn, keyboard_moved, undone, exchanged = 0, False, False, False

@@ -87,6 +87,13 @@ def register_serve(sub: Any) -> None:
         help="server processes sharing the port and the store (default: 1)",
     )
     p.add_argument("--no-access-log", action="store_true", help="do not log every request")
+    p.add_argument(
+        "--log-level",
+        choices=("critical", "error", "warning", "info", "debug", "trace"),
+        default="info",
+        help="the level of every log (uvicorn's and every library's; seat tokens are redacted at all levels; "
+        "default: info)",
+    )
     p.set_defaults(run=_run_serve)
 
 
@@ -99,7 +106,14 @@ def _run_serve(args: argparse.Namespace, console: Console) -> int:
     plural = f", {args.workers} workers" if args.workers > 1 else ""
     console.print(f"qwirkle server on http://{args.host}:{args.port}/ (games in {where}{plural}); Ctrl-C stops it")
     try:
-        serve(host=args.host, port=args.port, db_path=args.db, workers=args.workers, access_log=not args.no_access_log)
+        serve(
+            host=args.host,
+            port=args.port,
+            db_path=args.db,
+            workers=args.workers,
+            access_log=not args.no_access_log,
+            log_level=args.log_level,
+        )
     except StoreError as e:
         raise UsageError(f"argument --db: {e}") from None
     return 0

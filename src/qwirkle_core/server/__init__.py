@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from fastapi import FastAPI
 
-__all__ = ["app_from_environment", "create_app", "serve"]
+__all__ = ["app_from_environment", "create_app", "redact", "redact_logs", "serve"]
 
 DB_VARIABLE = "QWIRKLE_DB"  # the store of the app that app_from_environment builds
 
@@ -36,19 +36,69 @@ def app_from_environment() -> FastAPI:
     """The app over the store named by ``$QWIRKLE_DB`` (default ``qwirkle.sqlite``):
     the app factory each uvicorn worker process calls (``qwirkle serve --workers N``,
     or ``uvicorn --factory qwirkle_core.server:app_from_environment --workers N``)."""
-    logging.getLogger("uvicorn.access").addFilter(_RedactTokens())
+    redact_logs()
     return create_app(os.environ.get(DB_VARIABLE, "qwirkle.sqlite"))
 
 
-class _RedactTokens(logging.Filter):
-    """Keeps seat tokens (``?token=...``) out of the access log."""
+# A seat token as it may appear in a log line: ?token=T, 'Bearer T' (a header), the
+# WebSocket subprotocol 'qwirkle.token.T', a first message {"token": "T"}.
+_SECRET = re.compile(r"""(?i)((?:\btoken(?:=|%3D|\.|\\?["']\s*:\s*\\?["'])|\bbearer(?:\s|%20|\+)+))[A-Za-z0-9_\-]+""")
 
-    _TOKEN = re.compile(r"(token=)[^&\s]+")
 
-    def filter(self, record: logging.LogRecord) -> bool:
+def redact(text: str) -> str:
+    """``text`` with every seat token in it replaced by ``***`` (see :data:`_SECRET`)."""
+    return _SECRET.sub(r"\1***", text)
+
+
+def _redacted(value: object) -> object:
+    if value is None or isinstance(value, (bool, int, float)):
+        return value
+    text = value if isinstance(value, str) else str(value)
+    clean = redact(text)
+    return value if clean == text else clean
+
+
+_factory_installed = False
+
+
+def redact_logs() -> None:
+    """Make every log record of this process (any logger, any level: uvicorn's access
+    and error logs, the WebSocket library's frames and headers at debug, uvicorn's
+    trace of the ASGI scope) carry no seat token: its message and arguments go through
+    :func:`redact` when the record is made. Installed once per process by
+    :func:`serve` and :func:`app_from_environment`."""
+    global _factory_installed
+    if _factory_installed:
+        return
+    make = logging.getLogRecordFactory()
+
+    def factory(*args: object, **kwargs: object) -> logging.LogRecord:
+        record = make(*args, **kwargs)
+        if isinstance(record.msg, str):
+            record.msg = redact(record.msg)
         if isinstance(record.args, tuple):
-            record.args = tuple(self._TOKEN.sub(r"\1***", a) if isinstance(a, str) else a for a in record.args)
-        return True
+            record.args = tuple(_redacted(a) for a in record.args)
+        elif isinstance(record.args, dict):
+            record.args = {k: _redacted(v) for k, v in record.args.items()}
+        return record
+
+    logging.setLogRecordFactory(factory)
+    _factory_installed = True
+
+
+def log_config(level: str) -> dict[str, object]:
+    """uvicorn's logging configuration with the root logger (every other library's
+    logs: the WebSocket library, asyncio, the server's own) at ``level`` too, but
+    numba's compiler no lower than info."""
+    import copy
+
+    from uvicorn.config import LOGGING_CONFIG
+
+    config = copy.deepcopy(LOGGING_CONFIG)
+    config["root"] = {"handlers": ["default"], "level": level.upper()}
+    # numba's debug log is its compiler's bytecode trace (thousands of lines a kernel)
+    config["loggers"]["numba"] = {"level": "INFO"}
+    return config
 
 
 def serve(
@@ -65,11 +115,12 @@ def serve(
     cannot be bound."""
     import uvicorn
 
-    logging.getLogger("uvicorn.access").addFilter(_RedactTokens())
+    redact_logs()
     options: dict[str, object] = {
         "host": host,
         "port": port,
         "log_level": log_level,
+        "log_config": log_config(log_level),
         "access_log": access_log,
         "ws_max_size": 4096,
         "timeout_keep_alive": 30,

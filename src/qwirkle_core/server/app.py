@@ -8,12 +8,14 @@ or the game's state refuse (the library's message), 413 a body over
 """
 
 import asyncio
+import json
 import os
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager, suppress
 from pathlib import Path
 from typing import Annotated, Any
 
+import anyio
 from fastapi import FastAPI, Header, Query, Request, WebSocket
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import FileResponse, JSONResponse, Response
@@ -31,6 +33,10 @@ __all__ = ["MAX_BODY", "MAX_MOVE", "create_app"]
 MAX_BODY = 4096  # bytes of a request body
 MAX_MOVE = 200  # characters of a move's notation (6 tiles with 9-digit coordinates fit)
 MAX_TOKEN = 128
+WS_PROTOCOL = "qwirkle"  # the WebSocket subprotocol the server selects when offered
+WS_TOKEN_PREFIX = "qwirkle.token."  # a subprotocol that carries the seat token
+WS_AUTH_MESSAGE = "qwirkle.auth"  # a subprotocol that says: the token comes as the first message
+WS_AUTH_TIMEOUT = 10  # seconds to wait for that first message
 STATIC = Path(__file__).resolve().parent / "static"  # a folder on disk (StaticFiles serves from one)
 _PAGE_HEADERS = {
     "Content-Security-Policy": "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
@@ -251,10 +257,10 @@ def create_app(db_path: str | os.PathLike[str] | Store = "qwirkle.sqlite", *, ma
 
     @app.websocket("/api/games/{game_id}/ws")
     async def updates(websocket: WebSocket, game_id: str, token: str | None = None) -> None:
-        await websocket.accept()
+        offered = list(websocket.scope.get("subprotocols") or [])
+        await websocket.accept(subprotocol=WS_PROTOCOL if WS_PROTOCOL in offered else None)
         try:
-            if token is not None and len(token) > MAX_TOKEN:
-                raise ApiError(403, "this token holds no seat")
+            token = await _ws_token(websocket, offered, token)
             async with service.subscribe(game_id, token) as sub:
                 await _pump(websocket, sub)
         except ApiError as e:
@@ -262,6 +268,34 @@ def create_app(db_path: str | os.PathLike[str] | Store = "qwirkle.sqlite", *, ma
                 await websocket.close(code=4000 + e.status, reason=e.message[:120])
 
     return app
+
+
+async def _ws_token(websocket: WebSocket, offered: list[str], query: str | None) -> str | None:
+    """The token of a WebSocket: from the subprotocol ``qwirkle.token.TOKEN``, from a
+    first message ``{"token": TOKEN}`` (when the client offers ``qwirkle.auth``), or
+    from ``?token=`` (older clients; redacted from the logs). None: a spectator."""
+    tokens = [p[len(WS_TOKEN_PREFIX) :] for p in offered if p.startswith(WS_TOKEN_PREFIX)]
+    if tokens:
+        token: object = tokens[0]
+    elif WS_AUTH_MESSAGE in offered:
+        try:
+            with anyio.fail_after(WS_AUTH_TIMEOUT):
+                message = await websocket.receive()
+        except TimeoutError:
+            raise ApiError(408, f"send {{'token': TOKEN}} within {WS_AUTH_TIMEOUT} s of connecting") from None
+        text = message.get("text") or (message.get("bytes") or b"").decode("utf-8", "replace")
+        try:
+            data = json.loads(text) if len(text) <= MAX_TOKEN + 32 else None
+        except ValueError:
+            data = None
+        if not isinstance(data, dict) or set(data) != {"token"}:
+            raise ApiError(400, 'the first message must be {"token": TOKEN} (null for a spectator)')
+        token = data["token"]
+    else:
+        token = query
+    if token is not None and (not isinstance(token, str) or len(token) > MAX_TOKEN):
+        raise ApiError(403, "this token holds no seat")
+    return token
 
 
 async def _pump(websocket: WebSocket, sub: Subscriber) -> None:

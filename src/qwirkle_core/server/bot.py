@@ -16,6 +16,7 @@ from urllib.parse import quote, urlsplit, urlunsplit
 import httpx
 from websockets.exceptions import WebSocketException
 from websockets.sync.client import connect
+from websockets.typing import Subprotocol
 
 from . import engine
 
@@ -35,11 +36,12 @@ def _error(response: httpx.Response) -> BotError:
     return BotError(f"{response.request.method} {response.request.url.path}: {response.status_code} {message}")
 
 
-def _ws_url(base: str, game_id: str, token: str) -> str:
+def _ws_url(base: str, game_id: str) -> str:
+    """The game's WebSocket address (the token travels as a subprotocol, not in it)."""
     parts = urlsplit(base)
     scheme = "wss" if parts.scheme == "https" else "ws"
     path = parts.path.rstrip("/") + f"/api/games/{quote(game_id, safe='')}/ws"
-    return urlunsplit((scheme, parts.netloc, path, f"token={quote(token, safe='')}", ""))
+    return urlunsplit((scheme, parts.netloc, path, "", ""))
 
 
 def play_remote(
@@ -94,7 +96,8 @@ def _play(
         view = fetch()
         if view["seat"] is None:
             raise BotError("the token holds no seat")
-        with connect(_ws_url(base, game_id, token), open_timeout=timeout, max_size=2**22) as ws:
+        protocols = [Subprotocol("qwirkle"), Subprotocol(f"qwirkle.token.{token}")]
+        with connect(_ws_url(base, game_id), subprotocols=protocols, open_timeout=timeout, max_size=2**22) as ws:
             while not view["over"]:
                 if view["to_move"] != view["seat"]:
                     try:

@@ -28,9 +28,10 @@ export function watch(gameId, token, onView, onStatus) {
   let socket = null, stopped = false, delay = 500;
   const url = new URL(`/api/games/${encodeURIComponent(gameId)}/ws`, location.href);
   url.protocol = location.protocol === "https:" ? "wss:" : "ws:";
-  if (token) url.searchParams.set("token", token);
+  // the token travels as a subprotocol (a header no access log writes), not in the URL
+  const protocols = token ? ["qwirkle", `qwirkle.token.${token}`] : ["qwirkle"];
   function connect() {
-    socket = new WebSocket(url);
+    socket = new WebSocket(url, protocols);
     socket.onopen = () => { delay = 500; onStatus("open"); };
     socket.onmessage = (e) => onView(JSON.parse(e.data));
     socket.onclose = (e) => {

@@ -1,4 +1,5 @@
-// The game page: /game/{id}?token=SEAT_TOKEN (a spectator without a token).
+// The game page: /game/{id}#token=SEAT_TOKEN (a spectator without a token; the older
+// form ?token= is moved into the fragment, which no request carries).
 // Pick a hand tile, see the cells where it can go (from the legal moves the server
 // sends), place tiles, see the move's points, then play it. Everything shown comes
 // from the seat's view (docs/server.md); updates arrive over a WebSocket.
@@ -9,7 +10,19 @@ import { formatCells, installTileDefs, parseCells, tileIcon, tileName } from "./
 
 const $ = (id) => document.getElementById(id);
 const gameId = decodeURIComponent(location.pathname.split("/").pop());
-const token = new URLSearchParams(location.search).get("token");
+const token = seatToken();
+
+function seatToken() {
+  const fromHash = new URLSearchParams(location.hash.slice(1)).get("token");
+  const query = new URLSearchParams(location.search);
+  const fromQuery = query.get("token");
+  if (fromQuery) {
+    query.delete("token");
+    const rest = query.toString();
+    history.replaceState(null, "", `${location.pathname}${rest ? `?${rest}` : ""}#token=${encodeURIComponent(fromQuery)}`);
+  }
+  return fromHash || fromQuery;
+}
 
 const state = {
   view: null,

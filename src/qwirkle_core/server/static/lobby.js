@@ -46,7 +46,8 @@ function setCount(n) {
 
 function link(gameId, seat) {
   const url = new URL(`/game/${encodeURIComponent(gameId)}`, location.href);
-  if (seat.token) url.searchParams.set("token", seat.token);
+  // the token goes in the fragment, which the browser never sends to the server (no log holds it)
+  if (seat.token) url.hash = new URLSearchParams({ token: seat.token }).toString();
   return url.href;
 }
 
