@@ -211,9 +211,11 @@ def leaks(text, seat, moments, k):
         found.append(f"tiles of another seat's hand: {sorted(shown & secret)}")
     if shown - public:
         found.append(f"tiles the seat has not seen: {sorted(shown - public)}")
+    doc = json.loads(text)
+    revealed = isinstance(doc, dict) and doc.get("over") is True  # a finished game's deal is public
     seed = moments.record.seed
     for form in (str(seed), f"{seed:x}", f"{seed:016x}"):
-        if form in text:
+        if form in text and not revealed:
             found.append(f"the seed ({form})")
     for word in state["rng"]:
         if word in text:
@@ -225,7 +227,9 @@ def leaks(text, seat, moments, k):
     }
     if any(tuple(tokens[i : i + 8]) in grams for i in range(len(tokens) - 7)):
         found.append("eight tiles in the bag's order")
-    doc = json.loads(text)
+    deal = doc.pop("deal", None) if isinstance(doc, dict) else None  # its "seed" is checked here
+    if deal is not None and not revealed and (deal.get("seed") is not None or deal.get("secret") is not None):
+        found.append("the deal's seed or secret before the end")
     bad = FORBIDDEN_KEYS & set(_keys(doc))
     if bad:
         found.append(f"fields {sorted(bad)}")

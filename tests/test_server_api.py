@@ -92,12 +92,14 @@ def test_full_game_human_vs_human_replays(client):
 
 
 def test_agent_labels_are_canonical_and_seed_deals(client):
-    game_id, tokens = new_game(client, ["human", "mc:depth=2:playouts=8", "HUMAN"], seed=99)
+    # one human seat: the creator's seed is the deal's (several: tests/test_server_fairness.py)
+    game_id, tokens = new_game(client, ["greedy", "mc:depth=2:playouts=8", "HUMAN"], seed=99)
     seats = client.get(f"/api/games/{game_id}").json()["seats"]
-    assert [s["agent"] for s in seats] == ["human", "mc:depth=2:playouts=8", "human"]
+    assert [s["agent"] for s in seats] == ["greedy", "mc:depth=2:playouts=8", "human"]
     dealt = qc.Game(players=3, seed=99)
     view = client.get(f"/api/games/{game_id}", headers=bearer(tokens[2])).json()
-    assert view["observation"]["hand"] == [qc.tile_code(t) for t in dealt.hand(2)]
+    assert view["deal"] == {"kind": "chosen", "seed": 99}
+    assert view["observation"]["hand"] == [qc.tile_code(t) for t in dealt.hand(2)]  # seat 2 has not moved
 
 
 def test_ids_and_tokens_can_follow_an_option_on_a_command_line(client):
@@ -285,7 +287,9 @@ def test_undo_takes_back_the_move_and_the_replies(client):
     assert r.status_code == 200 and r.json() == {"undone": 3}
     undone = client.get(url, headers=auth).json()
     assert undone["version"] > after_move["version"]
-    assert {k: v for k, v in undone.items() if k != "version"} == {k: v for k, v in before.items() if k != "version"}
+    assert undone["undos"] == before["undos"] + 1
+    same = {k: v for k, v in undone.items() if k not in ("version", "undos")}
+    assert same == {k: v for k, v in before.items() if k not in ("version", "undos")}
     client.post(f"{url}/actions", json={"move": move}, headers=auth)
     assert client.get(url, headers=auth).json()["history"] == after_move["history"]  # same draws, same replies
 
@@ -412,11 +416,11 @@ def test_a_failed_write_refuses_the_action_and_changes_nothing(client, db, monke
     append = store.append
     calls = []
 
-    def failing_append(game_id, expected, actions, over):
+    def failing_append(game_id, expected, actions, over, **changes):
         calls.append(list(actions))
         if len(calls) in plan:
             raise OSError("disk I/O error")
-        return append(game_id, expected, actions, over)
+        return append(game_id, expected, actions, over, **changes)
 
     monkeypatch.setattr(store, "append", failing_append)
     move = before["legal_moves"][0]["move"]

@@ -241,12 +241,18 @@ class RacingStore(Store):
         self.url = inner.url
         self.appends = 0
 
-    def append(self, game_id, expected, actions, over):
+    def append(self, game_id, expected, actions, over, request=None, clock=None):
         self.appends += 1
         if self.races > 0:
             self.races -= 1
             self.race()
-        return self.inner.append(game_id, expected, actions, over)
+        return self.inner.append(game_id, expected, actions, over, request, clock)
+
+    def answer(self, game_id, seat, action_id):
+        return self.inner.answer(game_id, seat, action_id)
+
+    def due(self, now, limit=100):
+        return self.inner.due(now, limit)
 
     def close(self):
         self.inner.close()

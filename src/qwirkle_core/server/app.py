@@ -46,20 +46,40 @@ _PAGE_HEADERS = {
 }
 
 SeatText = Annotated[str, StringConstraints(min_length=1, max_length=64)]
+ActionId = Annotated[str, StringConstraints(min_length=1, max_length=64, pattern=r"^[A-Za-z0-9_.:-]+$")]
 Token = Annotated[
     str | None, Query(max_length=MAX_TOKEN, description="the seat token (or use the Authorization header)")
 ]
 Authorization = Annotated[str | None, Header(max_length=MAX_TOKEN + 7, description="Bearer TOKEN")]
 
 
+class ClockIn(BaseModel):
+    """A time control: ``move_s`` seconds per move, or a game clock of ``base_s`` seconds
+    per seat plus ``increment_s`` per move; ``fallback`` plays a turn out of time."""
+
+    model_config = ConfigDict(extra="forbid", strict=True)
+    move_s: float | None = Field(default=None, ge=1, le=7 * 86400, description="seconds per move")
+    base_s: float | None = Field(default=None, ge=1, le=30 * 86400, description="seconds per seat for the game")
+    increment_s: float = Field(default=0, ge=0, le=86400, description="seconds added after each move (with base_s)")
+    fallback: SeatText = Field(default="greedy", description="the agent that plays a turn whose time ran out")
+
+
 class NewGame(BaseModel):
-    """``POST /api/games``: one entry per seat, 'human' or an agent spec; an optional seed."""
+    """``POST /api/games``: one entry per seat, 'human' or an agent spec; an optional
+    seed; an optional time control."""
 
     model_config = ConfigDict(extra="forbid", strict=True)
     seats: list[SeatText] = Field(
         min_length=engine.MIN_PLAYERS, max_length=engine.MAX_PLAYERS, examples=[["human", "greedy"]]
     )
-    seed: int | None = Field(default=None, ge=0, lt=2**64, description="the deal's seed; random when left out")
+    seed: int | None = Field(
+        default=None,
+        ge=0,
+        lt=2**64,
+        description="the deal's seed with one human seat (shown in every view); with several, mixed "
+        "with a server secret (docs/server.md, fair deals); random when left out",
+    )
+    clock: ClockIn | None = Field(default=None, description="a time control; none when left out")
 
 
 class SeatOut(BaseModel):
@@ -78,6 +98,12 @@ class ActionIn(BaseModel):
 
     model_config = ConfigDict(extra="forbid", strict=True)
     move: str = Field(min_length=1, max_length=MAX_MOVE, examples=["R1@0,1 R2@0,2", "x R1 B4", "pass"])
+    expected_version: int | None = Field(
+        default=None, ge=1, description="the version of the view the move was made on: 409 with the view if stale"
+    )
+    action_id: ActionId | None = Field(
+        default=None, description="the client's id of this action: a repeat gets the first answer, plays nothing"
+    )
 
 
 class ActionOut(BaseModel):
@@ -87,6 +113,7 @@ class ActionOut(BaseModel):
     scores: list[int] = Field(description="every seat's score after the move")
     to_move: int | None = Field(description="the seat to move after the agents' replies; null once over")
     over: bool
+    version: int = Field(description="the game's version after the move and the agents' replies")
 
 
 class _BodyLimit:
@@ -163,6 +190,7 @@ def create_app(db_path: str | os.PathLike[str] | Store = "qwirkle.sqlite", *, ma
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        service.start()  # the sweep of the clocks
         yield
         service.close()
 
@@ -178,7 +206,7 @@ def create_app(db_path: str | os.PathLike[str] | Store = "qwirkle.sqlite", *, ma
 
     @app.exception_handler(ApiError)
     async def api_error(request: Request, exc: ApiError) -> JSONResponse:
-        return JSONResponse({"error": exc.message}, status_code=exc.status)
+        return JSONResponse({"error": exc.message, **exc.extra}, status_code=exc.status)
 
     @app.exception_handler(RequestValidationError)
     async def validation_error(request: Request, exc: RequestValidationError) -> JSONResponse:
@@ -217,7 +245,8 @@ def create_app(db_path: str | os.PathLike[str] | Store = "qwirkle.sqlite", *, ma
 
     @app.post("/api/games", status_code=201, response_model=NewGameOut, summary="Start a game")
     async def new_game(body: NewGame) -> dict[str, Any]:
-        game_id, agents, tokens = await service.create(body.seats, body.seed)
+        clock = None if body.clock is None else body.clock.model_dump()
+        game_id, agents, tokens = await service.create(body.seats, body.seed, clock)
         return {
             "id": game_id,
             "seats": [{"seat": i, "agent": a, "token": t} for i, (a, t) in enumerate(zip(agents, tokens))],
@@ -238,7 +267,10 @@ def create_app(db_path: str | os.PathLike[str] | Store = "qwirkle.sqlite", *, ma
         game_id: str, body: ActionIn, token: Token = None, authorization: Authorization = None
     ) -> JSONResponse:
         # the answer is built by the service with these fields: no second walk over it
-        return JSONResponse(await service.act(game_id, _token(authorization, token), body.move))
+        answer = await service.act(
+            game_id, _token(authorization, token), body.move, body.expected_version, body.action_id
+        )
+        return JSONResponse(answer)
 
     @app.post("/api/games/{game_id}/undo", summary="Take back your last move and the agents' replies")
     async def undo(game_id: str, token: Token = None, authorization: Authorization = None) -> dict[str, int]:

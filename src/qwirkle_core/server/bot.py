@@ -2,25 +2,31 @@
 
 The bot sees only what its seat sees (the view of ``GET /api/games/{id}``). On its turn
 it deals the tiles it cannot see at random into the other hands and the bag, lets the
-agent choose in that world (:func:`engine.choose_move`) and posts the move; between
-turns it waits for the views the server pushes over the WebSocket. This is what
+agent choose in that world (:func:`engine.choose_move`) and posts the move with the
+view's version and an action id of its own, so that a request sent again after a lost
+answer is never played twice; between turns it waits for the views the server pushes
+over the WebSocket (its token goes as a subprotocol, never in a URL). This is what
 ``qwirkle bot`` runs; docs/server.md has a 30-line version in plain Python.
 """
 
 import json
 import random
+import secrets
+import time
 from collections.abc import Callable
 from typing import Any
 from urllib.parse import quote, urlsplit, urlunsplit
 
 import httpx
-from websockets.exceptions import WebSocketException
+from websockets.exceptions import ConnectionClosed, WebSocketException
 from websockets.sync.client import connect
 from websockets.typing import Subprotocol
 
 from . import engine
 
 __all__ = ["BotError", "play_remote"]
+
+RETRIES = 6  # tries of a request that gets no answer (about 8 s of waiting in all)
 
 
 class BotError(Exception):
@@ -86,8 +92,24 @@ def _play(
     path = f"/api/games/{quote(game_id, safe='')}"
     with httpx.Client(base_url=base, headers={"Authorization": f"Bearer {token}"}, timeout=timeout) as http:
 
+        def call(method: str, url: str, body: dict[str, Any] | None = None) -> httpx.Response:
+            """The request, sent again (the same body: the same action id) when it got
+            no answer (a server process killed, a connection dropped) or a 503."""
+            attempt = 0
+            while True:
+                attempt += 1
+                try:
+                    r = http.request(method, url, json=body)
+                except httpx.TransportError:
+                    if attempt == RETRIES:
+                        raise
+                else:
+                    if r.status_code != 503 or attempt == RETRIES:
+                        return r
+                time.sleep(min(0.25 * 2**attempt, 4.0))
+
         def fetch() -> dict[str, Any]:
-            r = http.get(path)
+            r = call("GET", path)
             if r.status_code != 200:
                 raise _error(r)
             view: dict[str, Any] = r.json()
@@ -97,21 +119,39 @@ def _play(
         if view["seat"] is None:
             raise BotError("the token holds no seat")
         protocols = [Subprotocol("qwirkle"), Subprotocol(f"qwirkle.token.{token}")]
-        with connect(_ws_url(base, game_id), subprotocols=protocols, open_timeout=timeout, max_size=2**22) as ws:
+        ws = None
+        try:
             while not view["over"]:
                 if view["to_move"] != view["seat"]:
                     try:
+                        if ws is None:
+                            ws = connect(
+                                _ws_url(base, game_id), subprotocols=protocols, open_timeout=timeout, max_size=2**22
+                            )
                         pushed = json.loads(ws.recv(timeout=timeout))
                     except TimeoutError:  # a slow opponent, or a lost push: ask
+                        pushed = fetch()
+                    except (ConnectionClosed, OSError):  # the server process went: connect again
+                        if ws is not None:
+                            ws.close()
+                        ws = None
+                        time.sleep(0.25)
                         pushed = fetch()
                     if pushed["version"] >= view["version"]:
                         view = pushed
                     continue
                 move = engine.choose_move(view["observation"], label, rng.getrandbits(64))
-                r = http.post(f"{path}/actions", json={"move": move})
+                body = {"move": move, "expected_version": view["version"], "action_id": secrets.token_urlsafe(12)}
+                r = call("POST", f"{path}/actions", body)
+                if r.status_code == 409 and "view" in r.json():
+                    view = r.json()["view"]  # the game moved on (a clock ran out): play from the current view
+                    continue
                 if r.status_code != 200:
                     raise _error(r)
                 if on_move is not None:
                     on_move(r.json())
                 view = fetch()
+        finally:
+            if ws is not None:
+                ws.close()
         return view

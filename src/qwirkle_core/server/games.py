@@ -23,6 +23,7 @@ import logging
 import os
 import re
 import secrets
+import time
 from collections import OrderedDict
 from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager
@@ -32,6 +33,8 @@ from anyio import to_thread
 
 from ..game.game import Game
 from . import engine
+from .clocks import Clock
+from .deals import new_deal, public_deal
 from .store import Conflict, Head, Store, open_store, token_digest
 
 __all__ = ["ApiError", "GameService", "Subscriber"]
@@ -43,6 +46,7 @@ MAX_SUBSCRIBERS = 64  # WebSocket connections per game
 MAX_PENDING = 256  # views queued for one WebSocket before it is dropped as too slow
 POLL_INTERVAL = 0.25  # seconds between looks for changes other processes stored in watched games
 ATTEMPTS = 2  # a change that loses the race to another process is tried this often in all
+SWEEP_INTERVAL = 1.0  # seconds between looks for games whose seat to move ran out of time
 CONFLICT = (
     "another server process stored a change of this game at the same moment; "
     "nothing of this request was stored: reload the view and try again"
@@ -62,10 +66,11 @@ def _url_token(nbytes: int) -> str:
 class ApiError(Exception):
     """A refused request: an HTTP ``status`` and a message for the client."""
 
-    def __init__(self, status: int, message: str) -> None:
+    def __init__(self, status: int, message: str, extra: dict[str, Any] | None = None) -> None:
         super().__init__(message)
         self.status = status
         self.message = message
+        self.extra = extra or {}  # more fields of the answer (a stale action's current view)
 
 
 class Subscriber:
@@ -84,13 +89,22 @@ class _Slot:
     """A game in memory: the Game, its seats, and the stored :class:`Head` it is at."""
 
     def __init__(
-        self, game_id: str, game: Game, agents: Sequence[str], digests: Sequence[str | None], head: Head
+        self,
+        game_id: str,
+        game: Game,
+        agents: Sequence[str],
+        digests: Sequence[str | None],
+        head: Head,
+        deal: str | None = None,
+        clock: str | None = None,
     ) -> None:
         self.id = game_id
         self.game = game
         self.agents = tuple(agents)
         self.digests = tuple(digests)
         self.head = head
+        self.deal: dict[str, Any] | None = None if deal is None else json.loads(deal)
+        self.clock = Clock.from_json(clock)
         self.lock = asyncio.Lock()
         self.subscribers: set[Subscriber] = set()
         self.evicted = False
@@ -106,6 +120,16 @@ class _Slot:
     def agent_to_move(self) -> bool:
         g = self.game
         return not g.is_over and self.agents[g.current_player] != engine.HUMAN
+
+    def human_to_move(self) -> int | None:
+        """The human seat to move (None: the game is over or an agent is to move)."""
+        g = self.game
+        return None if g.is_over or self.agents[g.current_player] != engine.HUMAN else g.current_player
+
+    def out_of_time(self, now: float) -> bool:
+        """Whether the human seat to move has run out of time at ``now``."""
+        deadline = None if self.clock is None else self.clock.deadline(self.human_to_move())
+        return deadline is not None and deadline <= now
 
 
 Pushes = list[dict[int | None, str]]  # views to push, one {seat: view JSON} per change, in order
@@ -132,11 +156,18 @@ class GameService:
         self._live: OrderedDict[str, _Slot] = OrderedDict()
         self._load_lock = asyncio.Lock()
         self._watcher: asyncio.Task[None] | None = None
+        self._sweeper: asyncio.Task[None] | None = None
+
+    def start(self) -> None:
+        """Start the sweep of the clocks (:meth:`_sweep`), on the running event loop."""
+        if self._sweeper is None or self._sweeper.done():
+            self._sweeper = asyncio.get_running_loop().create_task(self._sweep())
 
     def close(self) -> None:
-        if self._watcher is not None:
-            self._watcher.cancel()
-            self._watcher = None
+        for task in (self._watcher, self._sweeper):
+            if task is not None:
+                task.cancel()
+        self._watcher = self._sweeper = None
         self.store.close()
 
     @property
@@ -165,7 +196,7 @@ class GameService:
         if row is None:
             raise ApiError(404, f"no game {game_id!r}")
         game = engine.restore(row.header, row.actions)
-        return _Slot(game_id, game, row.agents, row.digests, row.head)
+        return _Slot(game_id, game, row.agents, row.digests, row.head, row.deal, row.clock)
 
     def _evict(self) -> None:
         for game_id in list(self._live)[:-1]:
@@ -195,6 +226,8 @@ class GameService:
                 self._push(slot, await to_thread.run_sync(self._sync, slot))
             if slot.agent_to_move():
                 await self._advance(slot)
+            if slot.out_of_time(time.time()):
+                await self._expire(slot)
             yield slot
         finally:
             slot.lock.release()
@@ -237,6 +270,7 @@ class GameService:
         if row is None:
             raise ApiError(404, f"no game {slot.id!r}")
         appended = row.head.resets == base.resets and row.head.version - base.version == len(row.actions)
+        slot.clock = Clock.from_json(row.clock)
         if appended:
             try:
                 for i, text in enumerate(row.actions):
@@ -252,14 +286,45 @@ class GameService:
             raise ApiError(404, f"no game {slot.id!r}")
         slot.game = engine.restore(full.header, full.actions)
         slot.head = full.head
+        slot.clock = Clock.from_json(full.clock)
         return [self._views(slot)] if slot.subscribers else []
 
-    def _store(self, slot: _Slot, base: Head, count: int) -> None:
+    @staticmethod
+    def _next_clock(slot: _Slot, count: int, at: float) -> Clock | None:
+        """The clock after the game's last ``count`` actions, the human ones made at ``at``;
+        the next turn is timed from now."""
+        if slot.clock is None:
+            return None
+        clock = slot.clock.copy()
+        g = slot.game
+        for a in g.history[len(g.history) - count :] if count else ():
+            if slot.agents[a.player] == engine.HUMAN:
+                clock.charge(a.player, at)
+        clock.started = max(clock.started, time.time())
+        return clock
+
+    def _store(
+        self,
+        slot: _Slot,
+        base: Head,
+        count: int,
+        request: tuple[int, str, str] | None = None,
+        clock: Clock | None = None,
+    ) -> None:
         """Store the game's last ``count`` actions, played on ``base``, as one
-        compare-and-swap. On :class:`Conflict` (raised on) or a failed write (503) the
-        game goes back to ``base`` first."""
+        compare-and-swap, with ``request`` (an action id and its answer) and the clock
+        after them (``clock``, or the one :meth:`_next_clock` makes now). On
+        :class:`Conflict` (raised on) or a failed write (503) the game goes back to
+        ``base`` first."""
+        if clock is None:
+            clock = self._next_clock(slot, count, time.time())
+        stored = None if clock is None else (clock.to_json(), clock.deadline(slot.human_to_move()))
         try:
-            slot.head = self.store.append(slot.id, base, engine.action_json(slot.game, count), slot.game.is_over)
+            slot.head = self.store.append(
+                slot.id, base, engine.action_json(slot.game, count), slot.game.is_over, request=request, clock=stored
+            )
+            if clock is not None:
+                slot.clock = clock
         except Conflict:
             self._take_back(slot, count)
             raise
@@ -279,15 +344,26 @@ class GameService:
         can_undo = (
             seat is not None
             and slot.humans == [seat]
+            and slot.clock is None
             and not v["over"]
             and any(a["player"] == seat for a in v["history"])
         )
+        clock = None
+        if slot.clock is not None:
+            clock = slot.clock.public(slot.human_to_move(), time.time())
+            history = v["history"]
+            for i in slot.clock.timeouts:
+                if i < len(history):
+                    history[i]["timeout"] = True
         return {
             "id": slot.id,
             "version": slot.version,
             "seats": [{"seat": i, "agent": a} for i, a in enumerate(slot.agents)],
             **v,
             "can_undo": can_undo,
+            "undos": slot.head.resets,
+            "deal": public_deal(slot.deal, slot.game.seed, v["over"]),
+            "clock": clock,
         }
 
     def _views(self, slot: _Slot) -> dict[int | None, str]:
@@ -337,7 +413,7 @@ class GameService:
                 self._store(slot, base, moved)
             except Conflict:
                 return self._catch_up(slot)  # another process stored first: take its actions
-            return pushes
+            return self._timed(slot, pushes)
 
         for _ in range(3):
             if not slot.agent_to_move():
@@ -347,14 +423,94 @@ class GameService:
             except ApiError:
                 return
 
+    def _timed(self, slot: _Slot, pushes: Pushes) -> Pushes:
+        """``pushes`` with the last view made again once the clock after the change is
+        stored (the views of a change are made before it is stored)."""
+        if slot.clock is not None and pushes:
+            pushes[-1] = self._views(slot)
+        return pushes
+
+    async def _expire(self, slot: _Slot) -> None:
+        """Play the turns of the human seats out of time (see :mod:`.clocks`): each such
+        turn is played by the game's fallback agent and recorded as a timeout, the
+        agents reply, and it is all stored as one change. Another process that stored
+        first wins; its change is taken."""
+
+        def step() -> Pushes:
+            assert slot.clock is not None
+            clock = slot.clock.copy()
+            now = time.time()
+            base = slot.head
+            pushes: Pushes = []
+            moved = 0
+            while (seat := slot.human_to_move()) is not None:
+                deadline = clock.deadline(seat)
+                if deadline is None or deadline > now:
+                    break
+                engine.play_agent(slot.game, clock.fallback)
+                clock.timeouts.append(len(slot.game.history) - 1)
+                clock.charge(seat, now)
+                moved += 1
+                if slot.subscribers:
+                    pushes.append(self._views_at(slot, base, moved))
+                moved += self._play_agents(slot, base, moved, pushes)
+            if not moved:
+                return []
+            clock.started = max(clock.started, time.time())
+            try:
+                self._store(slot, base, moved, clock=clock)
+            except Conflict:
+                return self._catch_up(slot)
+            log.info("game %s: %d action(s) played for seats out of time", slot.id, moved)
+            return self._timed(slot, pushes)
+
+        for _ in range(3):
+            if not slot.out_of_time(time.time()):
+                return
+            try:
+                self._push(slot, await to_thread.run_sync(step))
+            except ApiError:
+                return
+
+    async def _sweep(self) -> None:
+        """Every :data:`SWEEP_INTERVAL` seconds, find the stored games whose seat to move
+        has run out of time (one indexed query) and play their timeouts: a game's
+        clock is enforced even when nobody asks for it (and by any process, after a
+        restart too)."""
+        while True:
+            await asyncio.sleep(SWEEP_INTERVAL)
+            try:
+                due = await to_thread.run_sync(self.store.due, time.time())
+            except Exception:
+                log.exception("reading the games out of time failed")
+                continue
+            for game_id in due:
+                try:
+                    async with self._locked(game_id):
+                        pass  # catching up plays the timeouts
+                except ApiError:
+                    pass
+                except Exception:
+                    log.exception("game %s: playing a timeout failed", game_id)
+
     # -- the operations of the API -----------------------------------------------------
 
-    async def create(self, seats: Sequence[str], seed: int | None = None) -> tuple[str, list[str], list[str | None]]:
+    async def create(
+        self, seats: Sequence[str], seed: int | None = None, clock: dict[str, Any] | None = None
+    ) -> tuple[str, list[str], list[str | None]]:
         """A new game; ``seats``: one label per seat ('human' or an agent spec, checked
-        with :func:`engine.seat_label`). Returns ``(game_id, labels, tokens)``: the
-        canonical seat labels and a token per human seat (None for agents)."""
+        with :func:`engine.seat_label`); ``seed``: the creator's seed (the deal's seed
+        only in a game with one human seat: :mod:`.deals`); ``clock``: a time control
+        (the arguments of :meth:`Clock.new`: ``move_s``, or ``base_s`` and
+        ``increment_s``; ``fallback``, an agent spec). Returns ``(game_id, labels,
+        tokens)``: the canonical seat labels and a token per human seat (None for agents)."""
         try:
             agents = [engine.seat_label(s) for s in seats]
+            if clock is not None:
+                fallback = engine.seat_label(clock.get("fallback") or "greedy")
+                if fallback == engine.HUMAN:
+                    raise ValueError("a clock's fallback is an agent such as 'greedy', not 'human'")
+                clock = {**clock, "fallback": fallback}
         except (TypeError, ValueError) as e:
             raise ApiError(422, str(e)) from None
         if not engine.MIN_PLAYERS <= len(agents) <= engine.MAX_PLAYERS:
@@ -365,10 +521,20 @@ class GameService:
         digests = [None if t is None else token_digest(t) for t in tokens]
         game_id = _url_token(9)
 
+        deal_seed, deal = new_deal(agents.count(engine.HUMAN), seed)
+        try:
+            timer = None if clock is None else Clock.new(agents, engine.HUMAN, time.time(), **clock)
+        except (TypeError, ValueError) as e:
+            raise ApiError(422, str(e)) from None
+
         def make() -> _Slot:
-            game = engine.new_game(len(agents), seed)
-            head = self.store.create(game_id, agents, digests, engine.record_header(game, agents))
-            return _Slot(game_id, game, agents, digests, head)
+            game = engine.new_game(len(agents), deal_seed)
+            timed = None if timer is None else timer.to_json()
+            first = None if game.is_over or agents[game.current_player] != engine.HUMAN else game.current_player
+            deadline = None if timer is None else timer.deadline(first)
+            header = engine.record_header(game, agents)
+            head = self.store.create(game_id, agents, digests, header, deal=deal, clock=timed, deadline=deadline)
+            return _Slot(game_id, game, agents, digests, head, deal, timed)
 
         try:
             slot = await to_thread.run_sync(make)
@@ -392,17 +558,41 @@ class GameService:
             # make longer (the GIL), with no I/O
             return self._view(slot, seat)
 
-    async def act(self, game_id: str, token: str | None, text: str) -> dict[str, Any]:
+    async def act(
+        self,
+        game_id: str,
+        token: str | None,
+        text: str,
+        expected_version: int | None = None,
+        action_id: str | None = None,
+    ) -> dict[str, Any]:
         """Play the move ``text`` for the token's seat, then the agents' replies, and
         store them as one compare-and-swap. If another process stored a change of the
         game first, the move is tried once more on the fresh state, then refused (409).
-        Returns ``{"player", "move", "points", "scores", "to_move", "over"}``."""
+        Returns ``{"player", "move", "points", "scores", "to_move", "over", "version"}``.
+
+        ``action_id``: the client's id of this action; if the seat's action of that id
+        was accepted already, its first answer is returned and nothing is played.
+        ``expected_version``: the version of the view the move was made on; if the
+        game is at another one, 409 with the seat's current view (``view``)."""
         for _ in range(ATTEMPTS):
             async with self._locked(game_id) as slot:
                 seat = self._holder(slot, token)
 
                 def apply() -> tuple[dict[str, Any], Pushes]:
                     g = slot.game
+                    if action_id is not None:
+                        first = self.store.answer(slot.id, seat, action_id)
+                        if first is not None:
+                            answer: dict[str, Any] = json.loads(first)
+                            return answer, []
+                    if expected_version is not None and expected_version != slot.version:
+                        raise ApiError(
+                            409,
+                            f"the game is at version {slot.version}, not {expected_version}: "
+                            "the move was made on an old view (the current one is in 'view')",
+                            {"view": self._view(slot, seat)},
+                        )
                     if g.is_over:
                         raise ApiError(409, "the game is over")
                     if g.current_player != seat:
@@ -414,18 +604,25 @@ class GameService:
                         raise ApiError(409, str(e)) from None
                     except (TypeError, ValueError) as e:
                         raise ApiError(400, str(e)) from None
+                    at = time.time()
                     pushes = [self._views_at(slot, base, 1)] if slot.subscribers else []
                     moved = self._play_agents(slot, base, 1, pushes)
-                    self._store(slot, base, 1 + moved)
-                    return result, pushes
+                    answer = {
+                        **result,
+                        "to_move": None if g.is_over else g.current_player,
+                        "over": g.is_over,
+                        "version": base.version + 1 + moved,
+                    }
+                    request = None if action_id is None else (seat, action_id, json.dumps(answer))
+                    self._store(slot, base, 1 + moved, request, self._next_clock(slot, 1 + moved, at))
+                    return answer, self._timed(slot, pushes)
 
                 try:
-                    result, pushes = await to_thread.run_sync(apply)
+                    answer, pushes = await to_thread.run_sync(apply)
                 except Conflict:
-                    continue  # the next round catches up with the store first
+                    continue  # the next round catches up with the store first (and finds a stored id)
                 self._push(slot, pushes)
-                g = slot.game
-                return {**result, "to_move": None if g.is_over else g.current_player, "over": g.is_over}
+                return answer
         raise ApiError(409, CONFLICT)
 
     async def undo(self, game_id: str, token: str | None) -> dict[str, int]:
@@ -436,6 +633,8 @@ class GameService:
                 seat = self._holder(slot, token)
                 if slot.humans != [seat]:
                     raise ApiError(409, "undo is only for games in which every other seat is an agent")
+                if slot.clock is not None:
+                    raise ApiError(409, "undo is not offered in a game with a clock")
 
                 def apply() -> tuple[int, Pushes]:
                     base = slot.head
