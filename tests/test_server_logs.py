@@ -22,7 +22,7 @@ def test_redact_covers_every_form_a_token_takes():
         f"WebSocket /api/games/g/ws?token={t}&x=1",
         f"(b'authorization', b'Bearer {t}')",
         f"< Sec-WebSocket-Protocol: qwirkle, qwirkle.token.{t}",
-        f"< TEXT '{{\"token\": \"{t}\"}}' [44 bytes]",
+        f'< TEXT \'{{"token": "{t}"}}\' [44 bytes]',
         f"token%3D{t}",
     ):
         assert t not in redact(text) and "***" in redact(text), text
