@@ -167,3 +167,42 @@ def new_game_http(http, url, seats, seed):
     assert r.status_code == 201, r.text
     data = r.json()
     return data["id"], {s["seat"]: s["token"] for s in data["seats"] if s["token"]}
+
+
+def test_a_schema_2_store_is_converted(store_url):
+    """A store of schema 2 (before deals, clocks and action ids) opens as schema 3: its
+    games play on, with action ids, and their deal shows as unrecorded."""
+    with TestClient(create_app(store_url)) as client:
+        game_id, tokens = new_game(client, ["human", "greedy"], seed=5)
+    downgrade = [
+        "DROP TABLE requests",
+        "DROP INDEX games_deadline",
+        "ALTER TABLE games DROP COLUMN deal",
+        "ALTER TABLE games DROP COLUMN clock",
+        "ALTER TABLE games DROP COLUMN deadline",
+    ]
+    if store_url.startswith("postgresql://"):
+        import psycopg
+
+        with psycopg.connect(store_url, autocommit=True) as db:
+            for statement in [*downgrade, "UPDATE qwirkle_schema SET version = 2"]:
+                db.execute(statement)
+    else:
+        import sqlite3
+
+        db = sqlite3.connect(store_url)
+        for statement in [*downgrade, "PRAGMA user_version=2"]:
+            db.execute(statement)
+        db.commit()
+        db.close()
+    with TestClient(create_app(store_url)) as client:
+        auth = bearer(tokens[0])
+        view = client.get(f"/api/games/{game_id}", headers=auth).json()
+        assert view["deal"] == {"kind": "unrecorded"} and view["clock"] is None
+        body = {"move": view["legal_moves"][0]["move"], "expected_version": view["version"], "action_id": "after"}
+        first = client.post(f"/api/games/{game_id}/actions", json=body, headers=auth)
+        assert (
+            first.status_code == 200
+            and client.post(f"/api/games/{game_id}/actions", json=body, headers=auth).json() == first.json()
+        )
+        assert new_game(client, ["human", "human"])[0]
