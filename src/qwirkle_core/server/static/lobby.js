@@ -57,6 +57,8 @@ async function start(e) {
   const body = { seats: seatSpecs() };
   const seed = $("seed").value.trim();
   if (seed) body.seed = Number(seed);
+  const clock = $("clock").value; // "move_s=30" or "base_s=300,increment_s=5"
+  if (clock) body.clock = Object.fromEntries(clock.split(",").map((kv) => [kv.split("=")[0], Number(kv.split("=")[1])]));
   $("start").disabled = true;
   try {
     const game = await request("POST", "/api/games", { body });
