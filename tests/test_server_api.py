@@ -12,7 +12,7 @@ import qwirkle_core as qc
 from qwirkle_core.server import create_app
 from qwirkle_core.server.app import MAX_BODY, MAX_MOVE
 from qwirkle_core.server.store import Head, open_store, token_digest
-from server_support import bearer, choose, play_out
+from server_support import OPEN, bearer, choose, play_out
 
 with warnings.catch_warnings():  # starlette asks for httpx2, the next httpx; httpx works
     warnings.filterwarnings("ignore", message=".*httpx2")
@@ -26,7 +26,7 @@ def db(store_url):
 
 @pytest.fixture
 def client(db):
-    with TestClient(create_app(db)) as c:
+    with TestClient(create_app(db, settings=OPEN)) as c:
         yield c
 
 
@@ -326,7 +326,7 @@ def test_hint_gives_three_legal_moves(client):
 
 
 def test_restart_resumes_from_the_record_and_plays_pending_agents(db):
-    with TestClient(create_app(db)) as c:
+    with TestClient(create_app(db, settings=OPEN)) as c:
         game_id, tokens = new_game(c, ["human", "greedy"], seed=40)
         play_a_few(c, game_id, tokens, 3)
         view = c.get(f"/api/games/{game_id}", headers=bearer(tokens[0])).json()
@@ -337,7 +337,7 @@ def test_restart_resumes_from_the_record_and_plays_pending_agents(db):
     game.play(view["legal_moves"][0]["move"])
     store.append(game_id, row.head, [json.dumps(game.history[-1].to_dict())], game.is_over)
     store.close()
-    with TestClient(create_app(db)) as c:
+    with TestClient(create_app(db, settings=OPEN)) as c:
         resumed = c.get(f"/api/games/{game_id}", headers=bearer(tokens[0])).json()
     assert resumed["to_move"] == 0
     assert len(resumed["history"]) == len(view["history"]) + 2
@@ -366,7 +366,7 @@ def test_pages_and_openapi(client):
 
 
 def test_games_dropped_from_memory_come_back_from_the_store(db):
-    with TestClient(create_app(db, max_live_games=2)) as c:
+    with TestClient(create_app(db, max_live_games=2, settings=OPEN)) as c:
         games = [new_game(c, ["human", "greedy"], seed=50 + i) for i in range(5)]
         service = c.app.state.service
         for round_ in range(3):
@@ -467,7 +467,7 @@ def test_a_version_1_sqlite_file_is_converted(tmp_path):
     assert row.head == Head(n + 1, n, 0) and len(row.actions) == n and row.agents == ("human", "greedy")
     assert qc.replay(qc.GameRecord.from_json(row.record)).history == game.history
     store.close()
-    with TestClient(create_app(path)) as c:
+    with TestClient(create_app(path, settings=OPEN)) as c:
         view = c.get("/api/games/old", headers=bearer(token)).json()
         assert view["version"] == n + 1 and len(view["history"]) == n and view["to_move"] == 0
         r = c.post("/api/games/old/actions", json={"move": view["legal_moves"][0]["move"]}, headers=bearer(token))

@@ -20,24 +20,34 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from fastapi import FastAPI
 
+    from .guard import Settings
+
 __all__ = ["app_from_environment", "create_app", "redact", "redact_logs", "serve"]
 
 DB_VARIABLE = "QWIRKLE_DB"  # the store of the app that app_from_environment builds
+SETTINGS_VARIABLE = "QWIRKLE_SETTINGS"  # its limits (JSON of guard.Settings' fields)
 
 
-def create_app(db_path: str | os.PathLike[str] = "qwirkle.sqlite", *, max_live_games: int = 256) -> FastAPI:
+def create_app(
+    db_path: str | os.PathLike[str] = "qwirkle.sqlite", *, max_live_games: int = 256, settings: Settings | None = None
+) -> FastAPI:
     """The ASGI app; see :func:`qwirkle_core.server.app.create_app`."""
     from .app import create_app as make
 
-    return make(db_path, max_live_games=max_live_games)
+    return make(db_path, max_live_games=max_live_games, settings=settings)
 
 
 def app_from_environment() -> FastAPI:
     """The app over the store named by ``$QWIRKLE_DB`` (default ``qwirkle.sqlite``):
     the app factory each uvicorn worker process calls (``qwirkle serve --workers N``,
     or ``uvicorn --factory qwirkle_core.server:app_from_environment --workers N``)."""
+    import json
+
+    from .guard import Settings
+
     redact_logs()
-    return create_app(os.environ.get(DB_VARIABLE, "qwirkle.sqlite"))
+    settings = Settings(**json.loads(os.environ.get(SETTINGS_VARIABLE) or "{}"))
+    return create_app(os.environ.get(DB_VARIABLE, "qwirkle.sqlite"), settings=settings)
 
 
 # A seat token as it may appear in a log line: ?token=T, 'Bearer T' (a header), the
@@ -108,12 +118,27 @@ def serve(
     log_level: str = "info",
     workers: int = 1,
     access_log: bool = True,
+    settings: Settings | None = None,
+    max_connections: int = 1000,
+    header_timeout: float = 10.0,
 ) -> None:
     """Serve the app with uvicorn on ``host``:``port`` (blocks until stopped), storing
     games in ``db_path`` (a SQLite file or a ``postgresql://`` URL), in ``workers``
-    processes that share the port and the store. Raises OSError if the address
-    cannot be bound."""
+    processes that share the port and the store, with the limits of ``settings``
+    (:class:`~qwirkle_core.server.guard.Settings`). Each process holds at most
+    ``max_connections`` connections and requests at once (more answer 503); a client
+    has ``header_timeout`` seconds to send a request's headers (and
+    ``settings.body_timeout_s`` to send its body), or the connection is closed. Raises OSError if the address cannot be
+    bound."""
+    import dataclasses
+    import json
+
     import uvicorn
+
+    from .guard import Settings
+    from .net import protocol_class
+
+    settings = settings or Settings()
 
     redact_logs()
     options: dict[str, object] = {
@@ -125,13 +150,16 @@ def serve(
         "ws_max_size": 4096,
         "timeout_keep_alive": 30,
         "timeout_graceful_shutdown": 5,
+        "limit_concurrency": max_connections,
+        "http": protocol_class(header_timeout),
     }
     if workers == 1:
-        uvicorn.run(create_app(db_path), **options)  # type: ignore[arg-type]
+        uvicorn.run(create_app(db_path, settings=settings), **options)  # type: ignore[arg-type]
         return
     # each worker process builds its own app (its own connections) from the environment
-    create_app(db_path).state.service.close()  # fails here, once, for a database it cannot use
+    create_app(db_path, settings=settings).state.service.close()  # fails here, once, for a database it cannot use
     os.environ[DB_VARIABLE] = os.fspath(db_path)
+    os.environ[SETTINGS_VARIABLE] = json.dumps(dataclasses.asdict(settings))
     uvicorn.run(
         "qwirkle_core.server:app_from_environment",
         factory=True,

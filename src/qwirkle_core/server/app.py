@@ -10,6 +10,7 @@ or the game's state refuse (the library's message), 413 a body over
 import asyncio
 import json
 import os
+import time
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager, suppress
 from pathlib import Path
@@ -26,6 +27,8 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from . import engine
 from .games import ApiError, GameService, Subscriber
+from .guard import CLIENT, Settings
+from .guard import Request as Arrival
 from .store import Store
 
 __all__ = ["MAX_BODY", "MAX_MOVE", "create_app"]
@@ -116,12 +119,30 @@ class ActionOut(BaseModel):
     version: int = Field(description="the game's version after the move and the agents' replies")
 
 
-class _BodyLimit:
-    """ASGI middleware: refuse HTTP request bodies over ``limit`` bytes with 413."""
+class _Arrival:
+    """ASGI middleware: note who asks and when (:data:`guard.CLIENT`), for the waits'
+    deadline and the per-client limits."""
 
-    def __init__(self, app: ASGIApp, limit: int) -> None:
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] not in ("http", "websocket"):
+            return await self.app(scope, receive, send)
+        client = scope.get("client")
+        CLIENT.set(Arrival(str(client[0]) if client else "", time.monotonic()))
+        await self.app(scope, receive, send)
+
+
+class _BodyLimit:
+    """ASGI middleware: refuse HTTP request bodies over ``limit`` bytes with 413, and
+    bodies that have not all arrived ``timeout`` seconds after the headers with 408
+    (and the connection closed)."""
+
+    def __init__(self, app: ASGIApp, limit: int, timeout: float = 10.0) -> None:
         self.app = app
         self.limit = limit
+        self.timeout = timeout
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
@@ -130,8 +151,18 @@ class _BodyLimit:
         if not length.isdigit() or int(length) > self.limit:
             return await _too_large(scope, receive, send, self.limit)
         chunks, size = [], 0
+        deadline = time.monotonic() + self.timeout
         while True:
-            message = await receive()
+            try:
+                async with asyncio.timeout(max(deadline - time.monotonic(), 0.0)):
+                    message = await receive()
+            except TimeoutError:
+                response = JSONResponse(
+                    {"error": f"the request body did not arrive within {self.timeout:g} s"},
+                    status_code=408,
+                    headers={"Connection": "close"},
+                )
+                return await response(scope, receive, send)
             if message["type"] == "http.disconnect":
                 return
             chunks.append(message.get("body", b""))
@@ -176,21 +207,27 @@ def _validation_message(exc: RequestValidationError) -> str:
     return "malformed request: " + "; ".join(parts)
 
 
-def create_app(db_path: str | os.PathLike[str] | Store = "qwirkle.sqlite", *, max_live_games: int = 256) -> FastAPI:
+def create_app(
+    db_path: str | os.PathLike[str] | Store = "qwirkle.sqlite",
+    *,
+    max_live_games: int = 256,
+    settings: Settings | None = None,
+) -> FastAPI:
     """The ASGI app of a game server whose games are stored in ``db_path``: a SQLite
     file (created if missing; ``":memory:"`` for a throwaway store), a
     ``postgresql://`` URL (the [postgres] extra), or a :class:`Store` object. Several
     processes may serve one store.
 
     ``max_live_games``: games kept in memory; others are rebuilt from the store when
-    next used. Raises ``sqlite3.Error`` or :class:`~qwirkle_core.server.store.StoreError`
+    next used. ``settings``: the limits (:class:`~qwirkle_core.server.guard.Settings`;
+    docs/server.md lists them). Raises ``sqlite3.Error`` or :class:`~qwirkle_core.server.store.StoreError`
     if ``db_path`` is not a usable database.
     """
-    service = GameService(db_path, max_live=max_live_games)
+    service = GameService(db_path, max_live=max_live_games, settings=settings)
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
-        service.start()  # the sweep of the clocks
+        service.start()  # the background tasks: expiry, the sweep of the clocks
         yield
         service.close()
 
@@ -202,11 +239,13 @@ def create_app(db_path: str | os.PathLike[str] | Store = "qwirkle.sqlite", *, ma
         lifespan=lifespan,
     )
     app.state.service = service
-    app.add_middleware(_BodyLimit, limit=MAX_BODY)
+    app.add_middleware(_BodyLimit, limit=MAX_BODY, timeout=service.settings.body_timeout_s)
+    app.add_middleware(_Arrival)
 
     @app.exception_handler(ApiError)
     async def api_error(request: Request, exc: ApiError) -> JSONResponse:
-        return JSONResponse({"error": exc.message, **exc.extra}, status_code=exc.status)
+        headers = None if exc.retry_after is None else {"Retry-After": str(exc.retry_after)}
+        return JSONResponse({"error": exc.message, **exc.extra}, status_code=exc.status, headers=headers)
 
     @app.exception_handler(RequestValidationError)
     async def validation_error(request: Request, exc: RequestValidationError) -> JSONResponse:
@@ -240,7 +279,8 @@ def create_app(db_path: str | os.PathLike[str] | Store = "qwirkle.sqlite", *, ma
             "agents": list(engine.agent_names()),
             "min_seats": engine.MIN_PLAYERS,
             "max_seats": engine.MAX_PLAYERS,
-            "caps": engine.AGENT_CAPS,
+            "caps": service.caps,
+            "max_agent_ms": service.settings.max_agent_ms,
         }
 
     @app.post("/api/games", status_code=201, response_model=NewGameOut, summary="Start a game")

@@ -25,9 +25,10 @@ import re
 import secrets
 import time
 from collections import OrderedDict
-from collections.abc import AsyncIterator, Sequence
-from contextlib import asynccontextmanager
-from typing import Any
+from collections.abc import AsyncIterator, Callable, Sequence
+from contextlib import asynccontextmanager, suppress
+from pathlib import Path
+from typing import Any, TypeVar
 
 from anyio import to_thread
 
@@ -35,14 +36,18 @@ from ..game.game import Game
 from . import engine
 from .clocks import Clock
 from .deals import new_deal, public_deal
+from .guard import CLIENT, RateLimit, Settings
 from .store import Conflict, Head, Store, open_store, token_digest
 
 __all__ = ["ApiError", "GameService", "Subscriber"]
 
+_T = TypeVar("_T")
 log = logging.getLogger("qwirkle_core.server")
 _GAME_ID = re.compile(r"[A-Za-z0-9_-]{1,32}")
 
-MAX_SUBSCRIBERS = 64  # WebSocket connections per game
+MAX_SUBSCRIBERS = 64  # WebSocket connections per game (Settings.max_sockets)
+HOLD_INTERVAL = 2.0  # seconds between a process's reminders that it holds its WebSocket connections
+HOLD_EXPIRY = 10.0  # the connections of a process silent this long (killed) stop counting
 MAX_PENDING = 256  # views queued for one WebSocket before it is dropped as too slow
 POLL_INTERVAL = 0.25  # seconds between looks for changes other processes stored in watched games
 ATTEMPTS = 2  # a change that loses the race to another process is tried this often in all
@@ -64,12 +69,16 @@ def _url_token(nbytes: int) -> str:
 
 
 class ApiError(Exception):
-    """A refused request: an HTTP ``status`` and a message for the client."""
+    """A refused request: an HTTP ``status`` and a message for the client;
+    ``retry_after``: seconds after which trying again may succeed (429, 503)."""
 
-    def __init__(self, status: int, message: str, extra: dict[str, Any] | None = None) -> None:
+    def __init__(
+        self, status: int, message: str, retry_after: int | None = None, extra: dict[str, Any] | None = None
+    ) -> None:
         super().__init__(message)
         self.status = status
         self.message = message
+        self.retry_after = retry_after
         self.extra = extra or {}  # more fields of the answer (a stale action's current view)
 
 
@@ -150,25 +159,95 @@ class GameService:
     status and a message) for a request it refuses, having changed nothing.
     """
 
-    def __init__(self, db: str | os.PathLike[str] | Store, max_live: int = 256) -> None:
+    def __init__(
+        self, db: str | os.PathLike[str] | Store, max_live: int = 256, settings: Settings | None = None
+    ) -> None:
         self.store = db if isinstance(db, Store) else open_store(db)
         self.max_live = max_live
+        self.settings = settings or Settings()
+        self.caps = engine.agent_limits(self.settings.max_agent_ms)
+        self.owner = f"{os.getpid()}-{_url_token(6)}"  # this process, in the store's socket counts
         self._live: OrderedDict[str, _Slot] = OrderedDict()
         self._load_lock = asyncio.Lock()
         self._watcher: asyncio.Task[None] | None = None
         self._sweeper: asyncio.Task[None] | None = None
+        self._pool = asyncio.Semaphore(self.settings.agent_threads)
+        self._clients: dict[str, tuple[asyncio.Semaphore, list[int]]] = {}
+        self._rate = RateLimit(self.settings.games_per_minute)
+        self._held = 0.0
+        self._clocks: asyncio.Task[None] | None = None
 
     def start(self) -> None:
-        """Start the sweep of the clocks (:meth:`_sweep`), on the running event loop."""
-        if self._sweeper is None or self._sweeper.done():
-            self._sweeper = asyncio.get_running_loop().create_task(self._sweep())
+        """Start the background tasks (the app's lifespan does; needs a running loop):
+        the sweeper of expired games, and the sweep of the clocks (:meth:`_sweep_clocks`)."""
+        if self.settings.expire_after_s and (self._sweeper is None or self._sweeper.done()):
+            self._sweeper = asyncio.create_task(self._sweep_forever())
+        if self._clocks is None or self._clocks.done():
+            self._clocks = asyncio.create_task(self._sweep_clocks())
 
     def close(self) -> None:
-        for task in (self._watcher, self._sweeper):
+        for task in (self._watcher, self._sweeper, self._clocks):
             if task is not None:
                 task.cancel()
-        self._watcher = self._sweeper = None
+        self._watcher = self._sweeper = self._clocks = None
+        with suppress(Exception):
+            self.store.release(self.owner)
         self.store.close()
+
+    # -- what a request may cost: waits with a deadline, the agent threads ---------------
+
+    def _remaining(self) -> float:
+        """Seconds the current request may still wait (:attr:`Settings.max_wait_s` from
+        its arrival)."""
+        request = CLIENT.get()
+        if request is None:
+            return self.settings.max_wait_s
+        return request.arrived + self.settings.max_wait_s - time.monotonic()
+
+    async def _wait(self, acquire: Callable[[], Any], what: str) -> None:
+        """Await ``acquire()`` (a lock's or a semaphore's) until the request's deadline;
+        then 503 with Retry-After."""
+        try:
+            async with asyncio.timeout(max(self._remaining(), 0.0)):
+                await acquire()
+        except TimeoutError:
+            raise ApiError(
+                503,
+                f"the server is busy ({what} for {self.settings.max_wait_s:g} s); try again shortly",
+                retry_after=1,
+            ) from None
+
+    @asynccontextmanager
+    async def _thread_slot(self) -> AsyncIterator[None]:
+        """One of the :attr:`Settings.agent_threads` places for an agent's turns or a
+        hint, and the client's only one (a client's requests take turns, so one client
+        never holds every place)."""
+        request = CLIENT.get()
+        key = request.client if request is not None else ""
+        entry = self._clients.get(key)
+        if entry is None:
+            entry = self._clients[key] = (asyncio.Semaphore(1), [0])
+        own, users = entry
+        users[0] += 1
+        try:
+            await self._wait(own.acquire, "this client's earlier request is running")
+            try:
+                await self._wait(self._pool.acquire, "every agent thread is taken")
+                try:
+                    yield
+                finally:
+                    self._pool.release()
+            finally:
+                own.release()
+        finally:
+            users[0] -= 1
+            if not users[0]:
+                self._clients.pop(key, None)
+
+    async def _compute(self, fn: Callable[[], _T]) -> _T:
+        """Run ``fn`` (agents' turns, a hint) in a worker thread within :meth:`_thread_slot`."""
+        async with self._thread_slot():
+            return await to_thread.run_sync(fn)
 
     @property
     def live_games(self) -> int:
@@ -208,12 +287,13 @@ class GameService:
                 del self._live[game_id]
 
     @asynccontextmanager
-    async def _locked(self, game_id: str) -> AsyncIterator[_Slot]:
+    async def _locked(self, game_id: str, strict: bool = True) -> AsyncIterator[_Slot]:
         """The game's slot, locked, caught up with the store, with any agent turns due
-        already played."""
+        already played (``strict``: or 503 when no agent thread is free in time; else
+        they wait for the game's next request)."""
         while True:
             slot = await self._slot(game_id)
-            await slot.lock.acquire()
+            await self._wait(slot.lock.acquire, "another request on this game is running")
             if not slot.evicted:
                 break
             slot.lock.release()
@@ -225,9 +305,9 @@ class GameService:
             else:
                 self._push(slot, await to_thread.run_sync(self._sync, slot))
             if slot.agent_to_move():
-                await self._advance(slot)
+                await self._advance(slot, strict)
             if slot.out_of_time(time.time()):
-                await self._expire(slot)
+                await self._expire(slot, strict)
             yield slot
         finally:
             slot.lock.release()
@@ -384,7 +464,7 @@ class GameService:
         ``base`` came before)."""
         moved = 0
         while slot.agent_to_move():
-            engine.play_agent(slot.game, slot.agents[slot.game.current_player])
+            engine.play_agent(slot.game, slot.agents[slot.game.current_player], on_clock=True)
             moved += 1
             if slot.subscribers:
                 pushes.append(self._views_at(slot, base, played + moved))
@@ -399,7 +479,7 @@ class GameService:
         finally:
             slot.head = stored
 
-    async def _advance(self, slot: _Slot) -> None:
+    async def _advance(self, slot: _Slot, strict: bool = True) -> None:
         """Let the agent seats move until a human is to move or the game is over (stored
         as one change per action, in one transaction). If the actions cannot be stored,
         the agent stays to move (and moves on the game's next request); the request
@@ -419,8 +499,10 @@ class GameService:
             if not slot.agent_to_move():
                 return
             try:
-                self._push(slot, await to_thread.run_sync(step))
-            except ApiError:
+                self._push(slot, await self._compute(step))
+            except ApiError as e:
+                if strict and e.retry_after is not None:
+                    raise  # no agent thread was free in time: the request is refused
                 return
 
     def _timed(self, slot: _Slot, pushes: Pushes) -> Pushes:
@@ -430,11 +512,12 @@ class GameService:
             pushes[-1] = self._views(slot)
         return pushes
 
-    async def _expire(self, slot: _Slot) -> None:
+    async def _expire(self, slot: _Slot, strict: bool = True) -> None:
         """Play the turns of the human seats out of time (see :mod:`.clocks`): each such
         turn is played by the game's fallback agent and recorded as a timeout, the
-        agents reply, and it is all stored as one change. Another process that stored
-        first wins; its change is taken."""
+        agents reply, and it is all stored as one change (on an agent thread, as
+        :meth:`_advance`; ``strict`` as there). Another process that stored first
+        wins; its change is taken."""
 
         def step() -> Pushes:
             assert slot.clock is not None
@@ -447,7 +530,7 @@ class GameService:
                 deadline = clock.deadline(seat)
                 if deadline is None or deadline > now:
                     break
-                engine.play_agent(slot.game, clock.fallback)
+                engine.play_agent(slot.game, clock.fallback, on_clock=True)
                 clock.timeouts.append(len(slot.game.history) - 1)
                 clock.charge(seat, now)
                 moved += 1
@@ -468,11 +551,13 @@ class GameService:
             if not slot.out_of_time(time.time()):
                 return
             try:
-                self._push(slot, await to_thread.run_sync(step))
-            except ApiError:
+                self._push(slot, await self._compute(step))
+            except ApiError as e:
+                if strict and e.retry_after is not None:
+                    raise  # no agent thread was free in time: the request is refused
                 return
 
-    async def _sweep(self) -> None:
+    async def _sweep_clocks(self) -> None:
         """Every :data:`SWEEP_INTERVAL` seconds, find the stored games whose seat to move
         has run out of time (one indexed query) and play their timeouts: a game's
         clock is enforced even when nobody asks for it (and by any process, after a
@@ -486,7 +571,7 @@ class GameService:
                 continue
             for game_id in due:
                 try:
-                    async with self._locked(game_id):
+                    async with self._locked(game_id, strict=False):
                         pass  # catching up plays the timeouts
                 except ApiError:
                     pass
@@ -505,9 +590,9 @@ class GameService:
         ``increment_s``; ``fallback``, an agent spec). Returns ``(game_id, labels,
         tokens)``: the canonical seat labels and a token per human seat (None for agents)."""
         try:
-            agents = [engine.seat_label(s) for s in seats]
+            agents = [engine.seat_label(s, self.caps) for s in seats]
             if clock is not None:
-                fallback = engine.seat_label(clock.get("fallback") or "greedy")
+                fallback = engine.seat_label(clock.get("fallback") or "greedy", self.caps)
                 if fallback == engine.HUMAN:
                     raise ValueError("a clock's fallback is an agent such as 'greedy', not 'human'")
                 clock = {**clock, "fallback": fallback}
@@ -517,6 +602,24 @@ class GameService:
             raise ApiError(422, f"a game has {engine.MIN_PLAYERS} to {engine.MAX_PLAYERS} seats, not {len(agents)}")
         if engine.HUMAN not in agents:
             raise ApiError(422, "at least one seat must be 'human' (a person or a remote bot)")
+        request = CLIENT.get()
+        wait = self._rate.take(request.client if request is not None else "")
+        if wait:
+            raise ApiError(
+                429,
+                f"at most {self.settings.games_per_minute} new games a minute from one address; "
+                f"try again in {wait:.0f} s",
+                retry_after=max(1, round(wait + 0.5)),
+            )
+        try:
+            running = await to_thread.run_sync(self.store.running)
+        except Exception:
+            log.exception("counting the running games failed")
+            raise ApiError(503, "the server could not read its store; try again", retry_after=1) from None
+        if running >= self.settings.max_games:
+            raise ApiError(
+                503, f"the server holds its most games ({self.settings.max_games}) in play; try again later", 60
+            )
         tokens = [_url_token(24) if a == engine.HUMAN else None for a in agents]
         digests = [None if t is None else token_digest(t) for t in tokens]
         game_id = _url_token(9)
@@ -552,7 +655,7 @@ class GameService:
 
     async def get_view(self, game_id: str, token: str | None) -> dict[str, Any]:
         """The view of the seat holding ``token`` (a spectator's without one)."""
-        async with self._locked(game_id) as slot:
+        async with self._locked(game_id, strict=False) as slot:
             seat = self._seat(slot, token)
             # built on the event loop: a millisecond of Python that a thread would only
             # make longer (the GIL), with no I/O
@@ -591,7 +694,7 @@ class GameService:
                             409,
                             f"the game is at version {slot.version}, not {expected_version}: "
                             "the move was made on an old view (the current one is in 'view')",
-                            {"view": self._view(slot, seat)},
+                            extra={"view": self._view(slot, seat)},
                         )
                     if g.is_over:
                         raise ApiError(409, "the game is over")
@@ -618,7 +721,7 @@ class GameService:
                     return answer, self._timed(slot, pushes)
 
                 try:
-                    answer, pushes = await to_thread.run_sync(apply)
+                    answer, pushes = await self._compute(apply)
                 except Conflict:
                     continue  # the next round catches up with the store first (and finds a stored id)
                 self._push(slot, pushes)
@@ -680,7 +783,7 @@ class GameService:
                 except engine.IllegalMoveError as e:
                     raise ApiError(409, str(e)) from None
 
-            return {"hints": await to_thread.run_sync(run)}
+            return {"hints": await self._compute(run)}
 
     async def record(self, game_id: str) -> str:
         """The record (JSON text) of a finished game; 409 while it runs."""
@@ -694,12 +797,18 @@ class GameService:
         """A :class:`Subscriber` for the token's seat whose queue starts with the
         current view and then receives a view after every change of the game (made by
         this process at once, by another one within :data:`POLL_INTERVAL`)."""
-        async with self._locked(game_id) as slot:
+        async with self._locked(game_id, strict=False) as slot:
             seat = self._seat(slot, token)
-            if len(slot.subscribers) >= MAX_SUBSCRIBERS:
-                raise ApiError(429, f"game {game_id!r} has {MAX_SUBSCRIBERS} connections already")
-            sub = Subscriber(seat)
-            sub.push(await to_thread.run_sync(lambda: json.dumps(self._view(slot, seat))))
+            cap = self.settings.max_sockets
+            fresh = time.time() - HOLD_EXPIRY
+            if not await to_thread.run_sync(self.store.join, slot.id, self.owner, cap, fresh):
+                raise ApiError(429, f"game {game_id!r} has {cap} connections already", retry_after=5)
+            try:
+                sub = Subscriber(seat)
+                sub.push(await to_thread.run_sync(lambda: json.dumps(self._view(slot, seat))))
+            except BaseException:
+                await self._leave(slot.id)
+                raise
             slot.subscribers.add(sub)
         if self._watcher is None or self._watcher.done():
             self._watcher = asyncio.create_task(self._watch())
@@ -707,6 +816,13 @@ class GameService:
             yield sub
         finally:
             slot.subscribers.discard(sub)
+            await self._leave(slot.id)
+
+    async def _leave(self, game_id: str) -> None:
+        try:
+            await asyncio.shield(to_thread.run_sync(self.store.leave, game_id, self.owner))
+        except Exception:
+            log.exception("game %s: counting a closed WebSocket failed", game_id)
 
     async def _watch(self) -> None:
         """Every :data:`POLL_INTERVAL` seconds, read the stored versions of the games
@@ -716,6 +832,12 @@ class GameService:
             watched = [slot for slot in self._live.values() if slot.subscribers]
             if not watched:
                 continue
+            if time.monotonic() - self._held >= HOLD_INTERVAL:
+                self._held = time.monotonic()
+                try:
+                    await to_thread.run_sync(self.store.hold, self.owner)
+                except Exception:
+                    log.exception("renewing this process's WebSocket counts failed")
             try:
                 versions = await to_thread.run_sync(self.store.versions, [s.id for s in watched])
             except Exception:
@@ -731,3 +853,45 @@ class GameService:
                         self._push(slot, await to_thread.run_sync(self._sync, slot))
                     except Exception:
                         log.exception("game %s: catching up with the store failed", slot.id)
+
+    # -- expiry ------------------------------------------------------------------------
+
+    async def _sweep_forever(self) -> None:
+        interval = min(60.0, max(0.5, self.settings.expire_after_s / 4))
+        while True:
+            await asyncio.sleep(interval)
+            try:
+                await self.sweep()
+            except Exception:
+                log.exception("deleting expired games failed")
+
+    async def sweep(self) -> list[str]:
+        """Delete the games unchanged for :attr:`Settings.expire_after_s` (writing each
+        one's record to :attr:`Settings.records_dir` first, when set); the ids deleted."""
+        if not self.settings.expire_after_s:
+            return []
+        before = time.time() - self.settings.expire_after_s
+        gone = await to_thread.run_sync(self._sweep, before)
+        for game_id in gone:
+            slot = self._live.pop(game_id, None)
+            if slot is not None:
+                slot.evicted = True
+        return gone
+
+    def _sweep(self, before: float) -> list[str]:
+        gone = []
+        folder = None if self.settings.records_dir is None else Path(self.settings.records_dir)
+        for game_id in self.store.stale(before):
+            if folder is not None:
+                row = self.store.load(game_id)
+                if row is None:
+                    continue
+                folder.mkdir(parents=True, exist_ok=True)
+                partial = folder / f".{game_id}.{self.owner}.tmp"
+                partial.write_text(row.record, encoding="utf-8")
+                os.replace(partial, folder / f"{game_id}.json")
+            if self.store.delete(game_id, before):
+                gone.append(game_id)
+        if gone:
+            log.info("deleted %d expired games", len(gone))
+        return gone

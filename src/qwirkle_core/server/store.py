@@ -96,6 +96,14 @@ CREATE TABLE IF NOT EXISTS requests (
     PRIMARY KEY (game_id, seat, id)
 ) WITHOUT ROWID;
 CREATE INDEX IF NOT EXISTS games_deadline ON games (deadline) WHERE deadline IS NOT NULL;
+CREATE INDEX IF NOT EXISTS games_updated ON games (over, updated);
+CREATE TABLE IF NOT EXISTS sockets (
+    game_id  TEXT NOT NULL,
+    owner    TEXT NOT NULL,           -- the server process that holds the connections
+    count    INTEGER NOT NULL,        -- its WebSocket connections to the game
+    seen     REAL NOT NULL,           -- when the process last said it still holds them
+    PRIMARY KEY (game_id, owner)
+) WITHOUT ROWID;
 """
 
 # schema 2 -> 3: the deal, the clocks, the clients' action ids (the tables are made by the schema)
@@ -140,6 +148,14 @@ CREATE TABLE IF NOT EXISTS requests (
     PRIMARY KEY (game_id, seat, id)
 );
 CREATE INDEX IF NOT EXISTS games_deadline ON games (deadline) WHERE deadline IS NOT NULL;
+CREATE INDEX IF NOT EXISTS games_updated ON games (over, updated);
+CREATE TABLE IF NOT EXISTS sockets (
+    game_id  TEXT NOT NULL,
+    owner    TEXT NOT NULL,
+    count    INTEGER NOT NULL,
+    seen     DOUBLE PRECISION NOT NULL,
+    PRIMARY KEY (game_id, owner)
+);
 """
 
 
@@ -270,6 +286,42 @@ class Store(ABC):
     @abstractmethod
     def count(self) -> int:
         """The number of stored games."""
+
+    @abstractmethod
+    def running(self) -> int:
+        """The number of stored games that are not over."""
+
+    @abstractmethod
+    def stale(self, before: float, limit: int = 100) -> list[str]:
+        """Up to ``limit`` ids of games last changed before ``before`` (seconds since
+        the epoch)."""
+
+    @abstractmethod
+    def delete(self, game_id: str, before: float) -> bool:
+        """Delete the game (its seats, actions and sockets) if it was last changed
+        before ``before``; whether it was."""
+
+    @abstractmethod
+    def join(self, game_id: str, owner: str, cap: int, fresh: float) -> bool:
+        """Count one more WebSocket connection of ``owner`` (a server process) to the
+        game if the connections of every process, counting only the processes that
+        said they hold theirs since ``fresh`` (and ``owner``), are fewer than ``cap``;
+        whether it was counted. One transaction: processes racing for the last place
+        get it once."""
+
+    @abstractmethod
+    def leave(self, game_id: str, owner: str) -> None:
+        """Count one WebSocket connection of ``owner`` to the game less."""
+
+    @abstractmethod
+    def hold(self, owner: str) -> None:
+        """Say that ``owner`` still holds its connections (every game's): each process
+        does every few seconds; the counts of a process that stopped saying so (killed)
+        stop counting."""
+
+    @abstractmethod
+    def release(self, owner: str) -> None:
+        """Forget every connection of ``owner`` (a process that stops)."""
 
 
 def open_store(db: str | os.PathLike[str]) -> Store:
@@ -519,6 +571,59 @@ class SQLiteStore(Store):
     def count(self) -> int:
         with self._reader() as db:
             return int(db.execute("SELECT COUNT(*) FROM games").fetchone()[0])
+
+    def running(self) -> int:
+        with self._reader() as db:
+            return int(db.execute("SELECT COUNT(*) FROM games WHERE over = 0").fetchone()[0])
+
+    def stale(self, before: float, limit: int = 100) -> list[str]:
+        with self._reader() as db:
+            rows = db.execute(
+                "SELECT id FROM games WHERE over IN (0, 1) AND updated < ? ORDER BY updated LIMIT ?", (before, limit)
+            ).fetchall()
+        return [r[0] for r in rows]
+
+    def delete(self, game_id: str, before: float) -> bool:
+        def write(db: sqlite3.Connection) -> bool:
+            row = db.execute("SELECT updated FROM games WHERE id = ?", (game_id,)).fetchone()
+            if row is None or row[0] >= before:
+                return False
+            for table in ("actions", "seats", "sockets", "requests"):
+                db.execute(f"DELETE FROM {table} WHERE game_id = ?", (game_id,))
+            db.execute("DELETE FROM games WHERE id = ?", (game_id,))
+            return True
+
+        return self._transaction(write)
+
+    def join(self, game_id: str, owner: str, cap: int, fresh: float) -> bool:
+        def write(db: sqlite3.Connection) -> bool:
+            (held,) = db.execute(
+                "SELECT COALESCE(SUM(count), 0) FROM sockets WHERE game_id = ? AND (owner = ? OR seen >= ?)",
+                (game_id, owner, fresh),
+            ).fetchone()
+            if held >= cap:
+                return False
+            db.execute(
+                "INSERT INTO sockets (game_id, owner, count, seen) VALUES (?, ?, 1, ?) "
+                "ON CONFLICT (game_id, owner) DO UPDATE SET count = count + 1, seen = excluded.seen",
+                (game_id, owner, time.time()),
+            )
+            return True
+
+        return self._transaction(write)
+
+    def leave(self, game_id: str, owner: str) -> None:
+        def write(db: sqlite3.Connection) -> None:
+            db.execute("UPDATE sockets SET count = count - 1 WHERE game_id = ? AND owner = ?", (game_id, owner))
+            db.execute("DELETE FROM sockets WHERE game_id = ? AND owner = ? AND count <= 0", (game_id, owner))
+
+        self._transaction(write)
+
+    def hold(self, owner: str) -> None:
+        self._transaction(lambda db: db.execute("UPDATE sockets SET seen = ? WHERE owner = ?", (time.time(), owner)))
+
+    def release(self, owner: str) -> None:
+        self._transaction(lambda db: db.execute("DELETE FROM sockets WHERE owner = ?", (owner,)))
 
 
 def _script(db: sqlite3.Connection, script: str) -> None:
@@ -782,6 +887,57 @@ class PostgresStore(Store):
     def count(self) -> int:
         with self._conn() as db:
             return int(db.execute("SELECT COUNT(*) FROM games").fetchone()[0])
+
+    def running(self) -> int:
+        with self._conn() as db:
+            return int(db.execute("SELECT COUNT(*) FROM games WHERE NOT over").fetchone()[0])
+
+    def stale(self, before: float, limit: int = 100) -> list[str]:
+        with self._conn() as db:
+            rows = db.execute(
+                "SELECT id FROM games WHERE over IN (false, true) AND updated < %s ORDER BY updated LIMIT %s",
+                (before, limit),
+            ).fetchall()
+        return [r[0] for r in rows]
+
+    def delete(self, game_id: str, before: float) -> bool:
+        with self._conn() as db, db.transaction():
+            row = db.execute("SELECT updated FROM games WHERE id = %s FOR UPDATE", (game_id,)).fetchone()
+            if row is None or row[0] >= before:
+                return False
+            for table in ("actions", "seats", "sockets", "requests"):
+                db.execute(f"DELETE FROM {table} WHERE game_id = %s", (game_id,))
+            db.execute("DELETE FROM games WHERE id = %s", (game_id,))
+            return True
+
+    def join(self, game_id: str, owner: str, cap: int, fresh: float) -> bool:
+        with self._conn() as db, db.transaction():
+            db.execute("SELECT pg_advisory_xact_lock(7470020, hashtext(%s))", (game_id,))  # one joiner per game
+            (held,) = db.execute(
+                "SELECT COALESCE(SUM(count), 0) FROM sockets WHERE game_id = %s AND (owner = %s OR seen >= %s)",
+                (game_id, owner, fresh),
+            ).fetchone()
+            if held >= cap:
+                return False
+            db.execute(
+                "INSERT INTO sockets (game_id, owner, count, seen) VALUES (%s, %s, 1, %s) "
+                "ON CONFLICT (game_id, owner) DO UPDATE SET count = sockets.count + 1, seen = excluded.seen",
+                (game_id, owner, time.time()),
+            )
+            return True
+
+    def leave(self, game_id: str, owner: str) -> None:
+        with self._conn() as db, db.transaction():
+            db.execute("UPDATE sockets SET count = count - 1 WHERE game_id = %s AND owner = %s", (game_id, owner))
+            db.execute("DELETE FROM sockets WHERE game_id = %s AND owner = %s AND count <= 0", (game_id, owner))
+
+    def hold(self, owner: str) -> None:
+        with self._conn() as db:
+            db.execute("UPDATE sockets SET seen = %s WHERE owner = %s", (time.time(), owner))
+
+    def release(self, owner: str) -> None:
+        with self._conn() as db:
+            db.execute("DELETE FROM sockets WHERE owner = %s", (owner,))
 
 
 def _safe(url: str) -> str:
