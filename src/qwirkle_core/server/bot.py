@@ -19,7 +19,7 @@ from urllib.parse import quote, urlsplit, urlunsplit
 
 import httpx
 from websockets.exceptions import ConnectionClosed, WebSocketException
-from websockets.sync.client import connect
+from websockets.sync.client import ClientConnection, connect
 from websockets.typing import Subprotocol
 
 from . import engine
@@ -80,6 +80,41 @@ def play_remote(
         raise BotError(f"cannot talk to {url}: {e}") from e
 
 
+def _turns(
+    ws: ClientConnection,
+    view: dict[str, Any],
+    fetch: Callable[[], dict[str, Any]],
+    call: Callable[..., httpx.Response],
+    path: str,
+    label: str,
+    rng: random.Random,
+    on_move: Callable[[dict[str, Any]], None] | None,
+    timeout: float,
+) -> dict[str, Any]:
+    """Play the seat's turns from ``view`` until the game is over (the final view)."""
+    while not view["over"]:
+        if view["to_move"] != view["seat"]:
+            try:
+                pushed = json.loads(ws.recv(timeout=timeout))
+            except TimeoutError:  # a slow opponent, or a lost push: ask
+                pushed = fetch()
+            if pushed["version"] >= view["version"]:
+                view = pushed
+            continue
+        move = engine.choose_move(view["observation"], label, rng.getrandbits(64))
+        body = {"move": move, "expected_version": view["version"], "action_id": secrets.token_urlsafe(12)}
+        r = call("POST", f"{path}/actions", body)
+        if r.status_code == 409 and "view" in r.json():
+            view = r.json()["view"]  # the game moved on (a clock ran out): play from the current view
+            continue
+        if r.status_code != 200:
+            raise _error(r)
+        if on_move is not None:
+            on_move(r.json())
+        view = fetch()
+    return view
+
+
 def _play(
     base: str,
     game_id: str,
@@ -119,39 +154,18 @@ def _play(
         if view["seat"] is None:
             raise BotError("the token holds no seat")
         protocols = [Subprotocol("qwirkle"), Subprotocol(f"qwirkle.token.{token}")]
-        ws = None
-        try:
-            while not view["over"]:
-                if view["to_move"] != view["seat"]:
-                    try:
-                        if ws is None:
-                            ws = connect(
-                                _ws_url(base, game_id), subprotocols=protocols, open_timeout=timeout, max_size=2**22
-                            )
-                        pushed = json.loads(ws.recv(timeout=timeout))
-                    except TimeoutError:  # a slow opponent, or a lost push: ask
-                        pushed = fetch()
-                    except (ConnectionClosed, OSError):  # the server process went: connect again
-                        if ws is not None:
-                            ws.close()
-                        ws = None
-                        time.sleep(0.25)
-                        pushed = fetch()
-                    if pushed["version"] >= view["version"]:
-                        view = pushed
-                    continue
-                move = engine.choose_move(view["observation"], label, rng.getrandbits(64))
-                body = {"move": move, "expected_version": view["version"], "action_id": secrets.token_urlsafe(12)}
-                r = call("POST", f"{path}/actions", body)
-                if r.status_code == 409 and "view" in r.json():
-                    view = r.json()["view"]  # the game moved on (a clock ran out): play from the current view
-                    continue
-                if r.status_code != 200:
-                    raise _error(r)
-                if on_move is not None:
-                    on_move(r.json())
+        failures = 0
+        while not view["over"]:  # once per WebSocket connection
+            try:
+                with connect(
+                    _ws_url(base, game_id), subprotocols=protocols, open_timeout=timeout, max_size=2**22
+                ) as ws:
+                    view = _turns(ws, view, fetch, call, path, label, rng, on_move, timeout)
+            except (ConnectionClosed, OSError) as e:  # the server process went: connect again
+                before = view["version"]
+                time.sleep(0.25)
                 view = fetch()
-        finally:
-            if ws is not None:
-                ws.close()
+                failures = 0 if view["version"] > before else failures + 1
+                if failures >= RETRIES:
+                    raise BotError(f"the server keeps closing the WebSocket: {e}") from None
         return view
