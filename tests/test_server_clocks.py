@@ -11,9 +11,11 @@ import warnings
 from pathlib import Path
 
 import httpx
+import pytest
 
 import qwirkle_core as qc
 from qwirkle_core.server import create_app
+from qwirkle_core.server.clocks import Clock
 from qwirkle_core.server.store import open_store
 from server_support import ServerProcess, bearer
 
@@ -57,6 +59,22 @@ def wait_for(condition, seconds):
         assert time.monotonic() < deadline, "timed out waiting"
         time.sleep(0.1)
     return result
+
+
+def test_the_clock_arithmetic():
+    c = Clock.new(["human", "greedy", "human"], "human", 100.0, base_s=10, increment_s=2)
+    assert c.remaining == [10.0, None, 10.0] and c.deadline(0) == 110.0 and c.deadline(None) is None
+    c.charge(0, 104.0)  # 4 s used, 2 gained
+    assert c.remaining[0] == 8.0 and c.started == 104.0 and c.deadline(2) == 114.0
+    c.charge(2, 120.0)  # 16 s used of 10: out of time, the clock stands at 0 + the increment
+    assert c.remaining[2] == 2.0 and c.public(0, 121.0)["remaining"] == [7.0, None, 2.0]
+    assert c.public(0, 119.0)["remaining"][0] == 8.0  # never more than it has
+    m = Clock.new(["human", "human"], "human", 0.0, move_s=5)
+    m.charge(1, 3.0)
+    assert m.remaining is None and m.deadline(0) == 8.0 and Clock.from_json(m.to_json()) == m
+    for bad in ({"move_s": 1, "base_s": 1}, {}, {"move_s": 1, "increment_s": 1}):
+        with pytest.raises(ValueError):
+            Clock.new(["human", "human"], "human", 0.0, **bad)
 
 
 def test_seconds_per_move(tmp_path):

@@ -107,7 +107,8 @@ class Clock:
         remaining = None if self.remaining is None else list(self.remaining)
         deadline = self.deadline(seat_to_move)
         if remaining is not None and seat_to_move is not None and deadline is not None:
-            remaining[seat_to_move] = round(max(0.0, deadline - now), 3)
+            left = self.allowance(seat_to_move)  # at most: a clock running behind another machine's
+            remaining[seat_to_move] = round(min(left, max(0.0, deadline - now)), 3)
         return {
             "move_s": self.move_s,
             "base_s": self.base_s,
