@@ -44,6 +44,7 @@ log = logging.getLogger("qwirkle_core.server")
 _GAME_ID = re.compile(r"[A-Za-z0-9_-]{1,32}")
 
 MAX_SUBSCRIBERS = 64  # WebSocket connections per game (Settings.max_sockets)
+CHEAP_MS = 5.0  # agent turns measured at most this long run outside the agent threads' places
 HOLD_INTERVAL = 2.0  # seconds between a process's reminders that it holds its WebSocket connections
 HOLD_EXPIRY = 10.0  # the connections of a process silent this long (killed) stop counting
 MAX_PENDING = 256  # views queued for one WebSocket before it is dropped as too slow
@@ -150,6 +151,7 @@ class GameService:
         self._clients: dict[str, tuple[asyncio.Semaphore, list[int]]] = {}
         self._rate = RateLimit(self.settings.games_per_minute)
         self._held = 0.0
+        self._turn_ms: dict[str, float] = {}  # agent label -> its turns' time (ms), for _cheap
 
     def start(self) -> None:
         """Start the sweeper of expired games (the app's lifespan does; needs a running loop)."""
@@ -215,10 +217,35 @@ class GameService:
             if not users[0]:
                 self._clients.pop(key, None)
 
-    async def _compute(self, fn: Callable[[], _T]) -> _T:
-        """Run ``fn`` (agents' turns, a hint) in a worker thread within :meth:`_thread_slot`."""
+    async def _compute(self, fn: Callable[[], _T], agents: Sequence[str] | None = None) -> _T:
+        """Run ``fn`` in a worker thread: within :meth:`_thread_slot` for a hint
+        (``agents`` None) or for turns of ``agents`` of which one is not yet known to be
+        cheap (:meth:`_cheap`); cheap turns need no place (they cost less than the
+        queueing)."""
+        if agents is not None and all(self._cheap(a) for a in agents):
+            return await to_thread.run_sync(fn)
         async with self._thread_slot():
             return await to_thread.run_sync(fn)
+
+    def _cheap(self, label: str) -> bool:
+        """Whether the turns of agent ``label`` took, on average in this process, at most
+        :data:`CHEAP_MS` (greedy, random, the heuristic at its defaults); an agent not yet
+        measured is not."""
+        if label == engine.HUMAN:
+            return True
+        measured = self._turn_ms.get(label)
+        return measured is not None and measured <= CHEAP_MS
+
+    def _timed_turn(self, game: Game, label: str) -> None:
+        """Let agent ``label`` take the turn (on the clock: see engine.on_the_clock),
+        measuring it for :meth:`_cheap`."""
+        start = time.perf_counter()
+        engine.play_agent(game, label, on_clock=True)
+        ms = (time.perf_counter() - start) * 1000.0
+        before = self._turn_ms.get(label)
+        self._turn_ms[label] = ms if before is None else max(ms, 0.8 * before + 0.2 * ms)
+        if len(self._turn_ms) > 4096:
+            self._turn_ms.clear()
 
     @property
     def live_games(self) -> int:
@@ -390,7 +417,7 @@ class GameService:
         ``base`` came before)."""
         moved = 0
         while slot.agent_to_move():
-            engine.play_agent(slot.game, slot.agents[slot.game.current_player], on_clock=True)
+            self._timed_turn(slot.game, slot.agents[slot.game.current_player])
             moved += 1
             if slot.subscribers:
                 pushes.append(self._views_at(slot, base, played + moved))
@@ -425,7 +452,7 @@ class GameService:
             if not slot.agent_to_move():
                 return
             try:
-                self._push(slot, await self._compute(step))
+                self._push(slot, await self._compute(step, slot.agents))
             except ApiError as e:
                 if strict and e.retry_after is not None:
                     raise  # no agent thread was free in time: the request is refused
@@ -522,7 +549,7 @@ class GameService:
                     return result, pushes
 
                 try:
-                    result, pushes = await self._compute(apply)
+                    result, pushes = await self._compute(apply, slot.agents)
                 except Conflict:
                     continue  # the next round catches up with the store first
                 self._push(slot, pushes)
