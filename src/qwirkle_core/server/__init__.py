@@ -136,7 +136,7 @@ def serve(
     import uvicorn
 
     from .guard import Settings
-    from .net import protocol_class
+    from .net import PROTOCOL, TIMEOUT_VARIABLE
 
     settings = settings or Settings()
 
@@ -151,8 +151,11 @@ def serve(
         "timeout_keep_alive": 30,
         "timeout_graceful_shutdown": 5,
         "limit_concurrency": max_connections,
-        "http": protocol_class(header_timeout),
+        "http": PROTOCOL,
     }
+    if not header_timeout > 0:
+        raise ValueError(f"header_timeout must be > 0, not {header_timeout!r}")
+    os.environ[TIMEOUT_VARIABLE] = str(header_timeout)
     if workers == 1:
         uvicorn.run(create_app(db_path, settings=settings), **options)  # type: ignore[arg-type]
         return

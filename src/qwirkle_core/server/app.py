@@ -78,11 +78,70 @@ class NewGame(BaseModel):
     seed: int | None = Field(
         default=None,
         ge=0,
-        lt=2**64,
-        description="the deal's seed with one human seat (shown in every view); with several, mixed "
-        "with a server secret (docs/server.md, fair deals); random when left out",
+        le=2**64 - 1,
+        description="the deal's seed (0 .. 2**64-1) with one human seat (shown in every view); with several, "
+        "mixed with a server secret (docs/server.md, fair deals); random when left out",
     )
     clock: ClockIn | None = Field(default=None, description="a time control; none when left out")
+
+
+def _integer_bounds(document: dict[str, Any], models: tuple[type[BaseModel], ...]) -> dict[str, Any]:
+    """``document`` (FastAPI's OpenAPI) with the integer bounds of ``models``' fields as
+    pydantic writes them: FastAPI's OpenAPI models hold bounds as floats, and the float
+    of 2**64 - 1 is 2**64 (a seed bound that is neither an integer nor right)."""
+    schemas = document.get("components", {}).get("schemas", {})
+    for model in models:
+        own = model.model_json_schema().get("properties", {})
+        for name, field in schemas.get(model.__name__, {}).get("properties", {}).items():
+            exact = own.get(name, {})
+            for option, truth in zip(field.get("anyOf", [field]), exact.get("anyOf", [exact])):
+                if option.get("type") == "integer":
+                    for key in ("minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum"):
+                        if key in truth:
+                            option[key] = truth[key]
+    return document
+
+
+class ErrorOut(BaseModel):
+    """Every refusal: one sentence saying what is wrong (and, with 429 and 503, a
+    ``Retry-After`` header)."""
+
+    error: str
+    view: dict[str, Any] | None = Field(
+        default=None, description="with 409 for a stale expected_version: the seat's current view"
+    )
+
+
+_WHEN = {
+    400: "the move is not notation",
+    403: "no token where one is needed, or a token of no seat of this game",
+    404: "no such game",
+    408: "the request's body did not arrive in time",
+    409: "the rules or the game's state refuse the request",
+    413: f"the request body is over {MAX_BODY} bytes",
+    422: "a malformed request (not JSON, not UTF-8, missing or unknown fields, values out of range)",
+    429: "too many new games from this address (Retry-After)",
+    503: "the server is busy or could not store the change; nothing changed (Retry-After)",
+}
+
+
+def _errors(*statuses: int) -> dict[int | str, dict[str, Any]]:
+    """The OpenAPI ``responses`` of a route's refusals."""
+    return {status: {"model": ErrorOut, "description": _WHEN[status]} for status in statuses}
+
+
+# OpenAPI links from a new game to what can be done with it (seat 0's token), for
+# clients and for tools that chain requests (schemathesis' stateful tests)
+_GAME = {"game_id": "$response.body#/id"}
+_SEAT = {**_GAME, "token": "$response.body#/seats/0/token"}
+_LINKS = {
+    "View": {"operationId": "view", "parameters": _SEAT},
+    "Spectate": {"operationId": "view", "parameters": _GAME},
+    "Act": {"operationId": "act", "parameters": _SEAT},
+    "Undo": {"operationId": "undo", "parameters": _SEAT},
+    "Hint": {"operationId": "hint", "parameters": _SEAT},
+    "Record": {"operationId": "record", "parameters": _GAME},
+}
 
 
 class SeatOut(BaseModel):
@@ -172,6 +231,12 @@ class _BodyLimit:
             if not message.get("more_body"):
                 break
         body = b"".join(chunks)
+        if body and b"json" in dict(scope["headers"]).get(b"content-type", b""):
+            try:
+                body.decode("utf-8")
+            except UnicodeDecodeError as e:
+                error = f"malformed request: the body is not UTF-8 (byte {e.start})"
+                return await JSONResponse({"error": error}, status_code=422)(scope, receive, send)
         sent = False
 
         async def replay() -> Message:
@@ -239,6 +304,13 @@ def create_app(
         lifespan=lifespan,
     )
     app.state.service = service
+
+    def openapi() -> dict[str, Any]:
+        if app.openapi_schema is None:
+            app.openapi_schema = _integer_bounds(FastAPI.openapi(app), (NewGame, ActionIn))
+        return app.openapi_schema
+
+    app.openapi = openapi  # type: ignore[method-assign]
     app.add_middleware(_BodyLimit, limit=MAX_BODY, timeout=service.settings.body_timeout_s)
     app.add_middleware(_Arrival)
 
@@ -272,7 +344,7 @@ def create_app(
 
     # -- the API -------------------------------------------------------------------------
 
-    @app.get("/api/agents", summary="The agents a seat can be given")
+    @app.get("/api/agents", summary="The agents a seat can be given", operation_id="agents", responses=_errors(503))
     async def agents() -> dict[str, Any]:
         return {
             "human": engine.HUMAN,
@@ -283,7 +355,14 @@ def create_app(
             "max_agent_ms": service.settings.max_agent_ms,
         }
 
-    @app.post("/api/games", status_code=201, response_model=NewGameOut, summary="Start a game")
+    @app.post(
+        "/api/games",
+        status_code=201,
+        response_model=NewGameOut,
+        summary="Start a game",
+        operation_id="new_game",
+        responses={201: {"links": _LINKS}, **_errors(408, 413, 422, 429, 503)},
+    )
     async def new_game(body: NewGame) -> dict[str, Any]:
         clock = None if body.clock is None else body.clock.model_dump()
         game_id, agents, tokens = await service.create(body.seats, body.seed, clock)
@@ -292,7 +371,12 @@ def create_app(
             "seats": [{"seat": i, "agent": a, "token": t} for i, (a, t) in enumerate(zip(agents, tokens))],
         }
 
-    @app.get("/api/games/{game_id}", summary="A seat's view of a game (a spectator's without a token)")
+    @app.get(
+        "/api/games/{game_id}",
+        summary="A seat's view of a game (a spectator's without a token)",
+        operation_id="view",
+        responses=_errors(403, 404, 422, 503),
+    )
     async def view(game_id: str, token: Token = None, authorization: Authorization = None) -> JSONResponse:
         # the view is JSON-ready: JSONResponse skips FastAPI's walk over every field
         return JSONResponse(await service.get_view(game_id, _token(authorization, token)))
@@ -302,6 +386,8 @@ def create_app(
         response_model=ActionOut,
         response_class=JSONResponse,
         summary="Play a move for the token's seat",
+        operation_id="act",
+        responses=_errors(400, 403, 404, 408, 409, 413, 422, 503),
     )
     async def act(
         game_id: str, body: ActionIn, token: Token = None, authorization: Authorization = None
@@ -312,17 +398,32 @@ def create_app(
         )
         return JSONResponse(answer)
 
-    @app.post("/api/games/{game_id}/undo", summary="Take back your last move and the agents' replies")
+    @app.post(
+        "/api/games/{game_id}/undo",
+        summary="Take back your last move and the agents' replies",
+        operation_id="undo",
+        responses=_errors(403, 404, 408, 409, 413, 422, 503),
+    )
     async def undo(game_id: str, token: Token = None, authorization: Authorization = None) -> dict[str, int]:
         return await service.undo(game_id, _token(authorization, token))
 
-    @app.get("/api/games/{game_id}/hint", summary="The engine's three best moves for the seat to move")
+    @app.get(
+        "/api/games/{game_id}/hint",
+        summary="The engine's three best moves for the seat to move",
+        operation_id="hint",
+        responses=_errors(403, 404, 409, 422, 503),
+    )
     async def hint(
         game_id: str, token: Token = None, authorization: Authorization = None
     ) -> dict[str, list[dict[str, Any]]]:
         return await service.hint(game_id, _token(authorization, token))
 
-    @app.get("/api/games/{game_id}/record", summary="The game record, once the game is over")
+    @app.get(
+        "/api/games/{game_id}/record",
+        summary="The game record, once the game is over",
+        operation_id="record",
+        responses=_errors(404, 409, 422, 503),
+    )
     async def record(game_id: str) -> Response:
         text = await service.record(game_id)
         return Response(text, media_type="application/json")

@@ -46,6 +46,7 @@ log = logging.getLogger("qwirkle_core.server")
 _GAME_ID = re.compile(r"[A-Za-z0-9_-]{1,32}")
 
 MAX_SUBSCRIBERS = 64  # WebSocket connections per game (Settings.max_sockets)
+CHEAP_MS = 5.0  # agent turns measured at most this long run outside the agent threads' places
 HOLD_INTERVAL = 2.0  # seconds between a process's reminders that it holds its WebSocket connections
 HOLD_EXPIRY = 10.0  # the connections of a process silent this long (killed) stop counting
 MAX_PENDING = 256  # views queued for one WebSocket before it is dropped as too slow
@@ -176,6 +177,7 @@ class GameService:
         self._rate = RateLimit(self.settings.games_per_minute)
         self._held = 0.0
         self._clocks: asyncio.Task[None] | None = None
+        self._turn_ms: dict[str, float] = {}  # agent label -> its turns' time (ms), for _cheap
 
     def start(self) -> None:
         """Start the background tasks (the app's lifespan does; needs a running loop):
@@ -244,10 +246,35 @@ class GameService:
             if not users[0]:
                 self._clients.pop(key, None)
 
-    async def _compute(self, fn: Callable[[], _T]) -> _T:
-        """Run ``fn`` (agents' turns, a hint) in a worker thread within :meth:`_thread_slot`."""
+    async def _compute(self, fn: Callable[[], _T], agents: Sequence[str] | None = None) -> _T:
+        """Run ``fn`` in a worker thread: within :meth:`_thread_slot` for a hint
+        (``agents`` None) or for turns of ``agents`` of which one is not yet known to be
+        cheap (:meth:`_cheap`); cheap turns need no place (they cost less than the
+        queueing)."""
+        if agents is not None and all(self._cheap(a) for a in agents):
+            return await to_thread.run_sync(fn)
         async with self._thread_slot():
             return await to_thread.run_sync(fn)
+
+    def _cheap(self, label: str) -> bool:
+        """Whether the turns of agent ``label`` took, on average in this process, at most
+        :data:`CHEAP_MS` (greedy, random, the heuristic at its defaults); an agent not yet
+        measured is not."""
+        if label == engine.HUMAN:
+            return True
+        measured = self._turn_ms.get(label)
+        return measured is not None and measured <= CHEAP_MS
+
+    def _timed_turn(self, game: Game, label: str) -> None:
+        """Let agent ``label`` take the turn (on the clock: see engine.on_the_clock),
+        measuring it for :meth:`_cheap`."""
+        start = time.perf_counter()
+        engine.play_agent(game, label, on_clock=True)
+        ms = (time.perf_counter() - start) * 1000.0
+        before = self._turn_ms.get(label)
+        self._turn_ms[label] = ms if before is None else max(ms, 0.8 * before + 0.2 * ms)
+        if len(self._turn_ms) > 4096:
+            self._turn_ms.clear()
 
     @property
     def live_games(self) -> int:
@@ -306,8 +333,6 @@ class GameService:
                 self._push(slot, await to_thread.run_sync(self._sync, slot))
             if slot.agent_to_move():
                 await self._advance(slot, strict)
-            if slot.out_of_time(time.time()):
-                await self._expire(slot, strict)
             yield slot
         finally:
             slot.lock.release()
@@ -464,7 +489,7 @@ class GameService:
         ``base`` came before)."""
         moved = 0
         while slot.agent_to_move():
-            engine.play_agent(slot.game, slot.agents[slot.game.current_player], on_clock=True)
+            self._timed_turn(slot.game, slot.agents[slot.game.current_player])
             moved += 1
             if slot.subscribers:
                 pushes.append(self._views_at(slot, base, played + moved))
@@ -499,7 +524,7 @@ class GameService:
             if not slot.agent_to_move():
                 return
             try:
-                self._push(slot, await self._compute(step))
+                self._push(slot, await self._compute(step, slot.agents))
             except ApiError as e:
                 if strict and e.retry_after is not None:
                     raise  # no agent thread was free in time: the request is refused
@@ -512,25 +537,27 @@ class GameService:
             pushes[-1] = self._views(slot)
         return pushes
 
-    async def _expire(self, slot: _Slot, strict: bool = True) -> None:
+    async def _expire(self, slot: _Slot) -> None:
         """Play the turns of the human seats out of time (see :mod:`.clocks`): each such
         turn is played by the game's fallback agent and recorded as a timeout, the
         agents reply, and it is all stored as one change (on an agent thread, as
-        :meth:`_advance`; ``strict`` as there). Another process that stored first
-        wins; its change is taken."""
+        :meth:`_advance`), at most one round of the seats at a time (the next sweep
+        goes on). Another process that stored first wins; its change is taken. Only
+        the sweep calls this: a request never waits for a timeout's turns."""
 
         def step() -> Pushes:
             assert slot.clock is not None
             clock = slot.clock.copy()
+            first = len(clock.timeouts)
             now = time.time()
             base = slot.head
             pushes: Pushes = []
             moved = 0
-            while (seat := slot.human_to_move()) is not None:
+            while (seat := slot.human_to_move()) is not None and len(clock.timeouts) < first + len(slot.agents):
                 deadline = clock.deadline(seat)
                 if deadline is None or deadline > now:
                     break
-                engine.play_agent(slot.game, clock.fallback, on_clock=True)
+                self._timed_turn(slot.game, clock.fallback)
                 clock.timeouts.append(len(slot.game.history) - 1)
                 clock.charge(seat, now)
                 moved += 1
@@ -547,15 +574,14 @@ class GameService:
             log.info("game %s: %d action(s) played for seats out of time", slot.id, moved)
             return self._timed(slot, pushes)
 
-        for _ in range(3):
+        for _ in range(ATTEMPTS):
             if not slot.out_of_time(time.time()):
                 return
-            try:
-                self._push(slot, await self._compute(step))
-            except ApiError as e:
-                if strict and e.retry_after is not None:
-                    raise  # no agent thread was free in time: the request is refused
-                return
+            version = slot.version
+            fallback = () if slot.clock is None else (slot.clock.fallback,)
+            self._push(slot, await self._compute(step, (*slot.agents, *fallback)))
+            if slot.version != version:
+                return  # stored (ours or another process's): the next sweep goes on
 
     async def _sweep_clocks(self) -> None:
         """Every :data:`SWEEP_INTERVAL` seconds, find the stored games whose seat to move
@@ -571,8 +597,9 @@ class GameService:
                 continue
             for game_id in due:
                 try:
-                    async with self._locked(game_id, strict=False):
-                        pass  # catching up plays the timeouts
+                    async with self._locked(game_id, strict=False) as slot:
+                        if slot.out_of_time(time.time()):
+                            await self._expire(slot)
                 except ApiError:
                     pass
                 except Exception:
@@ -700,6 +727,13 @@ class GameService:
                         raise ApiError(409, "the game is over")
                     if g.current_player != seat:
                         raise ApiError(409, f"it is seat {g.current_player}'s turn, not seat {seat}'s")
+                    if slot.out_of_time(time.time()):
+                        assert slot.clock is not None
+                        raise ApiError(
+                            409,
+                            f"seat {seat}'s time ran out: {slot.clock.fallback} plays this turn "
+                            "(within a second; the view will show it)",
+                        )
                     base = slot.head
                     try:
                         result = engine.play_move(g, text)
@@ -721,7 +755,7 @@ class GameService:
                     return answer, self._timed(slot, pushes)
 
                 try:
-                    answer, pushes = await self._compute(apply)
+                    answer, pushes = await self._compute(apply, slot.agents)
                 except Conflict:
                     continue  # the next round catches up with the store first (and finds a stored id)
                 self._push(slot, pushes)
