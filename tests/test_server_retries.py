@@ -6,10 +6,13 @@ PostgreSQL): duplicates raced on both processes, and a retry after the answer wa
 (the client hung up before reading it)."""
 
 import json
+import os
+import signal
 import socket
 import threading
 import time
 import warnings
+from pathlib import Path
 from urllib.parse import urlsplit
 
 import httpx
@@ -17,6 +20,7 @@ import pytest
 
 import qwirkle_core as qc
 from qwirkle_core.server import create_app
+from qwirkle_core.server.bot import play_remote
 from qwirkle_core.server.store import open_store
 from server_support import ServerProcess, bearer
 
@@ -206,3 +210,51 @@ def test_a_schema_2_store_is_converted(store_url):
             and client.post(f"/api/games/{game_id}/actions", json=body, headers=auth).json() == first.json()
         )
         assert new_game(client, ["human", "human"])[0]
+
+
+def _children(pid):
+    path = Path(f"/proc/{pid}/task/{pid}/children")
+    return [int(p) for p in path.read_text().split()] if path.exists() else []
+
+
+def test_qwirkle_bot_plays_on_through_a_killed_worker(tmp_path, log):
+    """``play_remote`` (what ``qwirkle bot`` runs) against ``qwirkle serve --workers 2``
+    whose workers are killed with SIGKILL in the game: it sends its requests again
+    (the same action ids) and connects its WebSocket again, and finishes the game with
+    each of its moves played once."""
+    db = str(tmp_path / "games.sqlite")
+    server = ServerProcess(db, log, "--workers", "2")
+    try:
+        deadline = time.monotonic() + 60
+        while len(_children(server.proc.pid)) < 2 and time.monotonic() < deadline:
+            time.sleep(0.2)
+        with httpx.Client(timeout=30) as http:
+            game_id, tokens = new_game_http(http, server.url, ["human", "greedy"], seed=23)
+        answers, result, kills = [], {}, []
+
+        def bot():
+            try:
+                result["view"] = play_remote(
+                    server.url, game_id, tokens[0], agent="greedy", seed=1, on_move=answers.append
+                )
+            except Exception as e:  # reported below
+                result["error"] = e
+
+        thread = threading.Thread(target=bot)
+        thread.start()
+        for target in (6, 14):  # kill a worker twice, mid-game
+            while len(answers) < target and thread.is_alive():
+                time.sleep(0.01)
+            workers = _children(server.proc.pid)
+            if workers:
+                os.kill(workers[0], signal.SIGKILL)
+                kills.append(workers[0])
+        thread.join(timeout=240)
+    finally:
+        for pid in _children(server.proc.pid):
+            os.kill(pid, signal.SIGKILL)
+        server.kill()
+    assert "error" not in result, result.get("error")
+    assert len(kills) == 2 and result["view"]["over"]
+    moves = stored_moves(db, game_id)
+    assert [m for p, m in moves if p == 0] == [a["move"] for a in answers]  # each move once, in order
