@@ -426,7 +426,7 @@ def test_a_failed_write_refuses_the_action_and_changes_nothing(client, db, monke
     move = before["legal_moves"][0]["move"]
     plan = {1}  # the human's move and greedy's reply cannot be stored: refused, nothing changed
     r = client.post(f"{url}/actions", json={"move": move}, headers=auth)
-    assert r.status_code == 503 and "nothing changed" in r.json()["error"]
+    assert r.status_code == 503 and "nothing changed" in r.json()["error"] and r.headers["Retry-After"] == "1"
     assert client.get(url, headers=auth).json() == before
     assert open_store(db).load(game_id).head.version == before["version"]
     assert len(calls[0]) == 2  # the move and the reply go in one transaction

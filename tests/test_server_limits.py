@@ -290,3 +290,32 @@ def test_a_request_that_cannot_get_its_game_in_time_answers_503(tmp_path):
     assert r.status_code == 503 and r.headers["Retry-After"] == "1", r.text
     assert "another request on this game" in r.json()["error"] and waited < 1.0
     json.loads(r.text)
+
+
+@pytest.mark.parametrize(
+    "argv, message",
+    [
+        (["serve", "--max-agent-ms", "0"], "argument --max-agent-ms: milliseconds is 1 .. 60000, not 0"),
+        (["serve", "--max-agent-ms", "nan"], "argument --max-agent-ms: milliseconds is 1 .. 60000, not nan"),
+        (["serve", "--max-wait", "x"], "argument --max-wait: expected seconds, got 'x'"),
+        (["serve", "--games-per-minute", "0"], "argument --games-per-minute: a number of games is 1 .. 1e+09"),
+        (["serve", "--header-timeout", "-1"], "argument --header-timeout: seconds is 0.01 .. 3600, not -1"),
+        (["serve", "--max-sockets", "1.5"], "argument --max-sockets: expected a number of connections, got '1.5'"),
+    ],
+)
+def test_limit_options_are_checked(argv, message, capsys):
+    from qwirkle_core.cli import main
+
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("qwirkle: error:") and message in err and err.count("\n") == 1, err
+
+
+def test_keep_records_must_be_writable(tmp_path, capsys):
+    from qwirkle_core.cli import main
+
+    blocker = tmp_path / "file"
+    blocker.write_text("")
+    assert main(["serve", "--db", str(tmp_path / "g.sqlite"), "--keep-records", str(blocker / "records")]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("qwirkle: error: argument --keep-records: cannot write") and err.count("\n") == 1, err

@@ -83,6 +83,10 @@ class ApiError(Exception):
         self.extra = extra or {}  # more fields of the answer (a stale action's current view)
 
 
+class Busy(ApiError):
+    """503: the request waited its longest for its game or an agent thread."""
+
+
 class Subscriber:
     """One WebSocket's queue of views (JSON text) for ``seat`` (None: a spectator)."""
 
@@ -213,7 +217,7 @@ class GameService:
             async with asyncio.timeout(max(self._remaining(), 0.0)):
                 await acquire()
         except TimeoutError:
-            raise ApiError(
+            raise Busy(
                 503,
                 f"the server is busy ({what} for {self.settings.max_wait_s:g} s); try again shortly",
                 retry_after=1,
@@ -436,7 +440,7 @@ class GameService:
         except Exception:
             log.exception("game %s: storing the actions failed; they are refused", slot.id)
             self._take_back(slot, count)
-            raise ApiError(503, "the server could not store the action; nothing changed, try again") from None
+            raise ApiError(503, "the server could not store the action; nothing changed, try again", 1) from None
 
     @staticmethod
     def _take_back(slot: _Slot, count: int) -> None:
@@ -526,7 +530,7 @@ class GameService:
             try:
                 self._push(slot, await self._compute(step, slot.agents))
             except ApiError as e:
-                if strict and e.retry_after is not None:
+                if strict and isinstance(e, Busy):
                     raise  # no agent thread was free in time: the request is refused
                 return
 
@@ -672,7 +676,7 @@ class GameService:
             raise
         except Exception:
             log.exception("storing a new game failed")
-            raise ApiError(503, "the server could not store the new game; try again") from None
+            raise ApiError(503, "the server could not store the new game; try again", retry_after=1) from None
         async with self._load_lock:
             self._live[game_id] = slot
             self._evict()
@@ -787,7 +791,9 @@ class GameService:
                     except Exception:
                         log.exception("game %s: storing the undo failed; it is refused", slot.id)
                         self._reload(slot)
-                        raise ApiError(503, "the server could not store the undo; nothing changed, try again") from None
+                        raise ApiError(
+                            503, "the server could not store the undo; nothing changed, try again", 1
+                        ) from None
                     return undone, [self._views(slot)] if slot.subscribers else []
 
                 try:
