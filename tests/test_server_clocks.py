@@ -85,15 +85,15 @@ def test_the_clock_arithmetic():
 def test_seconds_per_move(tmp_path):
     db = str(tmp_path / "games.sqlite")
     with TestClient(create_app(db)) as client:
-        game_id, tokens = new_game(client, {"seats": ["human", "human"], "clock": {"move_s": 1}})
+        game_id, tokens = new_game(client, {"seats": ["human", "human"], "clock": {"move_s": 2}})
         url = f"/api/games/{game_id}"
         view = client.get(url).json()
         first = view["to_move"]
         assert (
-            view["clock"]["move_s"] == 1 and view["clock"]["fallback"] == "greedy" and view["clock"]["timeouts"] == []
+            view["clock"]["move_s"] == 2 and view["clock"]["fallback"] == "greedy" and view["clock"]["timeouts"] == []
         )
-        assert 0 < view["clock"]["deadline"] - view["clock"]["now"] <= 1
-        # nobody asks: the sweep plays the turn when its second is up
+        assert 0 < view["clock"]["deadline"] - view["clock"]["now"] <= 2
+        # nobody asks: the sweep plays the turn when its two seconds are up
         version, clock, _ = wait_for(lambda: (s := stored(db, game_id))[1]["timeouts"] and s, 5)
         assert clock["timeouts"] == [0] and version == view["version"] + 1
         view = client.get(url, headers=bearer(tokens[1 - first])).json()
@@ -108,7 +108,7 @@ def test_seconds_per_move(tmp_path):
         after = client.get(url).json()
         assert after["clock"]["timeouts"] == [0] and "timeout" not in after["history"][1]
         # the seat out of time tries its move late: refused (its turn is the fallback's, played or about to be)
-        time.sleep(1.2)
+        time.sleep(2.3)
         late = client.post(
             f"{url}/actions", json={"move": "pass", "expected_version": after["version"]}, headers=bearer(tokens[first])
         )
@@ -132,7 +132,7 @@ def test_a_game_clock_with_an_increment(tmp_path):
         url = f"/api/games/{game_id}"
         auth = bearer(tokens[0])
         view = client.get(url, headers=auth).json()
-        assert view["clock"]["remaining"][1] is None and 1 < view["clock"]["remaining"][0] <= 2
+        assert view["clock"]["remaining"][1] is None and 0 < view["clock"]["remaining"][0] <= 2
         r = client.post(f"{url}/actions", json={"move": view["legal_moves"][0]["move"]}, headers=auth)
         assert r.status_code == 200
         view = client.get(url, headers=auth).json()
@@ -176,7 +176,8 @@ def test_clocks_hold_across_a_killed_worker_and_a_restart(tmp_path):
             mine = httpx.get(url, headers=bearer(tokens[seat]), timeout=30).json()
             move = {"move": mine["legal_moves"][0]["move"], "expected_version": mine["version"], "action_id": "m1"}
             r = httpx.post(f"{url}/actions", json=move, headers=bearer(tokens[seat]), timeout=30)
-            assert r.status_code == 200 or "time ran out" in r.json()["error"], r.text  # a second is short
+            # a second is short on a loaded machine: the turn may have run out (refused, or played already)
+            assert r.status_code == 200 or ("time ran out" in r.text or "view" in r.json()), r.text
             moved = int(r.status_code == 200)
             # then both seats stay away: every turn runs out, and is played without a request
             wait_for(lambda: len(stored(db, game_id)[1]["timeouts"]) >= 2, 10)
