@@ -37,10 +37,12 @@ from .layout import (  # ids, kinds and spec rows are also read from here by the
     SEARCH,
     SPEC_COLS,
     SPEC_ID,
+    STATIC,
     AgentScratch,
     RootScratch,
     make_spec,
 )
+from .leaves import bind_leaves, leave_tables, static_choose
 from .mc import mc_choose
 from .policies import HEURISTIC_WORK, play_turns, reply_choose, simple_turn
 from .search import bind_search, new_search_scratch, search_choose
@@ -58,13 +60,16 @@ __all__ = [
     "PLACE",
     "RANDOM",
     "SEARCH",
+    "STATIC",
     "bind_for",
+    "bind_leaves",
     "bind_search",
     "make_spec",
     "mc_agent_turn",
     "new_agent_scratch",
     "search_agent_turn",
     "searches",
+    "static_agent_turn",
     "take_turn",
 ]
 
@@ -80,9 +85,39 @@ def searches(specs):
 
 def bind_for(specs):
     """:func:`.search.bind_search` when a row of ``specs`` (float64[seats, SPEC_COLS])
-    is the search agent: in Python, before a kernel plays them."""
+    is the search agent, :func:`.leaves.bind_leaves` when one is the static agent: in
+    Python, before a kernel plays them."""
     if any(int(row[SPEC_ID]) == SEARCH for row in specs):
         bind_search()
+    if any(int(row[SPEC_ID]) == STATIC for row in specs):
+        bind_leaves()
+
+
+@njit(inline="always")
+def _static(spec, gs, moves, n, values, scratch):
+    """The static agent's choice into ``gs.act`` (the bound leave table)."""
+    index, lvalues = leave_tables()
+    if index.shape[0] == 0 or lvalues.shape[0] == 0:
+        raise RuntimeError("the leave table is not bound (leaves.bind_leaves)")
+    static_choose(
+        spec,
+        gs.board,
+        gs.cross,
+        gs.anchors,
+        gs.bmeta,
+        gs.hands,
+        gs.bag,
+        gs.gmeta,
+        gs.rng,
+        gs.act,
+        moves,
+        n,
+        values,
+        scratch.work,
+        scratch.root.policy,
+        index,
+        lvalues,
+    )
 
 
 @njit
@@ -127,6 +162,8 @@ def search_turn(spec, gs, moves, scratch, searchers):
         mc_choose(spec, gs, moves, n, values, scratch)
     elif searchers and agent == SEARCH:
         search_choose(spec, gs, moves, n, values, scratch)
+    elif searchers and agent == STATIC:
+        _static(spec, gs, moves, n, values, scratch)
     else:
         reply_choose(spec, gs, moves, n, values, scratch.sim_moves, scratch.root.undo)
     apply_act(gs)
@@ -143,6 +180,18 @@ def search_agent_turn(spec, gs, moves, scratch):
     if values.shape[0] < n:
         values = np.zeros(n, np.float64)
     search_choose(spec, gs, moves, n, values, scratch)
+    apply_act(gs)
+    return moves
+
+
+@njit(inline="always")  # a thin wrapper: one level less to re-optimise (see _jit)
+def static_agent_turn(spec, gs, moves, scratch):
+    """:func:`search_agent_turn` of the static agent (``spec`` is one)."""
+    moves, n = legal_moves(gs, moves, np.bool_(False))
+    values = scratch.values
+    if values.shape[0] < n:
+        values = np.zeros(n, np.float64)
+    _static(spec, gs, moves, n, values, scratch)
     apply_act(gs)
     return moves
 

@@ -1,10 +1,10 @@
 """The batch loop: many complete games, one row of results per game.
 
-A batch is played by one of five kernels, the smallest that knows every agent of it
+A batch is played by one of six kernels, the smallest that knows every agent of it
 (:func:`kernel_for`), so a batch compiles only the agents it plays: :func:`run_plain`
 (random and greedy), :func:`run_heuristic` (and the heuristic, with its reply search),
 :func:`run_search` (random, greedy and the search agent), :func:`run_mc` (random,
-greedy and Monte Carlo) and :func:`run_any` (every agent, through
+greedy and Monte Carlo), :func:`run_static` (random, greedy and static) and :func:`run_any` (every agent, through
 :func:`.agents.take_turn`). All three play a
 game the same way (the same turns as ``Game.play_agent``), so a game's row depends
 only on its seed and agents. A kernel plays its games one after the other and releases
@@ -15,7 +15,15 @@ import numpy as np
 
 from ._jit import njit
 from .actions import new_state
-from .agents import mc_agent_turn, new_agent_scratch, search_agent_turn, search_turn, searches, take_turn
+from .agents import (
+    mc_agent_turn,
+    new_agent_scratch,
+    search_agent_turn,
+    search_turn,
+    searches,
+    static_agent_turn,
+    take_turn,
+)
 from .board import clear_board
 from .layout import (
     G_CURRENT,
@@ -27,6 +35,7 @@ from .layout import (
     RANDOM,
     SEARCH,
     SPEC_ID,
+    STATIC,
     STATS,  # noqa: F401  (re-exported: the Python layer sizes the stats array with it)
 )
 from .policies import play_turns
@@ -190,6 +199,41 @@ def run_mc(seeds, specs, rule_opening, scores, qwirkles, stats):
 
 
 @njit(nogil=True)
+def run_static(seeds, specs, rule_opening, scores, qwirkles, stats):
+    """:func:`run_search` for batches of random, greedy and static agents (the leave
+    table bound: :func:`.leaves.bind_leaves`)."""
+    gs, moves = new_state()
+    board, cross, anchors, bmeta, hands, bag, gmeta, rng, st, act = gs
+    scratch = new_agent_scratch(np.bool_(False))
+    values, work = scratch.values, scratch.work
+    for g in range(seeds.shape[0]):
+        _start(gs, seeds[g], specs.shape[0], rule_opening)
+        while gmeta[G_OVER] == 0 and gmeta[G_TURNS] < MAX_TURNS:
+            moves, values = play_turns(
+                specs,
+                board,
+                cross,
+                anchors,
+                bmeta,
+                hands,
+                bag,
+                gmeta,
+                rng,
+                st,
+                act,
+                moves,
+                values,
+                work,
+                np.int64(MAX_TURNS),
+                True,
+                None,
+            )
+            if gmeta[G_OVER] == 0 and gmeta[G_TURNS] < MAX_TURNS:  # the static agent's turn
+                moves = static_agent_turn(specs[gmeta[G_CURRENT]], gs, moves, scratch)
+        record_row(gmeta, g, scores, qwirkles, stats)
+
+
+@njit(nogil=True)
 def run_any(seeds, specs, rule_opening, scores, qwirkles, stats):
     """:func:`run_plain` for batches with any agents (each turn through
     :func:`.agents.take_turn`)."""
@@ -215,6 +259,8 @@ def kernel_for(specs):
         return run_search
     if agents <= {RANDOM, GREEDY, MONTE_CARLO}:
         return run_mc
+    if agents <= {RANDOM, GREEDY, STATIC}:
+        return run_static
     return run_any
 
 

@@ -292,6 +292,10 @@ def check_cubes_agents(rows: Iterable[np.ndarray]) -> None:
     """Refuse, for a Qwirkle Cubes game, the built-in agents (spec rows, as
     :meth:`AgentSpec.row` makes) that play the tile game only: the search agent, whose
     endgame solver and playouts know no re-rolls. Raises AgentError naming it."""
+    if any(int(row[0]) == _lay.STATIC for row in rows):
+        raise AgentError(
+            "the static agent's leave values were learned in the tile game; in Qwirkle Cubes use heuristic or mc"
+        )
     if any(int(row[0]) == _lay.SEARCH for row in rows):
         raise AgentError(
             "the search agent plays the tile game only (its endgame solver and playouts know no re-rolls); in Qwirkle Cubes use mc"
