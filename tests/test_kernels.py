@@ -304,6 +304,7 @@ def test_a_batch_compiles_only_the_kernel_of_its_agents():
         "heuristic": "run_heuristic",
         "mc": "run_mc",
         "search": "run_search",
+        "static": "run_static",
     }
     mixed = np.stack([_lo.make_spec(_lo.SEARCH), _lo.make_spec(_lo.MONTE_CARLO)])
     assert _bt.kernel_for(mixed).__name__ == "run_any"

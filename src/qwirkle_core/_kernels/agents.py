@@ -42,7 +42,7 @@ from .layout import (  # ids, kinds and spec rows are also read from here by the
     RootScratch,
     make_spec,
 )
-from .leaves import bind_leaves, leave_tables, static_choose
+from .leaves import bind_leaves
 from .mc import mc_choose
 from .policies import HEURISTIC_WORK, play_turns, reply_choose, simple_turn
 from .search import bind_search, new_search_scratch, search_choose
@@ -69,7 +69,6 @@ __all__ = [
     "new_agent_scratch",
     "search_agent_turn",
     "searches",
-    "static_agent_turn",
     "take_turn",
 ]
 
@@ -91,33 +90,6 @@ def bind_for(specs):
         bind_search()
     if any(int(row[SPEC_ID]) == STATIC for row in specs):
         bind_leaves()
-
-
-@njit(inline="always")
-def _static(spec, gs, moves, n, values, scratch):
-    """The static agent's choice into ``gs.act`` (the bound leave table)."""
-    index, lvalues = leave_tables()
-    if index.shape[0] == 0 or lvalues.shape[0] == 0:
-        raise RuntimeError("the leave table is not bound (leaves.bind_leaves)")
-    static_choose(
-        spec,
-        gs.board,
-        gs.cross,
-        gs.anchors,
-        gs.bmeta,
-        gs.hands,
-        gs.bag,
-        gs.gmeta,
-        gs.rng,
-        gs.act,
-        moves,
-        n,
-        values,
-        scratch.work,
-        scratch.root.policy,
-        index,
-        lvalues,
-    )
 
 
 @njit
@@ -162,8 +134,6 @@ def search_turn(spec, gs, moves, scratch, searchers):
         mc_choose(spec, gs, moves, n, values, scratch)
     elif searchers and agent == SEARCH:
         search_choose(spec, gs, moves, n, values, scratch)
-    elif searchers and agent == STATIC:
-        _static(spec, gs, moves, n, values, scratch)
     else:
         reply_choose(spec, gs, moves, n, values, scratch.sim_moves, scratch.root.undo)
     apply_act(gs)
@@ -180,18 +150,6 @@ def search_agent_turn(spec, gs, moves, scratch):
     if values.shape[0] < n:
         values = np.zeros(n, np.float64)
     search_choose(spec, gs, moves, n, values, scratch)
-    apply_act(gs)
-    return moves
-
-
-@njit(inline="always")  # a thin wrapper: one level less to re-optimise (see _jit)
-def static_agent_turn(spec, gs, moves, scratch):
-    """:func:`search_agent_turn` of the static agent (``spec`` is one)."""
-    moves, n = legal_moves(gs, moves, np.bool_(False))
-    values = scratch.values
-    if values.shape[0] < n:
-        values = np.zeros(n, np.float64)
-    _static(spec, gs, moves, n, values, scratch)
     apply_act(gs)
     return moves
 
@@ -216,7 +174,8 @@ def take_turn(spec, gs, moves, scratch):
     (maybe grown) move buffer.
     """
     board, cross, anchors, bmeta, hands, bag, gmeta, rng, st, act = gs
-    if not simple_turn(int(spec[SPEC_ID]), spec[P_HEUR_REPLY], spec[P_HEUR_HORIZON], gmeta[G_BAG], True):
+    agent = int(spec[SPEC_ID])
+    if agent != STATIC and not simple_turn(agent, spec[P_HEUR_REPLY], spec[P_HEUR_HORIZON], gmeta[G_BAG], True):
         return search_turn(spec, gs, moves, scratch, True)
     specs = spec.reshape((1, spec.shape[0]))
     moves, _ = play_turns(
@@ -235,6 +194,7 @@ def take_turn(spec, gs, moves, scratch):
         scratch.values,
         scratch.work,
         gmeta[G_TURNS] + 1,
+        True,
         True,
         True,
     )

@@ -288,7 +288,11 @@ AGENT_PARAMS = (
     (  # static (see leaves.static_choose)
         Param("leave", 1.0, FLOAT, -1000.0, 1000.0, "weight of the learned value of the tiles kept (leaves.json)"),
         Param("danger", 6.0, FLOAT, -1000.0, 1000.0, "penalty per expected Qwirkle handed to the next player"),
-        Param("setup", 0.0, FLOAT, -1000.0, 1000.0, "bonus per Qwirkle the mover can complete next turn"),
+        Param("setup", 6.0, FLOAT, -1000.0, 1000.0, "bonus per Qwirkle the mover can complete next turn"),
+        Param("follow", 0.0, FLOAT, -1000.0, 1000.0, "weight of the leave's best single-tile score now"),
+        Param(
+            "fits", 0.0, FLOAT, -1000.0, 1000.0, "bonus per distinct leave tile that fits somewhere on the board now"
+        ),
         Param(
             "exchange",
             1,
@@ -349,6 +353,8 @@ P_SEARCH_POUT = _column(SEARCH, "pout")
 P_STATIC_LEAVE = _column(STATIC, "leave")
 P_STATIC_DANGER = _column(STATIC, "danger")
 P_STATIC_SETUP = _column(STATIC, "setup")
+P_STATIC_FOLLOW = _column(STATIC, "follow")
+P_STATIC_FITS = _column(STATIC, "fits")
 P_STATIC_EXCHANGE = _column(STATIC, "exchange")
 MAX_SAMPLES = param(HEURISTIC, "samples").hi  # the reply search clamps its sample count to it
 

@@ -9,7 +9,7 @@ of the codes of its orderings with colours and shapes renamed by first appearanc
 which is the same for every leave of the class and different for different classes.
 
 Fast lookup: a sorted leave of ``k`` tiles has a *rank* (:func:`leave_rank`, the
-combinatorial number of the multiset, 0 .. ``N_RANKS - 1``); the *index* (int32[N_RANKS],
+combinatorial number of the multiset, 0 .. ``N_RANKS - 1``); the *index* (int8[N_RANKS],
 :func:`leave_codes` then ``numpy.unique`` in the Python layer) maps a rank to its class
 id, -1 for a multiset no game can hold (a tile more than three times). The learned
 *values* are float64[BUCKETS * classes]: row ``b`` (the bag-size bucket, :func:`bucket`)
@@ -29,38 +29,12 @@ import numpy as np
 from numba import carray
 
 from ._jit import Table, keep, njit
-from .actions import apply_action, fallback, new_state, set_place
-from .board import clear_board
 from .layout import (
-    A_KIND,
-    A_N,
-    A_POINTS,
-    A_QWIRKLES,
-    A_TILE,
-    EXCHANGE,
     G_BAG,
     G_CURRENT,
     G_HAND,
-    G_OPENING,
-    G_OVER,
-    G_TURNS,
-    HEURISTIC,
-    M_N,
-    M_TILE,
-    P_HEUR_DANGER,
-    P_HEUR_OUT,
-    P_HEUR_SETUP,
-    P_STATIC_DANGER,
-    P_STATIC_EXCHANGE,
-    P_STATIC_LEAVE,
-    P_STATIC_SETUP,
-    PLACE,
-    SPEC_ID,
 )
-from .movegen import generate_all
-from .policies import HEURISTIC_WORK, best_index, heuristic_fill
-from .rng import seed_streams
-from .state import HAND, MAX_TURNS, NUM_TILE_TYPES, hand_mask, new_game, opening_len, record_row
+from .state import HAND, NUM_TILE_TYPES
 
 MAX_LEAVE = HAND - 1  # a turn places or exchanges at least one tile
 BUCKET_EDGES = np.array([1, 12, 48], np.int64)  # bag sizes where a bucket starts (bucket 0: empty bag)
@@ -79,8 +53,8 @@ for _k in range(MAX_LEAVE + 1):
     OFFSETS[_k + 1] = OFFSETS[_k] + BIN[NUM_TILE_TYPES - 1 + _k, _k]
 N_RANKS = int(OFFSETS[MAX_LEAVE + 1])
 
-INDEX = Table("leaves.index", np.int32)
-"""The process's rank -> class index (int32[N_RANKS]), bound by :func:`bind_leaves`."""
+INDEX = Table("leaves.index", np.int8)
+"""The process's rank -> class index (int8[N_RANKS]), bound by :func:`bind_leaves`."""
 VALUES = Table("leaves.values", np.float64)
 """The process's learned values (float64[BUCKETS * classes]), bound by :func:`bind_leaves`."""
 _index_ptr, _values_ptr = INDEX.get, VALUES.get  # what kernels call
@@ -226,15 +200,16 @@ _classes_cache = None
 
 def classes():
     """``(codes, index)``: the canonical codes of the classes (int64[C], ascending: a
-    class's id is its position) and the rank -> class index (int32[N_RANKS], -1 for an
+    class's id is its position) and the rank -> class index (int8[N_RANKS], -1 for an
     impossible leave). Computed once per process (about a second)."""
     global _classes_cache
     if _classes_cache is None:
         codes = leave_codes(*(permutations(k) for k in range(1, MAX_LEAVE + 1)))
         valid = codes >= 0
         uniq, inverse = np.unique(codes[valid], return_inverse=True)
-        index = np.full(N_RANKS, -1, np.int32)
-        index[valid] = inverse.astype(np.int32)
+        index = np.full(N_RANKS, -1, np.int8)
+        assert uniq.shape[0] < 128  # class ids fit an int8 (83 classes): the index stays in cache
+        index[valid] = inverse.astype(np.int8)
         _classes_cache = (uniq, index)
     return _classes_cache
 
@@ -276,7 +251,7 @@ def bind_leaves(values=None):
 
 @njit(inline="always")
 def leave_tables():
-    """The bound index and values (see :func:`bind_leaves`): ``(int32[N_RANKS],
+    """The bound index and values (see :func:`bind_leaves`): ``(int8[N_RANKS],
     float64[BUCKETS * C])``; both empty when unbound."""
     ptr, n = _index_ptr()
     vptr, vn = _values_ptr()
@@ -290,164 +265,23 @@ def _leave_row(lvalues, b):
 
 
 @njit
-def static_fill(
-    board, cross, anchors, bmeta, hands, bag, gmeta, moves, n, hspec, values, work, index, lvalues, w_leave
-):
-    """The static agent's value of each of the ``n`` placements, into ``values[:n]``:
-    :func:`.policies.heuristic_fill` with the heuristic spec ``hspec`` (points, +6 for
-    going out, the Qwirkle risk and setup terms) plus ``w_leave`` times the learned
-    value of the leave (bucket of the bag now)."""
-    heuristic_fill(board, cross, anchors, bmeta, hands, bag, gmeta, moves, n, hspec, values, work)
+def kept_values(hands, gmeta, index, lvalues, kv, slot):
+    """The current player's leave values by the hand slots kept: ``kv[mask]`` (float64[64])
+    the value of keeping the slots of ``mask`` (at most MAX_LEAVE of them; bucket of the
+    bag now), and ``slot[t]`` (int64[NUM_TILE_TYPES]) the bit of the first slot holding
+    tile ``t``. A placement holds a tile at most once (identical tiles never share a
+    line), so it uses the first slot of each of its tiles."""
     p = gmeta[G_CURRENT]
     size = gmeta[G_HAND + p]
     row = _leave_row(lvalues, bucket(gmeta[G_BAG]))
-    for m in range(n):
-        r = rank_without(hands, p, size, moves[m], M_TILE, moves[m, M_N])
-        values[m] += w_leave * lvalues[row + index[r]]
-    keep(board, cross, anchors, bmeta, hands, bag, gmeta, moves, hspec, values, work, index, lvalues)
-
-
-@njit
-def exchange_choice(hands, gmeta, index, lvalues, w_leave, best_value, act):
-    """Compare the exchanges (every subset of the hand, of at most as many tiles as the
-    bag holds, in the order of their bit masks over the hand's slots) with
-    ``best_value`` (the best placement's value; -inf for none): an exchange is worth
-    ``w_leave`` times its leave's value. Writes the first best exchange into ``act``
-    when it is worth more than ``best_value``. Returns True if it did."""
-    p = gmeta[G_CURRENT]
-    size = gmeta[G_HAND + p]
-    bagn = gmeta[G_BAG]
-    row = _leave_row(lvalues, bucket(bagn))
-    best_mask = 0
-    for mask in range(1, 1 << size):
-        k = 0
-        for i in range(size):
-            k += (mask >> i) & 1
-        if k > bagn or size - k > MAX_LEAVE:
-            continue
-        r = OFFSETS[size - k]
+    for i in range(size - 1, -1, -1):
+        slot[hands[p, i]] = 1 << i
+    for mask in range((1 << size) - 1):  # not the whole hand
+        r = 0
         c = 0
         for i in range(size):
-            if not (mask >> i) & 1:
+            if (mask >> i) & 1:
                 r += BIN[hands[p, i] + c, c + 1]
                 c += 1
-        v = w_leave * lvalues[row + index[r]]
-        if v > best_value:
-            best_value = v
-            best_mask = mask
-    if best_mask:
-        k = 0
-        for i in range(size):
-            if (best_mask >> i) & 1:
-                act[A_TILE + k] = hands[p, i]
-                k += 1
-        act[A_KIND] = EXCHANGE
-        act[A_N] = k
-        act[A_POINTS] = 0
-        act[A_QWIRKLES] = 0
-    keep(hands, gmeta, index, lvalues, act)
-    return best_mask != 0
-
-
-@njit
-def static_choose(
-    spec, board, cross, anchors, bmeta, hands, bag, gmeta, rng, act, moves, n, values, work, hspec, index, lvalues
-):
-    """The static agent's action into ``act``: the placement of the best
-    :func:`static_fill` value (ties broken at random, agents' stream), or (parameter
-    ``exchange``, or no placement) the exchange whose leave is worth more; a pass with
-    nothing else. ``hspec``: a float64[SPEC_COLS] scratch (the heuristic's spec is made
-    there); ``moves[:n]`` every legal placement; ``values`` float64[>= n]."""
-    hspec[:] = 0.0
-    hspec[SPEC_ID] = HEURISTIC
-    hspec[P_HEUR_DANGER] = spec[P_STATIC_DANGER]
-    hspec[P_HEUR_SETUP] = spec[P_STATIC_SETUP]
-    hspec[P_HEUR_OUT] = 6.0
-    w_leave = spec[P_STATIC_LEAVE]
-    best = -np.inf
-    if n:
-        static_fill(
-            board, cross, anchors, bmeta, hands, bag, gmeta, moves, n, hspec, values, work, index, lvalues, w_leave
-        )
-        i = best_index(values, n, rng)
-        set_place(act, moves, i)
-        best = values[i]
-    exchanged = False
-    if gmeta[G_BAG] > 0 and gmeta[G_OPENING] == 0 and (n == 0 or spec[P_STATIC_EXCHANGE] != 0):
-        exchanged = exchange_choice(hands, gmeta, index, lvalues, w_leave, best, act)
-    if n == 0 and not exchanged:
-        fallback(hands, gmeta, rng, act, True)
-    keep(spec, board, cross, anchors, bmeta, hands, bag, gmeta, rng, act, moves, values, work, hspec, index, lvalues)
-
-
-@njit(nogil=True)
-def learn_games(seeds, spec, index, lvalues, rule_opening, sums, counts, scores, qwirkles, stats):
-    """Play two-player games of the static agent ``spec`` against itself with the leave
-    values ``lvalues`` (float64[BUCKETS * C]) and log what followed each leave a turn
-    kept: the mover's next turn's points (+6 for going out) plus the value of the leave
-    that turn kept; 0 when the game ended first. Added to ``sums`` int64[BUCKETS, C]
-    (in 1/SCALE points) and ``counts`` int64[BUCKETS, C] by the bucket of the bag before
-    the turn and the class of the leave. A placement of the whole hand that ends the game
-    logs no leave. Rows of ``scores``, ``qwirkles``, ``stats`` as in
-    :func:`.batch.run_plain`. Each game depends only on its seed."""
-    gs, moves = new_state()
-    board, cross, anchors, bmeta, hands, bag, gmeta, rng, st, act = gs
-    values = np.zeros(1024, np.float64)
-    work = np.zeros(HEURISTIC_WORK, np.float64)
-    hspec = np.zeros(spec.shape[0], np.float64)
-    pend_b = np.full(2, -1, np.int64)
-    pend_c = np.full(2, -1, np.int64)
-    for g in range(seeds.shape[0]):
-        clear_board(board, cross, anchors, bmeta)
-        seed_streams(rng, seeds[g])
-        new_game(hands, bag, gmeta, rng, 2, rule_opening)
-        pend_b[:] = -1
-        while gmeta[G_OVER] == 0 and gmeta[G_TURNS] < MAX_TURNS:
-            p = gmeta[G_CURRENT]
-            size = gmeta[G_HAND + p]
-            b = bucket(gmeta[G_BAG])
-            hand = hand_mask(hands, gmeta, p)
-            moves, n = generate_all(board, cross, anchors, bmeta, hand, opening_len(gmeta), moves, st, False)
-            if values.shape[0] < n:
-                values = np.zeros(2 * n, np.float64)
-            static_choose(
-                spec,
-                board,
-                cross,
-                anchors,
-                bmeta,
-                hands,
-                bag,
-                gmeta,
-                rng,
-                act,
-                moves,
-                n,
-                values,
-                work,
-                hspec,
-                index,
-                lvalues,
-            )
-            kind = act[A_KIND]
-            k = act[A_N] if kind == PLACE or kind == EXCHANGE else 0
-            rank = rank_without(hands, p, size, act, A_TILE, k) if size - k <= MAX_LEAVE else -1
-            points = act[A_POINTS] if kind == PLACE else 0
-            apply_action(board, cross, anchors, bmeta, hands, bag, gmeta, rng, act)
-            if kind == PLACE and gmeta[G_HAND + p] == 0:
-                points += 6
-            follow = points * SCALE
-            live = gmeta[G_OVER] == 0 and rank >= 0
-            if live:
-                follow += np.int64(np.round(lvalues[_leave_row(lvalues, b) + index[rank]] * SCALE))
-            if pend_b[p] >= 0:
-                sums[pend_b[p], pend_c[p]] += follow
-                counts[pend_b[p], pend_c[p]] += 1
-                pend_b[p] = -1
-            if live:
-                pend_b[p] = b
-                pend_c[p] = index[rank]
-        for q in range(2):  # the game ended before these leaves were used: nothing followed
-            if pend_b[q] >= 0:
-                counts[pend_b[q], pend_c[q]] += 1
-        record_row(gmeta, g, scores, qwirkles, stats)
+        kv[mask] = lvalues[row + index[r + OFFSETS[c]]]
+    keep(hands, gmeta, index, lvalues, kv, slot)

@@ -30,6 +30,7 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from .._checks import check_int, check_seed, check_threads
+from .._kernels import batch as _bt
 from .._kernels import layout as _lo
 from .._kernels import leaves as _lv
 from .._threads import available_threads
@@ -44,15 +45,17 @@ FORMAT = "qwirkle-core leave table"
 
 
 class LearnProgress(NamedTuple):
-    """One progress report of :func:`learn`: after each range of games, and with
-    ``change`` set after each finished iteration."""
+    """One progress report of :func:`learn`: after each round of games, and with
+    ``change`` and ``largest`` set after each finished iteration (``change``: the mean
+    over the iteration's turns of the change of the value of the leave each kept)."""
 
     iteration: int  # 1-based, the iteration being played
     iterations: int
     games: int  # games played in this iteration so far
     games_per_iteration: int
     games_per_second: float  # of this iteration so far
-    change: float | None  # finished iteration: largest change of a value (points), else None
+    change: float | None  # finished iteration: mean change of a turn's leave value (points), else None
+    largest: float | None  # finished iteration: largest change of any value (a rare leave's, often)
 
 
 @dataclass(frozen=True)
@@ -192,6 +195,8 @@ def learn(
     counts = np.zeros(shape, np.int64)
     done = 0
     command = f"qwirkle learn --seed {seed} --games {games} --iterations {iterations}"
+    # compile (or load) the kernel before the clock of the first iteration starts
+    _play(np.zeros(0, np.uint64), spec, index, np.ascontiguousarray(values.ravel()), counts, counts.copy())
     with ThreadPoolExecutor(workers) as pool:
         try:
             for it in range(iterations):
@@ -221,13 +226,14 @@ def learn(
                     played += n
                     if progress is not None:
                         rate = played / max(time.perf_counter() - t0, 1e-9)
-                        progress(LearnProgress(it + 1, iterations, played, games, rate, None))
+                        progress(LearnProgress(it + 1, iterations, played, games, rate, None, None))
                 new = estimate(sums, counts_it)
-                change = float(np.max(np.abs(new - values)))
+                delta = np.abs(new - values)
+                change = float((delta * counts_it).sum() / max(counts_it.sum(), 1))
                 values, counts, done = new, counts_it, it + 1
                 if progress is not None:
                     rate = games / max(time.perf_counter() - t0, 1e-9)
-                    progress(LearnProgress(it + 1, iterations, games, games, rate, change))
+                    progress(LearnProgress(it + 1, iterations, games, games, rate, change, float(delta.max())))
         except KeyboardInterrupt:
             if done == 0:
                 raise
@@ -251,4 +257,4 @@ def _play(
     scores = np.zeros((n, 2), np.int32)
     qwirkles = np.zeros((n, 2), np.int16)
     stats = np.zeros((n, _lo.STATS), np.int32)
-    _lv.learn_games(seeds, spec, index, values, np.int64(0), sums, counts, scores, qwirkles, stats)
+    _bt.learn_games(seeds, spec, index, values, np.int64(0), sums, counts, scores, qwirkles, stats)

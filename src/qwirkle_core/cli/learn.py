@@ -49,7 +49,7 @@ def _run_learn(args: argparse.Namespace, console: Console) -> int:
         state["status"].start()
 
     def progress(p: LearnProgress) -> None:
-        change = "" if p.change is None else f", largest change {p.change:.3f} points"
+        change = "" if p.change is None else f", change {p.change:.3f} points (largest {p.largest:.2f})"
         line = (
             f"iteration {p.iteration}/{p.iterations}: {p.games:,}/{p.games_per_iteration:,} games, "
             f"{p.games_per_second:,.0f} games/s{change}"
