@@ -157,3 +157,36 @@ def test_static_agent_plays_a_best_move_of_the_reference(seed, turns, extra):
     move = action.move
     key = str(move) if move.kind == "place" else f"x{sorted(move.tiles)}"
     assert values[key] == pytest.approx(max(values.values()), abs=1e-9)
+
+
+def test_an_interrupted_learning_keeps_its_last_finished_iteration():
+    def stop_in_the_second(p):
+        if p.iteration == 2:
+            raise KeyboardInterrupt
+
+    table = learn(seed=5, games=300, iterations=3, threads=2, progress=stop_in_the_second)
+    one = learn(seed=5, games=300, iterations=1, threads=1)
+    assert table.provenance["iterations"] == 1 and table.provenance["iterations_asked"] == 3
+    np.testing.assert_array_equal(table.values, one.values)
+    with pytest.raises(KeyboardInterrupt):  # nothing finished: nothing to keep
+        learn(seed=5, games=300, iterations=2, progress=lambda p: (_ for _ in ()).throw(KeyboardInterrupt))
+
+
+def test_cli_learn_writes_the_table_and_refuses_bad_arguments(tmp_path, capsys):
+    from qwirkle_core import cli
+
+    out = tmp_path / "t.json"
+    argv = ["learn", "--seed", "5", "--games", "300", "--iterations", "1", "--no-progress", "--out", str(out)]
+    assert cli.main(argv) == 0
+    table = LeaveTable.load(out)
+    assert table.provenance["command"] == "qwirkle learn --seed 5 --games 300 --iterations 1"
+    np.testing.assert_allclose(table.values, learn(seed=5, games=300, iterations=1).values, rtol=0, atol=5e-5)
+    capsys.readouterr()
+    for bad, message in [
+        (["--games", "0"], "--games"),
+        (["--seed", "-1"], "--seed"),
+        (["--out", str(tmp_path / "no" / "t.json")], "--out"),
+    ]:
+        assert cli.main(["learn", *bad]) == 2
+        err = capsys.readouterr().err.strip()
+        assert message in err and len(err.splitlines()) == 1 and "Traceback" not in err

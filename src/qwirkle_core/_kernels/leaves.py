@@ -103,7 +103,7 @@ def rank_without(hands, p, size, tiles, first, k):
 
 
 @njit
-def _unrank(rank, out):
+def unrank(rank, out):
     """The sorted leave of ``rank`` into ``out``; returns its size."""
     k = 0
     while OFFSETS[k + 1] <= rank:
@@ -162,7 +162,7 @@ def leave_codes(perms1, perms2, perms3, perms4, perms5):
     cmap = np.empty(6, np.int64)
     smap = np.empty(6, np.int64)
     for rank in range(N_RANKS):
-        k = _unrank(rank, tiles)
+        k = unrank(rank, tiles)
         bad = False
         for i in range(3, k):
             bad |= tiles[i] == tiles[i - 3]

@@ -124,7 +124,7 @@ def _sub_classes() -> list[list[int]]:
     out: list[list[int]] = []
     tiles = np.zeros(_lv.MAX_LEAVE, np.int64)
     for c in range(codes.shape[0]):
-        k = _lv._unrank.py_func(int(first[c]), tiles)
+        k = _lv.unrank.py_func(int(first[c]), tiles)
         leave = [int(t) for t in tiles[:k]]
         subs = sorted({leave_class(leave[:i] + leave[i + 1 :]) for i in range(k)})
         out.append(subs)
