@@ -190,3 +190,20 @@ def test_cli_learn_writes_the_table_and_refuses_bad_arguments(tmp_path, capsys):
         assert cli.main(["learn", *bad]) == 2
         err = capsys.readouterr().err.strip()
         assert message in err and len(err.splitlines()) == 1 and "Traceback" not in err
+
+
+def test_static_batches_replay_move_by_move_at_any_thread_count():
+    one = qc.simulate(40, agents=("static", "greedy"), seed=9, threads=1)
+    two = qc.simulate(40, agents=("static", "greedy"), seed=9, threads=2)
+    np.testing.assert_array_equal(one.scores, two.scores)
+    for i in (0, 17, 39):
+        record = qc.play_game(("static", "greedy"), seed=int(one.seeds[i]))
+        assert tuple(record.final_scores) == tuple(one.scores[i]) and len(record.actions) == one.turns[i]
+        assert qc.replay(record).scores == tuple(one.scores[i])
+    kinds = Counter(a.move.kind for a in qc.play_game(("static", "static"), seed=4).actions)
+    assert kinds["place"] > 20
+
+
+def test_static_is_refused_in_qwirkle_cubes():
+    with pytest.raises(qc.AgentError, match="static"):
+        qc.simulate(2, agents=("static", "greedy"), seed=1, rules=qc.Rules(variant="cubes"))
