@@ -264,6 +264,15 @@ def _leave_row(lvalues, b):
     return b * (lvalues.shape[0] // BUCKETS)
 
 
+@njit(inline="always")
+def _high(mask):
+    """The highest set bit of a mask of hand slots (0 < mask < 64)."""
+    h = HAND - 1
+    while not (mask >> h) & 1:
+        h -= 1
+    return h
+
+
 @njit
 def kept_values(hands, gmeta, index, lvalues, kv, slot):
     """The current player's leave values by the hand slots kept: ``kv[mask]`` (float64[64])
@@ -276,12 +285,21 @@ def kept_values(hands, gmeta, index, lvalues, kv, slot):
     row = _leave_row(lvalues, bucket(gmeta[G_BAG]))
     for i in range(size - 1, -1, -1):
         slot[hands[p, i]] = 1 << i
-    for mask in range((1 << size) - 1):  # not the whole hand
-        r = 0
-        c = 0
-        for i in range(size):
-            if (mask >> i) & 1:
-                r += BIN[hands[p, i] + c, c + 1]
-                c += 1
+    # the combinatorial number of a mask's tiles: that of the mask without its highest
+    # slot plus the term of that slot's tile, the last of the sorted leave (in
+    # slot[NUM_TILE_TYPES + mask] as scratch), then the class's value
+    ranks = slot[NUM_TILE_TYPES:]
+    ranks[0] = 0
+    kv[0] = lvalues[row + index[0]]
+    for mask in range(1, (1 << size) - 1):  # not the whole hand
+        hi = _high(mask)
+        c = 1
+        rest = mask ^ (1 << hi)
+        m = rest
+        while m:
+            m &= m - 1
+            c += 1
+        r = ranks[rest] + BIN[hands[p, hi] + c - 1, c]
+        ranks[mask] = r
         kv[mask] = lvalues[row + index[r + OFFSETS[c]]]
-    keep(hands, gmeta, index, lvalues, kv, slot)
+    keep(hands, gmeta, index, lvalues, kv, slot, ranks)

@@ -555,7 +555,7 @@ def static_choose(
     hspec[P_HEUR_OUT] = 6.0
     w_leave = spec[P_STATIC_LEAVE]
     kv = np.empty(1 << HAND, np.float64)
-    slot = np.zeros(NUM_TILE_TYPES, np.int64)
+    slot = np.zeros(NUM_TILE_TYPES + (1 << HAND), np.int64)
     kept_values(hands, gmeta, index, lvalues, kv, slot)
     best = -np.inf
     if n:
