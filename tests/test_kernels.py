@@ -109,7 +109,7 @@ def test_make_spec_takes_exactly_the_documented_range(agent_param, value):
 
 
 def test_make_spec_refuses_unknown_agents_and_parameters():
-    for agent in (-1, 5, 2.5, "mc", None):
+    for agent in (-1, len(_lo.AGENT_NAMES), 2.5, "mc", None):
         with pytest.raises(ValueError, match="unknown agent id"):
             _lo.make_spec(agent)
     with pytest.raises(ValueError, match="agent 'greedy': unknown parameter.*takes: none"):
