@@ -207,3 +207,20 @@ def test_static_batches_replay_move_by_move_at_any_thread_count():
 def test_static_is_refused_in_qwirkle_cubes():
     with pytest.raises(qc.AgentError, match="static"):
         qc.simulate(2, agents=("static", "greedy"), seed=1, rules=qc.Rules(variant="cubes"))
+
+
+def test_learning_on_a_dask_cluster_gives_the_local_table():
+    distributed = pytest.importorskip("distributed")
+    local = learn(seed=8, games=600, iterations=2, threads=2)
+    learn(seed=8, games=1, iterations=1, threads=1)  # compiled here (or loaded): the workers load the cache
+    with (
+        distributed.LocalCluster(
+            n_workers=2, threads_per_worker=1, processes=True, host="127.0.0.1", dashboard_address=":0"
+        ) as cluster,
+        distributed.Client(cluster) as client,
+    ):
+        seen = []
+        remote = learn(seed=8, games=600, iterations=2, client=client, progress=seen.append)
+    np.testing.assert_array_equal(local.values, remote.values)
+    np.testing.assert_array_equal(local.counts, remote.counts)
+    assert [p.iteration for p in seen if p.change is not None] == [1, 2]

@@ -10,8 +10,8 @@ leave's value to the mean of what followed it minus the mean over all turns of i
 bag-size bucket, smooth the rarely seen leaves towards the mean of their sub-leaves,
 and play again with the new values until they settle.
 
-The games are played in the batch kernel (no Python per turn) on threads, in ranges of
-fixed size; game ``i`` of iteration ``j`` plays from ``game_seed(seed, j * games + i)``
+The games are played in the batch kernel (no Python per turn) on threads, or as tasks
+on a Dask cluster (``client``), in ranges of fixed size; game ``i`` of iteration ``j`` plays from ``game_seed(seed, j * games + i)``
 and the outcomes are summed as integers, so a table depends only on its arguments,
 never on the thread count.
 """
@@ -157,6 +157,7 @@ def learn(
     threads: int | None = None,
     progress: Callable[[LearnProgress], None] | None = None,
     start: LeaveTable | None = None,
+    client: Any = None,
 ) -> LeaveTable:
     """Learn leave values by self-play of the static agent (module doc).
 
@@ -174,6 +175,9 @@ def learn(
         threads that play (default: every core).
     progress : callable, optional
         called with a :class:`LearnProgress` after each range of games and each iteration.
+    client : dask.distributed.Client, optional
+        play each iteration's ranges of games as tasks on this cluster (``pip install
+        'qwirkle-core[dask]'``); the table is the same as on local threads.
 
     Returns
     -------
@@ -186,6 +190,8 @@ def learn(
     games = check_int(games, "games", 1, 1 << 40)
     iterations = check_int(iterations, "iterations", 1, 10_000)
     workers = check_threads(threads, available_threads())
+    if client is not None:
+        _dist().check_client(client)
     codes, index = _lv.classes()
     shape = (_lv.BUCKETS, codes.shape[0])
     values = np.zeros(shape) if start is None else np.array(start.values, np.float64)
@@ -196,6 +202,8 @@ def learn(
     done = 0
     command = f"qwirkle learn --seed {seed} --games {games} --iterations {iterations}"
     # compile (or load) the kernel before the clock of the first iteration starts
+    if client is not None:
+        client.run(learn_range, seed, 0, 0, spec, np.zeros(shape[0] * shape[1]))
     _play(np.zeros(0, np.uint64), spec, index, np.ascontiguousarray(values.ravel()), counts, counts.copy())
     with ThreadPoolExecutor(workers) as pool:
         try:
@@ -206,6 +214,24 @@ def learn(
                 counts_it = np.zeros(shape, np.int64)
                 played = 0
                 first = it * games
+                if client is not None:
+                    tasks = [
+                        ((seed, first + a, min(RANGE, games - a), spec, flat), min(RANGE, games - a))
+                        for a in range(0, games, RANGE)
+                    ]
+
+                    def report(done_games: int, total: int, it: int = it, t0: float = t0) -> None:
+                        if progress is not None:
+                            rate = done_games / max(time.perf_counter() - t0, 1e-9)
+                            progress(LearnProgress(it + 1, iterations, done_games, games, rate, None, None))
+
+                    results, stopped = _dist().map_ranges(client, learn_range, tasks, report)
+                    if stopped:
+                        raise KeyboardInterrupt
+                    for part_sums, part_counts in results.values():
+                        sums += part_sums
+                        counts_it += part_counts
+                    played = games
                 while played < games:  # a batch of ranges per round, so progress is reported
                     n = min(games - played, RANGE * 4 * workers)
                     seeds = game_seeds(seed, first + played, n)
@@ -248,6 +274,22 @@ def learn(
         "date": datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
     }
     return LeaveTable(values, counts, provenance)
+
+
+def _dist() -> Any:
+    from . import distributed
+
+    return distributed
+
+
+def learn_range(seed: int, first: int, n: int, spec: np.ndarray, values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The ``(sums, counts)`` of games ``first .. first + n - 1`` of ``seed`` (a cluster
+    task of :func:`learn`)."""
+    codes, index = _lv.classes()
+    shape = (_lv.BUCKETS, codes.shape[0])
+    sums, counts = np.zeros(shape, np.int64), np.zeros(shape, np.int64)
+    _play(game_seeds(seed, first, n), spec, index, values, sums, counts)
+    return sums, counts
 
 
 def _play(

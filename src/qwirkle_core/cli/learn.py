@@ -9,7 +9,15 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from .common import EXIT_INTERRUPTED, UsageError, positive_int, seed_type
+from .common import (
+    EXIT_INTERRUPTED,
+    UsageError,
+    add_cluster_options,
+    cluster,
+    distributed_module,
+    positive_int,
+    seed_type,
+)
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -22,8 +30,8 @@ def register(sub: Any) -> None:
         description="Play self-play games of the static agent, estimate the value of every leave (the tiles a "
         "player keeps, up to the rules' symmetries) from what followed it, and play again with the new values, "
         "ITERATIONS times; write the table and its provenance (the command, seed, games, version, date) to OUT. "
-        "The table depends only on --seed, --games and --iterations, not on --threads. Ctrl-C keeps the last "
-        "finished iteration.",
+        "The table depends only on --seed, --games and --iterations, not on --threads nor on a cluster "
+        "(--scheduler, --workers). Ctrl-C keeps the last finished iteration.",
     )
     p.add_argument("--seed", type=seed_type, default=0, help="the seed of the games (default 0)")
     p.add_argument("--games", type=positive_int, default=20_000, help="self-play games per iteration (default 20000)")
@@ -32,6 +40,7 @@ def register(sub: Any) -> None:
     p.add_argument(
         "--out", type=Path, default=Path("leaves.json"), help="the table file to write (default leaves.json)"
     )
+    add_cluster_options(p)
     p.add_argument("--no-progress", action="store_true", help="no progress display")
     p.set_defaults(run=_run_learn)
 
@@ -63,7 +72,12 @@ def _run_learn(args: argparse.Namespace, console: Console) -> int:
 
     interrupted = False
     try:
-        table = learn(args.seed, args.games, args.iterations, threads=args.threads, progress=progress)
+        if args.scheduler or args.workers:
+            distributed_module()
+            with cluster(args) as client:
+                table = learn(args.seed, args.games, args.iterations, progress=progress, client=client)
+        else:
+            table = learn(args.seed, args.games, args.iterations, threads=args.threads, progress=progress)
     except KeyboardInterrupt:
         if state["status"] is not None:
             state["status"].stop()
