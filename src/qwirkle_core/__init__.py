@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 from ._version import __version__
 
 if TYPE_CHECKING:
+    from .batch.learn import LeaveTable, learn
     from .batch.rows import GameRows
     from .batch.simulate import SimulationResult, play_game, simulate
     from .batch.stats import BatchStats
@@ -79,6 +80,8 @@ _EXPORTS = {
     "TournamentResult": "batch.tournament",
     "tournament": "batch.tournament",
     "warmup": "batch.warmup",
+    "LeaveTable": "batch.learn",
+    "learn": "batch.learn",
 }
 
 __all__ = sorted(_EXPORTS) + ["__version__"]

@@ -13,13 +13,14 @@ Modules, each importing only those above it:
 ``movegen``   every legal placement of a hand, with its score
 ``state``     the game flow: bag, hands, scores, turns, exchanges, passes, the end
 ``actions``   the game state tuple and its action word: list, write and apply an action
-``policies``  random, greedy and heuristic choices; the heuristic's reply search
+``leaves``    leaves (the tiles kept): canonical classes, ranks, the learned table's cells
+``policies``  random, greedy, heuristic and static choices; the heuristic's reply search
 ``mc``        determinization, playouts, move evaluation, the Monte Carlo agent
 ``endgame``   the exact two-player endgame solver
 ``search``    the search agent: the solver's moves in the endgame, a Monte Carlo search before
 ``agents``    one turn of any agent (the dispatch on the agent id) and the agents' scratch
 ``cubes``     Qwirkle Cubes: the bag of colours, rolls, re-rolls, every agent's turn, playouts, its batch kernel
-``batch``     many complete games, one row of results per game (a kernel per agent set)
+``batch``     many complete games, one row of results per game (a kernel per agent set); the leave learning's self-play
 ``vector``    the batched RL environment: N games stepped one action each, observations and masks
 
 Compile time and speed (issue 13; figures in docs/architecture.md, "Performance"):

@@ -984,6 +984,7 @@ def step_plain(vs, lo, hi, actions, resets, specs, learner, max_turns, rule_open
                 gm[G_TURNS] + 1,
                 True,
                 None,
+                None,
             )
             _record(vs, i, act, before)
     return moves, values, rmoves
@@ -1028,6 +1029,7 @@ def step_heuristic(vs, lo, hi, actions, resets, specs, learner, max_turns, rule_
                 turns + 1,
                 True,
                 True,
+                None,
             )
             if gm[G_TURNS] == turns:  # the heuristic's reply search is due
                 moves = search_turn(specs[gm[G_CURRENT]], gs, moves, sc.agent, False)

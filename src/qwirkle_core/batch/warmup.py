@@ -179,6 +179,7 @@ TASKS: dict[str, _Task] = {
         _compile_batch(_bt.run_search), _kernel(_bt, "run_search"), 22.0, calls=("endgame.solve", "search.playout")
     ),
     "batch.run_mc": _Task(_compile_batch(_bt.run_mc), _kernel(_bt, "run_mc"), 28.0),
+    "batch.run_static": _Task(_compile_batch(_bt.run_static), _kernel(_bt, "run_static"), 25.0),
     "batch.run_any": _Task(
         _compile_batch(_bt.run_any), _kernel(_bt, "run_any"), 35.0, calls=("endgame.solve", "search.playout")
     ),

@@ -29,7 +29,7 @@ from gymnasium.vector.utils import batch_space
 
 from .._checks import check_int, check_seed
 from .._kernels import vector as _kv
-from .._kernels.agents import bind_search
+from .._kernels.agents import bind_leaves, bind_search
 from .._kernels.batch import seeds_for
 from .._kernels.layout import AGENT_IDS
 from ..batch.players import resolve_agents
@@ -122,6 +122,8 @@ class VectorEnv(gymnasium.vector.VectorEnv):
         search = self._kernel is _kv.step_any and AGENT_IDS["search"] in ids
         if search:
             bind_search()
+        if AGENT_IDS["static"] in ids:
+            bind_leaves()
         self.n_actions = action_count(self.window)
         self.single_observation_space = observation_space(n_players, self.window)
         self.single_action_space = spaces.Discrete(self.n_actions)

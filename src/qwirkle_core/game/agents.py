@@ -291,8 +291,14 @@ def _short(value: Any, limit: int = 60) -> str:
 def check_cubes_agents(rows: Iterable[np.ndarray]) -> None:
     """Refuse, for a Qwirkle Cubes game, the built-in agents (spec rows, as
     :meth:`AgentSpec.row` makes) that play the tile game only: the search agent, whose
-    endgame solver and playouts know no re-rolls. Raises AgentError naming it."""
-    if any(int(row[0]) == _lay.SEARCH for row in rows):
+    endgame solver and playouts know no re-rolls, and the static agent, whose leave
+    values were learned there. Raises AgentError naming it."""
+    ids = {int(row[0]) for row in rows}
+    if _lay.STATIC in ids:
+        raise AgentError(
+            "the static agent's leave values were learned in the tile game; in Qwirkle Cubes use heuristic or mc"
+        )
+    if _lay.SEARCH in ids:
         raise AgentError(
             "the search agent plays the tile game only (its endgame solver and playouts know no re-rolls); in Qwirkle Cubes use mc"
         )

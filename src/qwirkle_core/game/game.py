@@ -845,6 +845,7 @@ class Game:
             self._agent_scratch, self._agent_scratch_searches = _ag.new_agent_scratch(searches), searches
         if searches:
             _ag.bind_search()
+        _ag.bind_for([spec])
         take_turn = _cu.take_turn if self._rules.cubes else _ag.take_turn
         start, turn_before = len(self._log), self._snapshot()
         while True:
