@@ -99,3 +99,19 @@ def test_result_files_get_the_umask_mode(tmp_path, suffix: str) -> None:
         os.umask(old)
     assert stat.S_IMODE(path.stat().st_mode) == 0o644 and stat.S_IMODE(part.stat().st_mode) == 0o644
     assert stat.S_IMODE(strict.stat().st_mode) == 0o640
+
+
+def test_the_agents_example_of_docs_server_md_is_the_servers_answer() -> None:
+    import json
+    import re
+    from pathlib import Path
+
+    pytest.importorskip("fastapi", reason="the [server] extra is not installed")
+    from fastapi.testclient import TestClient
+
+    from qwirkle_core.server import create_app
+
+    text = (Path(__file__).resolve().parent.parent / "docs" / "server.md").read_text()
+    shown = json.loads(re.search(r"### `GET /api/agents`\n\n`(\{.*\})`", text).group(1))
+    with TestClient(create_app(":memory:")) as client:
+        assert client.get("/api/agents").json() == shown

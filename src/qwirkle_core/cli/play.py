@@ -46,7 +46,8 @@ Type a move in the notation, or a command:
   pass            pass (only when the bag is empty and nothing fits)
   N               play move number N of the last 'moves' list
   moves [all]     list the legal placements, best first (the best 20 unless 'all')
-  hint            what the greedy agent would do now
+  hint            what the greedy agent would do now (the most points; the web
+                  board's hint is a Monte Carlo evaluation, docs/server.md)
   undo            take back your last move (and the replies to it)
   save FILE       write the game record (JSON) to FILE
   show            draw the board again
