@@ -115,3 +115,47 @@ def test_the_agents_example_of_docs_server_md_is_the_servers_answer() -> None:
     shown = json.loads(re.search(r"### `GET /api/agents`\n\n`(\{.*\})`", text).group(1))
     with TestClient(create_app(":memory:")) as client:
         assert client.get("/api/agents").json() == shown
+
+
+def test_a_remote_bot_is_recorded_with_its_agents_label() -> None:
+    """What ``qwirkle bot`` sends: each move with its agent; the record names the seat
+    by that agent, not "human" (a seat that also played moves of its own stays human)."""
+    pytest.importorskip("fastapi", reason="the [server] extra is not installed")
+    from fastapi.testclient import TestClient
+
+    from qwirkle_core.server import create_app
+
+    def play_out(client, game_id: str, token: str, agent: str | None, moves: int | None = None) -> None:
+        auth = {"Authorization": f"Bearer {token}"}
+        while moves is None or moves > 0:
+            view = client.get(f"/api/games/{game_id}", headers=auth).json()
+            if view["over"]:
+                return
+            if view["legal_moves"]:
+                move = view["legal_moves"][0]["move"]
+            elif view["can_exchange"]:
+                move = "x " + view["observation"]["hand"][0]
+            else:
+                move = "pass"
+            body = {"move": move} if agent is None else {"move": move, "agent": agent}
+            assert client.post(f"/api/games/{game_id}/actions", json=body, headers=auth).status_code == 200
+            moves = None if moves is None else moves - 1
+
+    with TestClient(create_app(":memory:")) as client:
+        new = client.post("/api/games", json={"seats": ["greedy", "human"], "seed": 4}).json()
+        game_id, token = new["id"], new["seats"][1]["token"]
+        bad = client.post(
+            f"/api/games/{game_id}/actions",
+            json={"move": "pass", "agent": "wizard"},
+            headers={"Authorization": f"Bearer {token}"},
+        )
+        assert bad.status_code == 400 and "unknown agent 'wizard'" in bad.text
+        play_out(client, game_id, token, "heuristic:dup=0.5")
+        record = qc.GameRecord.from_json(client.get(f"/api/games/{game_id}/record").text)
+        assert record.agents == ["greedy", "heuristic:dup=0.5"] and qc.replay(record).is_over
+
+        mixed = client.post("/api/games", json={"seats": ["greedy", "human"], "seed": 5}).json()
+        play_out(client, mixed["id"], mixed["seats"][1]["token"], None, moves=1)  # a person's move first
+        play_out(client, mixed["id"], mixed["seats"][1]["token"], "greedy")
+        record = qc.GameRecord.from_json(client.get(f"/api/games/{mixed['id']}/record").text)
+        assert record.agents == ["greedy", "human"]

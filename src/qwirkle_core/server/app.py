@@ -72,6 +72,9 @@ class ActionIn(BaseModel):
 
     model_config = ConfigDict(extra="forbid", strict=True)
     move: str = Field(min_length=1, max_length=MAX_MOVE, examples=["R1@0,1 R2@0,2", "x R1 B4", "pass"])
+    agent: str | None = Field(
+        default=None, max_length=200, description="a remote bot's agent (recorded as the seat's label)"
+    )
 
 
 class ActionOut(BaseModel):
@@ -232,7 +235,7 @@ def create_app(db_path: str | os.PathLike[str] | Store = "qwirkle.sqlite", *, ma
         game_id: str, body: ActionIn, token: Token = None, authorization: Authorization = None
     ) -> JSONResponse:
         # the answer is built by the service with these fields: no second walk over it
-        return JSONResponse(await service.act(game_id, _token(authorization, token), body.move))
+        return JSONResponse(await service.act(game_id, _token(authorization, token), body.move, body.agent))
 
     @app.post("/api/games/{game_id}/undo", summary="Take back your last move and the agents' replies")
     async def undo(game_id: str, token: Token = None, authorization: Authorization = None) -> dict[str, int]:

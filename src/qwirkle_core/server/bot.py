@@ -105,7 +105,7 @@ def _play(
                         view = pushed
                     continue
                 move = engine.choose_move(view["observation"], label, rng.getrandbits(64))
-                r = http.post(f"{path}/actions", json={"move": move})
+                r = http.post(f"{path}/actions", json={"move": move, "agent": label})
                 if r.status_code != 200:
                     raise _error(r)
                 if on_move is not None:

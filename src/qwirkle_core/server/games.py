@@ -254,12 +254,12 @@ class GameService:
         slot.head = full.head
         return [self._views(slot)] if slot.subscribers else []
 
-    def _store(self, slot: _Slot, base: Head, count: int) -> None:
+    def _store(self, slot: _Slot, base: Head, count: int, by: str | None = None) -> None:
         """Store the game's last ``count`` actions, played on ``base``, as one
         compare-and-swap. On :class:`Conflict` (raised on) or a failed write (503) the
         game goes back to ``base`` first."""
         try:
-            slot.head = self.store.append(slot.id, base, engine.action_json(slot.game, count), slot.game.is_over)
+            slot.head = self.store.append(slot.id, base, engine.action_json(slot.game, count, by), slot.game.is_over)
         except Conflict:
             self._take_back(slot, count)
             raise
@@ -392,11 +392,20 @@ class GameService:
             # make longer (the GIL), with no I/O
             return self._view(slot, seat)
 
-    async def act(self, game_id: str, token: str | None, text: str) -> dict[str, Any]:
+    async def act(self, game_id: str, token: str | None, text: str, agent: str | None = None) -> dict[str, Any]:
         """Play the move ``text`` for the token's seat, then the agents' replies, and
         store them as one compare-and-swap. If another process stored a change of the
         game first, the move is tried once more on the fresh state, then refused (409).
-        Returns ``{"player", "move", "points", "scores", "to_move", "over"}``."""
+        ``agent``: the label of the agent a remote bot plays the seat with (recorded as
+        the seat's label once every action of the seat came from it). Returns
+        ``{"player", "move", "points", "scores", "to_move", "over"}``."""
+        by = None
+        if agent is not None:
+            try:
+                by = engine.seat_label(agent, caps={})
+            except (TypeError, ValueError) as e:
+                raise ApiError(400, str(e)) from None
+            by = None if by == engine.HUMAN else by
         for _ in range(ATTEMPTS):
             async with self._locked(game_id) as slot:
                 seat = self._holder(slot, token)
@@ -416,7 +425,7 @@ class GameService:
                         raise ApiError(400, str(e)) from None
                     pushes = [self._views_at(slot, base, 1)] if slot.subscribers else []
                     moved = self._play_agents(slot, base, 1, pushes)
-                    self._store(slot, base, 1 + moved)
+                    self._store(slot, base, 1 + moved, by)
                     return result, pushes
 
                 try:
@@ -488,7 +497,13 @@ class GameService:
         async with self._locked(game_id) as slot:
             if not slot.game.is_over:
                 raise ApiError(409, "the record is available once the game is over (it holds every hand)")
-            return await to_thread.run_sync(engine.record_json, slot.game, slot.agents)
+
+            def build() -> str:
+                row = self.store.load(game_id)  # the seats a remote bot played (their rows' "by")
+                labels = engine.played_by(slot.agents, row.actions) if row is not None else slot.agents
+                return engine.record_json(slot.game, labels)
+
+            return await to_thread.run_sync(build)
 
     @asynccontextmanager
     async def subscribe(self, game_id: str, token: str | None) -> AsyncIterator[Subscriber]:
