@@ -163,8 +163,8 @@ def print_summary(result: SimulationResult, console: Console) -> None:
         f"ties: {result.tie_rate:.1%}   mean turns: {result.mean_turns():.1f}   tiles placed: {result.stats.mean_tiles_placed():.1f}"
     )
     console.print(
-        f"first player: wins {fp['win_rate']:.1%} [{fp['low']:.1%}, {fp['high']:.1%}] (fair share {fp['fair']:.1%}), "
-        f"score margin {fp['score_margin']:+.2f} points"
+        f"first player: wins {fp['win_rate']:.1%} [{fp['low']:.1%}, {fp['high']:.1%}] (fair {fp['fair']:.1%}), "
+        f"margin {fp['score_margin']:+.2f} points"
     )
     if result.stats.truncated:
         console.print(f"{plural(result.stats.truncated, 'game')} stopped at the turn limit (counted as no winner)")
@@ -172,7 +172,7 @@ def print_summary(result: SimulationResult, console: Console) -> None:
         if result.resumed:
             console.print(f"{result.resumed:,} games were already in the part files (resumed)")
         console.print(
-            f"{result.games - result.resumed:,} games in {result.elapsed:.1f} s ({result.games_per_second:,.0f} games/s) on {result.workers} workers "
+            f"{result.games - result.resumed:,} games in {result.elapsed:.1f} s ({result.games_per_second:,.0f} games/s) on {result.workers} workers\n"
             f"({result.threads} worker threads; kernels ready in {result.compile_seconds:.1f} s)"
         )
     else:
