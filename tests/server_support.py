@@ -7,6 +7,7 @@ import json
 import os
 import re
 import shutil
+import signal
 import socket
 import subprocess
 import sys
@@ -67,6 +68,32 @@ def free_port():
         return s.getsockname()[1]
 
 
+SUITE_MARK = "QWIRKLE_TEST_SUITE"
+"""The environment variable every server process of the test suite carries (the pid of
+the pytest process), so a test can find any that is left running."""
+
+
+def suite_processes(mark=None):
+    """The pids of live (not zombie) processes whose environment carries ``SUITE_MARK``
+    (with the value ``mark``; default this process's pid)."""
+    want = f"{SUITE_MARK}={mark or os.getpid()}".encode()
+    found = []
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/environ", "rb") as f:
+                if want not in f.read().split(b"\0"):
+                    continue
+            with open(f"/proc/{entry}/stat") as f:
+                if f.read().rsplit(")", 1)[1].split()[0] == "Z":
+                    continue
+        except OSError:
+            continue
+        found.append(int(entry))
+    return found
+
+
 class ServerProcess:
     """``qwirkle serve --db DB [ARGS]`` as a child process (stopped with SIGKILL by
     :meth:`kill`); ``port``: a given port (several processes may share one: --workers)."""
@@ -76,7 +103,11 @@ class ServerProcess:
         self.url = f"http://127.0.0.1:{self.port}"
         cmd = [sys.executable, "-m", "qwirkle_core.cli", "serve", "--port", str(self.port), "--db", str(db)]
         cmd += [*OPEN_ARGS, *args]
-        self.proc = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
+        # its own process group, so kill() stops its --workers processes with it
+        env = {**os.environ, SUITE_MARK: str(os.getpid())}  # tests/test_no_leftovers.py looks for it
+        self.proc = subprocess.Popen(
+            cmd, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, start_new_session=True, env=env
+        )
         deadline = time.monotonic() + 120
         while True:
             try:
@@ -90,8 +121,11 @@ class ServerProcess:
             time.sleep(0.1)
 
     def kill(self):
-        if self.proc.poll() is None:
-            self.proc.kill()
+        """SIGKILL to the whole process group: the server and every worker it started."""
+        try:
+            os.killpg(self.proc.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
         self.proc.wait(timeout=30)
 
 

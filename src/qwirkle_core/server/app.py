@@ -166,6 +166,9 @@ class ActionIn(BaseModel):
     action_id: ActionId | None = Field(
         default=None, description="the client's id of this action: a repeat gets the first answer, plays nothing"
     )
+    agent: str | None = Field(
+        default=None, max_length=200, description="a remote bot's agent (recorded as the seat's label)"
+    )
 
 
 class ActionOut(BaseModel):
@@ -394,7 +397,7 @@ def create_app(
     ) -> JSONResponse:
         # the answer is built by the service with these fields: no second walk over it
         answer = await service.act(
-            game_id, _token(authorization, token), body.move, body.expected_version, body.action_id
+            game_id, _token(authorization, token), body.move, body.expected_version, body.action_id, body.agent
         )
         return JSONResponse(answer)
 

@@ -102,7 +102,12 @@ def _turns(
                 view = pushed
             continue
         move = engine.choose_move(view["observation"], label, rng.getrandbits(64))
-        body = {"move": move, "expected_version": view["version"], "action_id": secrets.token_urlsafe(12)}
+        body = {
+            "move": move,
+            "agent": label,
+            "expected_version": view["version"],
+            "action_id": secrets.token_urlsafe(12),
+        }
         r = call("POST", f"{path}/actions", body)
         if r.status_code == 409 and "view" in r.json():
             view = r.json()["view"]  # the game moved on (a clock ran out): play from the current view

@@ -171,9 +171,30 @@ def record_header(game: Game, agents: Sequence[str]) -> str:
     return record.to_json()
 
 
-def action_json(game: Game, count: int) -> list[str]:
-    """The last ``count`` actions of ``game`` as the record writes them (JSON text each)."""
-    return [json.dumps(a.to_dict()) for a in game.history[len(game.history) - count :]] if count else []
+def action_json(game: Game, count: int, by: str | None = None) -> list[str]:
+    """The last ``count`` actions of ``game`` as the record writes them (JSON text each).
+    ``by``: the label of the agent that played the first of them for a 'human' seat (a
+    remote bot, ``qwirkle bot``), kept in that row as ``"by"`` for the record."""
+    rows = [a.to_dict() for a in game.history[len(game.history) - count :]] if count else []
+    if by is not None and rows:
+        rows[0]["by"] = by
+    return [json.dumps(r) for r in rows]
+
+
+def played_by(agents: Sequence[str], actions: Sequence[str]) -> list[str]:
+    """The seats' labels for the record: ``agents``, except that a 'human' seat all of
+    whose stored actions (``actions``, JSON rows) were played by one remote agent
+    (their ``"by"``) gets that agent's label."""
+    seen: dict[int, set[str | None]] = {}
+    for text in actions:
+        row = json.loads(text)
+        seen.setdefault(int(row["player"]), set()).add(row.get("by"))
+    labels = list(agents)
+    for seat, label in enumerate(agents):
+        by = seen.get(seat, set())
+        if label == HUMAN and len(by) == 1 and None not in by:
+            labels[seat] = str(next(iter(by)))
+    return labels
 
 
 def restore(header: str, actions: Sequence[str] = ()) -> Game:
@@ -185,6 +206,9 @@ def restore(header: str, actions: Sequence[str] = ()) -> Game:
         return replay(GameRecord.from_json(header))
     data = json.loads(header)
     data["actions"] = [json.loads(a) for a in actions]
+    for row in data["actions"]:
+        if isinstance(row, dict):
+            row.pop("by", None)  # who played it (action_json), not part of a record's action
     return replay(GameRecord.from_dict(data))
 
 

@@ -419,6 +419,7 @@ class GameService:
         count: int,
         request: tuple[int, str, str] | None = None,
         clock: Clock | None = None,
+        by: str | None = None,
     ) -> None:
         """Store the game's last ``count`` actions, played on ``base``, as one
         compare-and-swap, with ``request`` (an action id and its answer) and the clock
@@ -430,7 +431,12 @@ class GameService:
         stored = None if clock is None else (clock.to_json(), clock.deadline(slot.human_to_move()))
         try:
             slot.head = self.store.append(
-                slot.id, base, engine.action_json(slot.game, count), slot.game.is_over, request=request, clock=stored
+                slot.id,
+                base,
+                engine.action_json(slot.game, count, by),
+                slot.game.is_over,
+                request=request,
+                clock=stored,
             )
             if clock is not None:
                 slot.clock = clock
@@ -699,6 +705,7 @@ class GameService:
         text: str,
         expected_version: int | None = None,
         action_id: str | None = None,
+        agent: str | None = None,
     ) -> dict[str, Any]:
         """Play the move ``text`` for the token's seat, then the agents' replies, and
         store them as one compare-and-swap. If another process stored a change of the
@@ -708,7 +715,16 @@ class GameService:
         ``action_id``: the client's id of this action; if the seat's action of that id
         was accepted already, its first answer is returned and nothing is played.
         ``expected_version``: the version of the view the move was made on; if the
-        game is at another one, 409 with the seat's current view (``view``)."""
+        game is at another one, 409 with the seat's current view (``view``).
+        ``agent``: the label of the agent a remote bot plays the seat with (recorded as
+        the seat's label once every action of the seat came from it)."""
+        by = None
+        if agent is not None:
+            try:
+                by = engine.seat_label(agent, caps={})
+            except (TypeError, ValueError) as e:
+                raise ApiError(400, str(e)) from None
+            by = None if by == engine.HUMAN else by
         for _ in range(ATTEMPTS):
             async with self._locked(game_id) as slot:
                 seat = self._holder(slot, token)
@@ -755,7 +771,7 @@ class GameService:
                         "version": base.version + 1 + moved,
                     }
                     request = None if action_id is None else (seat, action_id, json.dumps(answer))
-                    self._store(slot, base, 1 + moved, request, self._next_clock(slot, 1 + moved, at))
+                    self._store(slot, base, 1 + moved, request, self._next_clock(slot, 1 + moved, at), by)
                     return answer, self._timed(slot, pushes)
 
                 try:
@@ -830,7 +846,13 @@ class GameService:
         async with self._locked(game_id) as slot:
             if not slot.game.is_over:
                 raise ApiError(409, "the record is available once the game is over (it holds every hand)")
-            return await to_thread.run_sync(engine.record_json, slot.game, slot.agents)
+
+            def build() -> str:
+                row = self.store.load(game_id)  # the seats a remote bot played (their rows' "by")
+                labels = engine.played_by(slot.agents, row.actions) if row is not None else slot.agents
+                return engine.record_json(slot.game, labels)
+
+            return await to_thread.run_sync(build)
 
     @asynccontextmanager
     async def subscribe(self, game_id: str, token: str | None) -> AsyncIterator[Subscriber]:
