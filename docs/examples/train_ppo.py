@@ -234,7 +234,12 @@ def evaluate(args: argparse.Namespace) -> None:
         row = {"cpu_min": minutes, "file": ck.name}
         for opp in ("greedy", "heuristic"):
             g = games if opp == "greedy" else args.curve_games
-            rate, half = evaluate_policy(ck, opp, g, args.eval_seed)
+            done = run / f"eval_{ck.stem}_{opp}_{g}_{args.eval_seed}.json"  # kept: a rerun adds only new checkpoints
+            if done.exists():
+                rate, half = json.loads(done.read_text())
+            else:
+                rate, half = evaluate_policy(ck, opp, g, args.eval_seed)
+                done.write_text(json.dumps([rate, half]))
             row[opp] = [round(rate, 4), round(half, 4), g]
         print(row, flush=True)
         rows.append(row)

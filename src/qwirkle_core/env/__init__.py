@@ -14,7 +14,8 @@ See docs/env.md.
 
 import gymnasium
 
-from .aec import MIN_WINDOW, WINDOW, QwirkleGymEnv, action_count, env, raw_env
+from .aec import MIN_WINDOW, WINDOW, action_count, env, raw_env
+from .gym_env import QwirkleGymEnv
 from .vector import VectorEnv
 
 __all__ = ["ENV_ID", "MIN_WINDOW", "WINDOW", "QwirkleGymEnv", "VectorEnv", "action_count", "env", "raw_env"]
@@ -26,7 +27,7 @@ ENV_ID = "qwirkle_core/Qwirkle-v0"
 if ENV_ID not in gymnasium.registry:
     gymnasium.register(
         id=ENV_ID,
-        entry_point="qwirkle_core.env.aec:QwirkleGymEnv",
+        entry_point="qwirkle_core.env.gym_env:QwirkleGymEnv",
         vector_entry_point="qwirkle_core.env.vector:VectorEnv",
         disable_env_checker=True,  # checked by the tests (check_env); the passive checker warns on int8 masks
     )

@@ -75,7 +75,7 @@ class QwirkleVecEnv(VecEnv):
         self.render_mode = None
         super().__init__(num_envs, _flat_space(self.env.single_observation_space), self.env.single_action_space)
         self._actions: np.ndarray | None = None
-        self._started = False
+        self._next_seed: int | None = None
 
     @property
     def vector_env(self) -> VectorEnv:
@@ -85,11 +85,8 @@ class QwirkleVecEnv(VecEnv):
     def reset(self) -> dict[str, np.ndarray]:
         """Deal N new games (from the seed given to :meth:`seed`, if any, else the next
         episode of each env); ``reset_infos`` holds each env's info."""
-        seed = self._seeds[0]
-        obs, info = self.env.reset(seed=None if seed is None else check_seed(seed))
-        self._reset_seeds()
-        self._reset_options()
-        self._started = True
+        seed, self._next_seed = self._next_seed, None
+        obs, info = self.env.reset(seed=seed)
         self.reset_infos = self._split_info(info)
         return _flat(obs)
 
@@ -135,8 +132,20 @@ class QwirkleVecEnv(VecEnv):
         """Close the VectorEnv (its worker threads)."""
         self.env.close()
 
+    def seed(self, seed: int | None = None) -> Sequence[int | None]:
+        """Make the next :meth:`reset` deal ``VectorEnv.reset(seed=seed)``'s games (a seed
+        drawn from the operating system when None); returns ``[seed] * N``."""
+        if seed is None:
+            seed = int(np.random.SeedSequence().generate_state(1, np.uint64)[0] >> np.uint64(1))
+        self._next_seed = check_seed(seed)
+        return [self._next_seed] * self.num_envs
+
     def _indices(self, indices: Any) -> list[int]:
-        return list(self._get_indices(indices))
+        if indices is None:
+            return list(range(self.num_envs))
+        if isinstance(indices, int):
+            return [indices]
+        return [int(i) for i in indices]
 
     def get_attr(self, attr_name: str, indices: Any = None) -> list[Any]:
         """The VectorEnv's attribute ``attr_name``, once per index (AttributeError if none)."""
