@@ -376,7 +376,7 @@ def naive_move_list(game) -> tuple[dict, dict]:
     (tests/naive.py) and ``Game``'s public API: ``({placement: features}, {sorted
     exchanged tiles: features})`` of every legal placement and the exchanges the
     documented rule lists (the pass: key ``()`` of the second)."""
-    board = game.board()
+    board = game.board
     hand = list(game.hand())
     bag = game.bag_size
     seen = {t: list(board.values()).count(t) + hand.count(t) for t in range(36)}
@@ -384,7 +384,9 @@ def naive_move_list(game) -> tuple[dict, dict]:
     for move in game.legal_moves():
         cells = {(r, c): t for r, c, t in move.placements}
         after = {**board, **cells}
-        lines = {tuple(run) for cell in cells for d in naive.DIRECTIONS if len(run := naive.run_through(after, cell, d)) >= 2}
+        lines = {
+            tuple(run) for cell in cells for d in naive.DIRECTIONS if len(run := naive.run_through(after, cell, d)) >= 2
+        }
         tiles = [t for _, _, t in move.placements]
         leave = _minus(hand, tiles)
         out = bag == 0 and len(tiles) == len(hand)
@@ -517,7 +519,7 @@ def test_gymnasium_vector_wrappers() -> None:
     from gymnasium.wrappers import vector as wrappers
 
     for actions in ("moves", "tiles"):
-        envs = VectorEnv(8, opponents=["greedy"], window=13, actions=actions, reward="margin")
+        envs = VectorEnv(8, opponents=["greedy"], window=16, actions=actions, reward="margin")
         stats = wrappers.RecordEpisodeStatistics(envs)
         stack = wrappers.NormalizeObservation(wrappers.FlattenObservation(wrappers.NormalizeReward(stats)))
         obs, _ = stack.reset(seed=3)

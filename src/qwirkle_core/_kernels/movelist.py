@@ -264,7 +264,7 @@ def _exchanges(hands, p, size, bag, xm):
     return nx
 
 
-@njit
+@njit(_nrt=False)
 def move_list(board, cross, anchors, bmeta, hands, bag, gmeta, ms, out_moves, out_kind, out_feats, out_mask, prev):
     """List the current player's whole moves of one game (the board arrays of
     :mod:`.board`, the game arrays of :mod:`.state`; read only) with their features.

@@ -801,6 +801,9 @@ def _finish(vs, i, cross, gen, tslots, seen, unseen, learner, max_turns, actor, 
     _redraw(vs, i, r0, c0, fits)
     over = gm[G_OVER] != 0
     if over or gm[G_TURNS] >= max_turns or not fits:
+        if mode == 2:  # it ended in the step that dealt it (the opening outgrew the window)
+            _credit(vs, i, players)
+            vs.reward[i] = vs.rewards[i, learner if learner >= 0 else actor]
         vs.terminated[i] = over
         vs.truncated[i] = not over
         vs.pending[i] = 1
@@ -1198,7 +1201,7 @@ def _listed_action(vs, i, a, act):
         act[A_KIND] = PASS
 
 
-@njit(inline="always")
+@njit(_nrt=False, inline="always")
 def _moves_begin(vs, i, a, reset, cross, act, rule_opening):
     """Reset env ``i`` or apply its listed move ``a`` (its cross-check masks then
     loaded into ``cross``). Returns ``(mode, actor)``: 0 left as it is (KEEP), 1 a
@@ -1230,11 +1233,13 @@ def _grown(ms, n):
     )
 
 
-@njit(inline="always")
+@njit(_nrt=False, inline="always")
 def _moves_finish(vs, i, cross, ms, unseen, roles, max_turns, actor, mode):
     """After env ``i``'s kernel seats have moved (``mode`` of :func:`_moves_begin`, not
     0): the rewards, the planes, the end of the episode or the move list of the seat to
-    move, its observation; saves the masks. Returns ``ms`` (its buffer perhaps grown)."""
+    move, its observation; saves the masks. Returns the placements generated when there
+    were more than ``ms`` holds (-1: done); calling it again then changes nothing twice
+    (a seat is credited the change since it was last credited)."""
     gm = vs.gmeta[i]
     players = gm[G_PLAYERS]
     if mode == 1:
@@ -1243,6 +1248,8 @@ def _moves_finish(vs, i, cross, ms, unseen, roles, max_turns, actor, mode):
     _redraw(vs, i, r0, c0, fits)
     over = gm[G_OVER] != 0
     if over or gm[G_TURNS] >= max_turns or not fits:
+        if mode == 2:  # it ended in the step that dealt it (the opening outgrew the window)
+            _credit(vs, i, players)
         vs.terminated[i] = over
         vs.truncated[i] = not over
         vs.pending[i] = 1
@@ -1259,30 +1266,58 @@ def _moves_finish(vs, i, cross, ms, unseen, roles, max_turns, actor, mode):
                     seat = q
         _observe(vs, i, seat, unseen)
         _save(vs, i, cross)
-        return ms
-    count = -1
-    while count < 0:
-        count, n = move_list(
-            vs.board[i],
-            cross,
-            vs.anchors[i],
-            vs.bmeta[i],
-            vs.hands[i],
-            vs.bag[i],
-            gm,
-            ms,
-            vs.lmoves[i],
-            vs.lkind[i],
-            vs.feats[i],
-            vs.lmask[i],
-            vs.nlisted[i],
-        )
-        if count < 0:
-            ms = _grown(ms, n)
+        return -1
+    count, n = move_list(
+        vs.board[i],
+        cross,
+        vs.anchors[i],
+        vs.bmeta[i],
+        vs.hands[i],
+        vs.bag[i],
+        gm,
+        ms,
+        vs.lmoves[i],
+        vs.lkind[i],
+        vs.feats[i],
+        vs.lmask[i],
+        vs.nlisted[i],
+    )
+    if count < 0:
+        return n
     vs.nlisted[i] = count
     _observe(vs, i, gm[G_CURRENT], unseen)
     _save(vs, i, cross)
-    return ms
+    return -1
+
+
+M_OPPONENTS, M_GROW = 1, 2  # what _moves_advance returns for an env that needs the caller
+
+
+@njit(_nrt=False)
+def _moves_advance(vs, sc, ms, i, hi, actions, resets, roles, max_turns, rule_opening, mode, actor):
+    """Step envs ``i``, ``i + 1``, ... below ``hi`` as far as they need nothing of the
+    caller (``mode`` not 0: env ``i``'s kernel seats have played after :func:`_moves_begin`
+    returned ``(mode, actor)``; only :func:`_moves_finish` is left). No reference counts
+    (``_nrt=False``): a kernel that counts them would count each array view of ``vs``.
+
+    Returns ``(i, what, mode, actor, n)``: ``i == hi`` when every env is stepped; else
+    env ``i`` needs the caller: ``what`` M_OPPONENTS, its kernel seats to play; M_GROW,
+    a placements buffer of ``n`` rows (then this again with ``mode``)."""
+    cross, act, unseen = sc.cross, sc.act, sc.unseen
+    while i < hi:
+        if mode == 0:
+            mode, actor = _moves_begin(vs, i, actions[i], resets[i], cross, act, rule_opening)
+            if mode == 0:
+                i += 1
+                continue
+            if _due_roles(vs, i, roles, max_turns):
+                return i, M_OPPONENTS, mode, actor, 0
+        n = _moves_finish(vs, i, cross, ms, unseen, roles, max_turns, actor, mode)
+        if n >= 0:
+            return i, M_GROW, mode, actor, n
+        mode = 0
+        i += 1
+    return hi, 0, 0, 0, 0
 
 
 @njit(nogil=True)
@@ -1294,9 +1329,15 @@ def moves_plain(vs, lo, hi, actions, resets, specs, roles, max_turns, rule_openi
     env's list). Returns ``(ms, moves, values)``: the scratch buffers, perhaps grown."""
     moves, values = sc.moves, sc.values
     cross, gen, act = sc.cross, sc.gen, sc.act
-    for i in range(lo, hi):
-        mode, actor = _moves_begin(vs, i, actions[i], resets[i], cross, act, rule_opening)
-        if mode == 0:
+    i, mode, actor = lo, 0, 0
+    while True:
+        i, what, mode, actor, n = _moves_advance(
+            vs, sc, ms, i, hi, actions, resets, roles, max_turns, rule_opening, mode, actor
+        )
+        if i == hi:
+            break
+        if what == M_GROW:
+            ms = _grown(ms, n)
             continue
         gm = vs.gmeta[i]
         while _due_roles(vs, i, roles, max_turns):
@@ -1321,7 +1362,6 @@ def moves_plain(vs, lo, hi, actions, resets, specs, roles, max_turns, rule_openi
                 None,
             )
             _record(vs, i, act, before)
-        ms = _moves_finish(vs, i, cross, ms, sc.unseen, roles, max_turns, actor, mode)
     return ms, moves, values
 
 
@@ -1330,16 +1370,21 @@ def moves_any(vs, lo, hi, actions, resets, specs, roles, max_turns, rule_opening
     """:func:`moves_plain` with any built-in agents inside the kernel (each turn through
     :func:`.agents.take_turn`)."""
     moves = sc.moves
-    for i in range(lo, hi):
-        mode, actor = _moves_begin(vs, i, actions[i], resets[i], sc.cross, sc.act, rule_opening)
-        if mode == 0:
+    i, mode, actor = lo, 0, 0
+    while True:
+        i, what, mode, actor, n = _moves_advance(
+            vs, sc, ms, i, hi, actions, resets, roles, max_turns, rule_opening, mode, actor
+        )
+        if i == hi:
+            break
+        if what == M_GROW:
+            ms = _grown(ms, n)
             continue
         gs = _state(vs, i, sc)
         while _due_roles(vs, i, roles, max_turns):
             before = gs.bmeta[B_TILES]
             moves = take_turn(specs[i, gs.gmeta[G_CURRENT]], gs, moves, sc.agent)
             _record(vs, i, sc.act, before)
-        ms = _moves_finish(vs, i, sc.cross, ms, sc.unseen, roles, max_turns, actor, mode)
     return ms, moves, sc.values
 
 

@@ -12,7 +12,7 @@ observation space of both action modes (a non-nested ``Dict`` of ``Box``).
 >>> features, mask, moves = move_list(game)
 >>> features.shape, int(mask.sum()) == len(moves)
 ((128, 16), True)
->>> game.play(moves[int(features[mask, FEATURE_NAMES.index("points")].argmax())])
+>>> points = game.play(moves[int(features[mask, FEATURE_NAMES.index("points")].argmax())])
 """
 
 from __future__ import annotations

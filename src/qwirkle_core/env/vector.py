@@ -35,7 +35,6 @@ from .._kernels.agents import bind_search
 from .._kernels.batch import seeds_for
 from .._kernels.layout import AGENT_IDS, G_CURRENT, G_OVER, G_SCORE, G_WINNER
 from .._kernels.movelist import MOVE_ROOM, new_move_scratch
-from .._kernels.rng import game_seed
 from ..batch.players import resolve_agents
 from ..errors import AgentError, IllegalMoveError
 from ..game.agents import spec_row
@@ -54,6 +53,16 @@ REWARDS = {"points": _kv.R_POINTS, "margin": _kv.R_MARGIN, "win": _kv.R_WIN}
 final margin (score minus the best other score) or its outcome (+1 won, 0 tied for the
 best score or truncated, -1 lost)."""
 _OBS_KEYS = ("board", "hand", "scores", "hand_sizes", "bag_size", "unseen")
+
+
+def _mix(x: np.ndarray) -> np.ndarray:
+    """splitmix64's finalizer over a uint64 array (wrapping arithmetic): the pools' draws."""
+    x = x.astype(np.uint64)
+    with np.errstate(over="ignore"):
+        x = (x ^ (x >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
+        x = (x ^ (x >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
+    out: np.ndarray = x ^ (x >> np.uint64(31))
+    return out
 
 
 class VectorEnv(gymnasium.vector.VectorEnv):
@@ -95,8 +104,8 @@ class VectorEnv(gymnasium.vector.VectorEnv):
         moves listed per observation with ``actions="moves"`` (default 128).
     pool
         ``actions="moves"`` only, instead of ``opponents``: the opponents each episode
-        draws from, for each seat but ``seat`` of each env (uniformly, from the game's
-        seed): built-in agents (played inside the kernel) and batched Python policies.
+        draws from, for each seat but ``seat`` of each env (uniformly, from the env's
+        seed, episode and seat: the same whatever N or the threads): built-in agents (played inside the kernel) and batched Python policies.
         A batched policy is a callable ``policy(obs, envs) -> actions`` over the batched
         observation (this env's ``obs`` dict of arrays, observed by the seat it plays)
         and ``envs`` bool[N] (the envs where it is to move), returning int[N] listed
@@ -269,9 +278,7 @@ class VectorEnv(gymnasium.vector.VectorEnv):
             for q in range(self._roles.shape[1]):
                 if q == self.learner:
                     continue
-                draw = np.array(
-                    [game_seed(game_seed(int(a), int(b)), 7 + q) for a, b in zip(s.seeds[idx], nxt)], np.uint64
-                )
+                draw = _mix(s.seeds[idx] ^ _mix(nxt * np.uint64(8) + np.uint64(q)))
                 self._seat_entry[idx, q] = (draw % np.uint64(len(self._entries))).astype(np.int64)
         for j, (row, _) in enumerate(self._entries):
             hit = self._seat_entry[idx] == j
@@ -339,7 +346,8 @@ class VectorEnv(gymnasium.vector.VectorEnv):
         """bool[N, A]: the legal actions of each env now (sb3-contrib's convention; a
         new array)."""
         s = self._state
-        return (s.lmask if self.actions == "moves" else s.mask).astype(bool)
+        mask: np.ndarray = s.lmask if self.actions == "moves" else s.mask
+        return mask.astype(bool)
 
     def _run(self, resets: np.ndarray, actions: np.ndarray) -> None:
         moves = self.actions == "moves"
@@ -347,8 +355,8 @@ class VectorEnv(gymnasium.vector.VectorEnv):
         def part(t: int) -> Any:
             lo, hi = self._ranges[t]
             if moves:
-                args = (resets, self._seat_specs, self._roles, self.max_turns, self.rules.opening_code)
-                return self._kernel(self._state, lo, hi, actions, *args, self._scratch[t], self._mscratch[t])
+                roles = (resets, self._seat_specs, self._roles, self.max_turns, self.rules.opening_code)
+                return self._kernel(self._state, lo, hi, actions, *roles, self._scratch[t], self._mscratch[t])
             args = (resets, self._specs, self.learner, self.max_turns, self.rules.opening_code)
             return self._kernel(self._state, lo, hi, actions, *args, self._scratch[t])
 
@@ -374,12 +382,24 @@ class VectorEnv(gymnasium.vector.VectorEnv):
         learner seat is to move (or the game ended) in every env."""
         s = self._state
         s.rewards[:] = 0
+        dealt = (resets == 1) | ((resets == 0) & (s.pending == 1))
         if self._pooled:
-            self._assign((resets == 1) | (s.pending == 1))
+            self._assign(dealt)
         self._run(resets, actions)
         policies = [(j, f) for j, (row, f) in enumerate(self._entries) if row is None]
         if not policies:
             return
+        self._policy_rounds(policies)
+        # a policy's move in the step that dealt a game is credited at the learner's
+        # first step, as the kernel seats' are (unless the game already ended)
+        undo = dealt & (s.pending == 0)
+        s.credit[undo] = 0
+        s.rewards[undo] = 0
+
+    def _policy_rounds(self, policies: list[tuple[int, Any]]) -> None:
+        """Play the batched policies' turns, a round at a time, until no env has a
+        policy's seat to move."""
+        s = self._state
         keep = np.full(self.num_envs, _kv.KEEP, np.uint8)
         rows = np.arange(self.num_envs)
         while True:
