@@ -80,13 +80,15 @@ LEAVE_COLS = 5  # F_LEAVE .. F_DUPS
 HBINS = 128  # score histogram bins for keeping the best placements (scores above share the last)
 MOVE_ROOM = 4096  # placements the generation buffer holds at first (grown when a turn has more)
 
-MoveScratch = namedtuple("MoveScratch", "gmoves gen unseen leave lknown hist xmasks tally")
+MoveScratch = namedtuple("MoveScratch", "gmoves gen unseen leave lknown hist xmasks tally tbits ltypes")
 MoveScratch.__doc__ = """:func:`move_list`'s scratch: the placements buffer ``gmoves``
 int32[room, MOVE_COLS] (grown by the caller when a turn has more), the move generator's
 scratch ``gen``, ``unseen`` int64[36], the leave features per set of slots played
 ``leave`` float32[64, LEAVE_COLS] and whether each is known this turn ``lknown``
 uint8[64], the score histogram ``hist`` int64[HBINS] and the exchange slot sets
-``xmasks`` int64[64], and the line counts ``tally`` int64[4]."""
+``xmasks`` int64[64], the line counts ``tally`` int64[4], the hand slots holding each
+tile ``tbits`` int64[36] (bits; zero between calls) and the tiles kept per set of slots
+played ``ltypes`` int64[64] (36-bit sets, known with ``lknown``)."""
 
 
 @njit
@@ -101,6 +103,8 @@ def new_move_scratch(room):
         np.zeros(HBINS, np.int64),
         np.zeros(64, np.int64),
         np.zeros(4, np.int64),
+        np.zeros(NUM_TILE_TYPES, np.int64),
+        np.zeros(64, np.int64),
     )
 
 
@@ -117,6 +121,7 @@ def _leave(ms, hands, p, size, removed):
         if (removed >> s) & 1 == 0:
             types |= np.int64(1) << hands[p, s]
             n += 1
+    ms.ltypes[removed] = types
     colours = 0
     shapes = 0
     group = 0
@@ -137,27 +142,14 @@ def _leave(ms, hands, p, size, removed):
 
 
 @njit(inline="always")
-def _slots_of(hands, p, size, gmoves, m):
+def _slots_of(tbits, gmoves, m):
     """The hand slots a placement plays (bits): for each tile the first slot holding it
-    that is not taken yet."""
-    removed = 0
+    that is not taken yet (``tbits[t]``: the slots holding tile ``t``)."""
+    removed = np.int64(0)
     for j in range(gmoves[m, M_N]):
-        t = gmoves[m, M_TILE + j]
-        for s in range(size):
-            if hands[p, s] == t and (removed >> s) & 1 == 0:
-                removed |= 1 << s
-                break
+        free = tbits[gmoves[m, M_TILE + j]] & ~removed
+        removed |= free & -free
     return removed
-
-
-@njit(inline="always")
-def _kept(hands, p, size, removed):
-    """The tiles kept in hand (a 36-bit set)."""
-    kept = np.int64(0)
-    for s in range(size):
-        if (removed >> s) & 1 == 0:
-            kept |= np.int64(1) << hands[p, s]
-    return kept
 
 
 @njit(inline="always")
@@ -310,6 +302,9 @@ def move_list(board, cross, anchors, bmeta, hands, bag, gmeta, ms, out_moves, ou
     unseen = ms.unseen
     unseen_counts(hands, bag, gmeta, p, unseen)
     tally = ms.tally
+    tbits = ms.tbits
+    for s in range(size):
+        tbits[hands[p, s]] |= np.int64(1) << s
     count = 0
     best = 0
     for m in range(n):
@@ -326,14 +321,16 @@ def move_list(board, cross, anchors, bmeta, hands, bag, gmeta, ms, out_moves, ou
         for c in range(MOVE_COLS):
             row[c] = gm[m, c]
         cnt = gm[m, M_N]
-        removed = _slots_of(hands, p, size, gm, m)
-        kept = _kept(hands, p, size, removed)
+        removed = _slots_of(tbits, gm, m)
+        lv = _leave(ms, hands, p, size, removed)
+        kept = ms.ltypes[removed]
         f = out_feats[count]
-        f[:] = 0
         out = nbag == 0 and cnt == size
         points = score + (6 if out else 0)
         best = max(best, points)
         f[F_PLACE] = 1
+        f[F_EXCHANGE] = 0
+        f[F_PASS] = 0
         f[F_POINTS] = points
         f[F_TILES] = cnt
         _lines(board, cross, gm, m, unseen, kept, tally)
@@ -342,12 +339,13 @@ def move_list(board, cross, anchors, bmeta, hands, bag, gmeta, ms, out_moves, ou
         f[F_FIVES_OPEN] = tally[2]
         f[F_FIVES_MINE] = tally[3]
         f[F_OUT] = out
-        lv = _leave(ms, hands, p, size, removed)
         for c in range(LEAVE_COLS):
             f[F_LEAVE + c] = lv[c]
         out_kind[count] = PLACE
         out_mask[count] = 1
         count += 1
+    for s in range(size):
+        tbits[hands[p, s]] = 0
     for e in range(nx):
         x = xm[e]
         row = out_moves[count]

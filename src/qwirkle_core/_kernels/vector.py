@@ -1228,9 +1228,7 @@ def _moves_begin(vs, i, a, reset, cross, act, rule_opening):
 @njit(inline="always")
 def _grown(ms, n):
     """``ms`` with a placements buffer of ``2 n`` rows."""
-    return MoveScratch(
-        np.zeros((2 * n, MOVE_COLS), np.int32), ms.gen, ms.unseen, ms.leave, ms.lknown, ms.hist, ms.xmasks, ms.tally
-    )
+    return MoveScratch(np.zeros((2 * n, MOVE_COLS), np.int32), *ms[1:])
 
 
 @njit(_nrt=False, inline="always")

@@ -139,7 +139,9 @@ class VectorEnv(gymnasium.vector.VectorEnv):
     (``NEXT_STEP``): the step after the one that ended an episode ignores that env's
     action, deals its next game and returns reward 0 (points an opponent scores in an
     opening played then are credited at the learner's next step, so the sums above
-    hold). An action outside the mask raises IllegalMoveError (nothing changes).
+    hold). An action outside the mask raises IllegalMoveError (nothing changes). A
+    batched policy's unlisted choice or malformed answer raises AgentError after the
+    learner's actions were applied (the batch is then mid-step: reset it).
     """
 
     metadata = {"autoreset_mode": AutoresetMode.NEXT_STEP, "render_modes": []}
