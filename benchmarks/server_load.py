@@ -173,6 +173,13 @@ def new_postgres_database(url, n):
     return base.rsplit("/", 1)[0] + "/" + name + (f"?{query}" if query else "")
 
 
+def _serve_help(src):
+    """``qwirkle serve --help`` of the code in ``src`` (which options it has)."""
+    env = {**os.environ, "PYTHONPATH": src}
+    cmd = [sys.executable, "-m", "qwirkle_core.cli", "serve", "--help"]
+    return subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=120).stdout
+
+
 def measure(label, src, workers, args, tmp, n):
     """Start a server of the code in ``src`` with ``workers`` processes and run the load."""
     port = args.port + n
@@ -185,6 +192,8 @@ def measure(label, src, workers, args, tmp, n):
         cmd += ["--workers", str(workers)]
     if args.no_access_log and not label.startswith("baseline"):
         cmd += ["--no-access-log"]
+    if "--games-per-minute" in _serve_help(src):
+        cmd += ["--games-per-minute", str(10**9)]  # one client creates every game of the load
     env = {**os.environ, "PYTHONPATH": src}
     proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env)
     try:

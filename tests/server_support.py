@@ -7,6 +7,7 @@ import json
 import os
 import re
 import shutil
+import signal
 import socket
 import subprocess
 import sys
@@ -18,6 +19,7 @@ import uvicorn
 
 import qwirkle_core as qc
 from qwirkle_core.server import create_app
+from qwirkle_core.server.guard import Settings
 
 CHROMIUM = shutil.which("chromium") or ("/usr/bin/chromium" if os.path.exists("/usr/bin/chromium") else None)
 CHROMIUM_ARGS = [
@@ -30,12 +32,17 @@ CHROMIUM_ARGS = [
 ]
 
 
-class LiveServer:
-    """The app of ``db`` served by uvicorn in a thread on a free port of 127.0.0.1."""
+OPEN = Settings(games_per_minute=100_000)  # the tests' servers: one client creates many games
+OPEN_ARGS = ("--games-per-minute", "100000")
 
-    def __init__(self, db):
-        self.app = create_app(db)
-        config = uvicorn.Config(self.app, host="127.0.0.1", port=0, log_level="warning", ws_max_size=4096)
+
+class LiveServer:
+    """The app of ``db`` served by uvicorn in a thread on a free port of 127.0.0.1;
+    ``settings`` default to :data:`OPEN`; ``config`` adds uvicorn options."""
+
+    def __init__(self, db, settings=OPEN, **config):
+        self.app = create_app(db, settings=settings)
+        config = uvicorn.Config(self.app, host="127.0.0.1", port=0, log_level="warning", ws_max_size=4096, **config)
         self.server = uvicorn.Server(config)
         self.thread = threading.Thread(target=self.server.run, daemon=True)
 
@@ -61,6 +68,32 @@ def free_port():
         return s.getsockname()[1]
 
 
+SUITE_MARK = "QWIRKLE_TEST_SUITE"
+"""The environment variable every server process of the test suite carries (the pid of
+the pytest process), so a test can find any that is left running."""
+
+
+def suite_processes(mark=None):
+    """The pids of live (not zombie) processes whose environment carries ``SUITE_MARK``
+    (with the value ``mark``; default this process's pid)."""
+    want = f"{SUITE_MARK}={mark or os.getpid()}".encode()
+    found = []
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/environ", "rb") as f:
+                if want not in f.read().split(b"\0"):
+                    continue
+            with open(f"/proc/{entry}/stat") as f:
+                if f.read().rsplit(")", 1)[1].split()[0] == "Z":
+                    continue
+        except OSError:
+            continue
+        found.append(int(entry))
+    return found
+
+
 class ServerProcess:
     """``qwirkle serve --db DB [ARGS]`` as a child process (stopped with SIGKILL by
     :meth:`kill`); ``port``: a given port (several processes may share one: --workers)."""
@@ -68,8 +101,13 @@ class ServerProcess:
     def __init__(self, db, log, *args, port=None):
         self.port = port or free_port()
         self.url = f"http://127.0.0.1:{self.port}"
-        cmd = [sys.executable, "-m", "qwirkle_core.cli", "serve", "--port", str(self.port), "--db", str(db), *args]
-        self.proc = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
+        cmd = [sys.executable, "-m", "qwirkle_core.cli", "serve", "--port", str(self.port), "--db", str(db)]
+        cmd += [*OPEN_ARGS, *args]
+        # its own process group, so kill() stops its --workers processes with it
+        env = {**os.environ, SUITE_MARK: str(os.getpid())}  # tests/test_no_leftovers.py looks for it
+        self.proc = subprocess.Popen(
+            cmd, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, start_new_session=True, env=env
+        )
         deadline = time.monotonic() + 120
         while True:
             try:
@@ -83,8 +121,11 @@ class ServerProcess:
             time.sleep(0.1)
 
     def kill(self):
-        if self.proc.poll() is None:
-            self.proc.kill()
+        """SIGKILL to the whole process group: the server and every worker it started."""
+        try:
+            os.killpg(self.proc.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
         self.proc.wait(timeout=30)
 
 
@@ -211,9 +252,11 @@ def leaks(text, seat, moments, k):
         found.append(f"tiles of another seat's hand: {sorted(shown & secret)}")
     if shown - public:
         found.append(f"tiles the seat has not seen: {sorted(shown - public)}")
+    doc = json.loads(text)
+    revealed = isinstance(doc, dict) and doc.get("over") is True  # a finished game's deal is public
     seed = moments.record.seed
     for form in (str(seed), f"{seed:x}", f"{seed:016x}"):
-        if form in text:
+        if form in text and not revealed:
             found.append(f"the seed ({form})")
     for word in state["rng"]:
         if word in text:
@@ -225,7 +268,9 @@ def leaks(text, seat, moments, k):
     }
     if any(tuple(tokens[i : i + 8]) in grams for i in range(len(tokens) - 7)):
         found.append("eight tiles in the bag's order")
-    doc = json.loads(text)
+    deal = doc.pop("deal", None) if isinstance(doc, dict) else None  # its "seed" is checked here
+    if deal is not None and not revealed and (deal.get("seed") is not None or deal.get("secret") is not None):
+        found.append("the deal's seed or secret before the end")
     bad = FORBIDDEN_KEYS & set(_keys(doc))
     if bad:
         found.append(f"fields {sorted(bad)}")

@@ -19,7 +19,7 @@ PARAMS = [(a, p) for a in qc.AGENTS for p in agent_params(a)]
 
 
 def test_agent_names_and_parameter_tables():
-    assert qc.AGENTS == ("random", "greedy", "heuristic", "mc", "search")
+    assert qc.AGENTS == ("random", "greedy", "heuristic", "mc", "search", "static")
     assert agent_params("greedy") == () and agent_params("random") == ()
     for agent, p in PARAMS:
         if p.kind == "choice":
@@ -148,7 +148,7 @@ def test_agent_errors_are_value_errors():
         (np.zeros((1, W)), "1-d numeric array"),
         (np.array(["a"] * W), "1-d numeric array"),
         (np.full(W, np.nan), "unknown agent id nan"),
-        (np.r_[5.0, np.zeros(W - 1)], "unknown agent id 5"),
+        (np.r_[6.0, np.zeros(W - 1)], "unknown agent id 6"),
         (np.r_[1.5, np.zeros(W - 1)], "unknown agent id 1.5"),
         (np.r_[1.0, 1.0, np.zeros(W - 2)], "spec columns past its 0 parameter(s) must be 0"),
         (np.r_[3.0, 0.0, 8, 4, 2, np.zeros(W - 5)], "playouts must be an int in 1..1000000"),

@@ -146,10 +146,25 @@ def test_cli_tournament_prints_pairings_standings_and_timing(capsys, tmp_path):
     (m,) = t.matches
     assert "Round robin, 20 games per pairing, seed 3" in out
     assert table_rows(out, "Round robin")["greedy"][:2] == ["random", "20"]
-    assert table_rows(out, "Round robin")["greedy"][-1] == f"{m.wins}-{m.losses}-{m.ties}"
+    assert table_rows(out, "Round robin")["greedy"][-1] == f"{m.ties}"
+    low, high = m.interval()
+    assert table_rows(out, "Round robin")["greedy"][2] == f"{m.win_rate:.1%} [{100 * low:.1f}, {100 * high:.1f}]"
     standings = table_rows(out, "Standings")
-    assert standings["greedy"] == ["20", f"{t.scores('greedy').mean():.1f}"]
-    assert standings["random"] == ["20", f"{t.scores('random').mean():.1f}"]
+    ratings = {r.agent: r for r in t.ratings()}
+    assert list(standings) == ["greedy", "random"]  # by strength
+    assert standings["greedy"] == [
+        "1500 [1500, 1500]",
+        "20",
+        f"{ratings['greedy'].win_rate:.1%}",
+        f"{t.scores('greedy').mean():.1f}",
+    ]
+    r = ratings["random"]
+    assert standings["random"] == [
+        f"{r.rating:.0f} [{r.low:.0f}, {r.high:.0f}]",
+        "20",
+        f"{r.win_rate:.1%}",
+        f"{t.scores('random').mean():.1f}",
+    ]
     timing = table_rows(out, "Time per move")
     assert set(timing) == {"greedy", "random"} and all(len(v) == 1 and float(v[0]) > 0 for v in timing.values())
     assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and f"wrote {png}" in out.replace("\n", "")

@@ -79,6 +79,7 @@ def test_deal_and_opening_match_reference(seed, players):
     assert want and all(len(k) == naive.largest_group(g.hand()) >= 2 for k in want)
 
 
+@pytest.mark.slow
 @given(cubes_games(min_turns=1, max_turns=40))
 def test_positions_of_real_games_match_reference(g):
     check_against_reference(g)
@@ -474,7 +475,7 @@ class CubesMachine(RuleBasedStateMachine):
 CubesMachine.TestCase.settings = settings(
     max_examples=int(settings.default.max_examples * 0.75), stateful_step_count=40, deadline=None
 )
-test_cubes_machine = CubesMachine.TestCase
+test_cubes_machine = pytest.mark.slow(CubesMachine.TestCase)
 
 
 @pytest.mark.parametrize("players", [2, 3, 4, 6])

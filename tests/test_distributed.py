@@ -44,6 +44,8 @@ from qwirkle_core.cli import common as cli_common  # noqa: E402
 distributed = pytest.importorskip("distributed")
 dist = pytest.importorskip("qwirkle_core.batch.distributed")
 
+pytestmark = pytest.mark.slow  # Dask clusters: minutes on 2 cores (pytest -m slow)
+
 
 @pytest.fixture(scope="module")
 def cluster():

@@ -1,16 +1,23 @@
-"""Every Python example in README.md and docs/*.md runs as written.
+"""Every Python example in README.md and docs/ runs as written, as a script.
 
-The ```python blocks of one document run in order in one namespace (a later block may
-use what an earlier one made), in a temporary working directory; a ```python script
-block is a whole script, run by the test of its subject instead (docs/server.md's bot:
-tests/test_server_live.py). The package's doctests run too. So the documentation cannot rot: an example that stops working
-fails here.
+The ```python blocks of one document run in order as one script (a later block may use
+what an earlier one made): written to a file in a temporary working directory and run
+with ``python FILE`` in a fresh process, so ``__name__`` is ``"__main__"`` exactly as
+when a reader saves the example and runs it (an example that starts worker processes
+needs its ``if __name__ == "__main__":`` guard, and a missing one fails here). A
+```python script block is a whole script, run by the test of its subject instead
+(docs/server.md's bot: tests/test_server_live.py). The package's doctests run too. So
+the documentation cannot rot: an example that stops working fails here.
 """
 
 from __future__ import annotations
 
 import doctest
+import os
 import re
+import signal
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -18,8 +25,12 @@ import pytest
 import qwirkle_core
 
 ROOT = Path(__file__).resolve().parent.parent
-DOCUMENTS = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
+DOCUMENTS = [ROOT / "README.md", *sorted((ROOT / "docs").rglob("*.md"))]
 _BLOCK = re.compile(r"^```python\n(.*?)^```", re.S | re.M)
+# Documents whose examples take long (a Dask cluster, an RL training loop): run with
+# the slow tests (pytest -m slow).
+SLOW = {"distributed.md", "env.md"}
+SCRIPT_SECONDS = 600
 
 
 def python_blocks(path: Path) -> list[tuple[int, str]]:
@@ -28,20 +39,65 @@ def python_blocks(path: Path) -> list[tuple[int, str]]:
     return [(text[: m.start()].count("\n") + 2, m.group(1)) for m in _BLOCK.finditer(text)]
 
 
+def script_of(path: Path) -> str:
+    """The document's ```python blocks as one script, each block preceded by a comment
+    naming its line, and its lines at the same line numbers as in the document (blank
+    lines between the blocks), so a traceback's line number is the document's."""
+    lines: list[str] = []
+    for line, code in python_blocks(path):
+        while len(lines) < line - 2:
+            lines.append("")
+        lines.append(f"# {path.name}, the block at line {line}")
+        lines += code.splitlines()
+    return "\n".join(lines) + "\n"
+
+
 def test_the_block_reader_finds_blocks() -> None:
     blocks = python_blocks(ROOT / "README.md")
     assert blocks and all("import qwirkle_core" in code or "qc." in code for _, code in blocks[:1])
+    script = script_of(ROOT / "README.md")
+    line, code = blocks[0]
+    assert script.splitlines()[line - 1] == code.splitlines()[0]  # the document's line numbers
 
 
-@pytest.mark.parametrize("path", [p for p in DOCUMENTS if python_blocks(p)], ids=lambda p: p.name)
-def test_python_examples_run(path: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.chdir(tmp_path)
-    namespace: dict[str, object] = {"__name__": f"docs_{path.stem}"}
-    for line, code in python_blocks(path):
+def _documents() -> list[object]:
+    return [
+        pytest.param(p, id=str(p.relative_to(ROOT)), marks=[pytest.mark.slow] if p.name in SLOW else [])
+        for p in DOCUMENTS
+        if python_blocks(p)
+    ]
+
+
+@pytest.mark.parametrize("path", _documents())
+def test_python_examples_run_as_scripts(path: Path, tmp_path: Path) -> None:
+    script = tmp_path / f"example_{path.stem}.py"
+    script.write_text(script_of(path))
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT / "src"), os.environ.get("PYTHONPATH", "")])}
+    env["QWIRKLE_QUIET_COMPILE"] = "1"
+    with subprocess.Popen(
+        [sys.executable, script.name],
+        cwd=tmp_path,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,  # its own process group: a hang is killed with every worker it started
+    ) as proc:
         try:
-            exec(compile(code, f"{path.name}:{line}", "exec"), namespace)
-        except Exception as e:  # noqa: BLE001 - report which block failed
-            pytest.fail(f"{path.name}, the block at line {line} fails: {type(e).__name__}: {e}")
+            _, err = proc.communicate(timeout=SCRIPT_SECONDS)
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, signal.SIGKILL)
+            _, err = proc.communicate()
+            pytest.fail(
+                f"{path.name}'s examples, run as a script, did not finish in {SCRIPT_SECONDS} s:\n{err[-4000:]}"
+            )
+        finally:
+            try:
+                os.killpg(proc.pid, signal.SIGKILL)  # anything it left running
+            except ProcessLookupError:
+                pass
+    if proc.returncode != 0:
+        pytest.fail(f"{path.name}'s examples fail as a script (line numbers are the document's):\n{err[-4000:]}")
 
 
 def test_package_doctests() -> None:

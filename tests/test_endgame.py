@@ -160,7 +160,8 @@ def check_against_reference(g: qc.Game) -> EndgameResult:
 SMALL_SIZES = [(a, b) for a in (1, 2, 3) for b in (1, 2, 3) if a + b <= 5]
 
 
-@pytest.mark.parametrize("block", range(8))
+# the first block by default, every block with -m slow
+@pytest.mark.parametrize("block", [pytest.param(k, marks=[pytest.mark.slow] if k else []) for k in range(8)])
 def test_value_matches_minimax_on_chosen_hands(block):
     """200 positions (25 a block): boards of games whose bag just ran empty, or of
     middle games, with hands of 1-3 tiles (at most 5 in all)."""
@@ -189,12 +190,13 @@ def test_value_matches_minimax_when_a_player_is_stuck(block):
     assert solved >= 15 and passed >= 8
 
 
-@pytest.mark.parametrize("seed", range(4))
+@pytest.mark.parametrize("seed", [pytest.param(k, marks=[pytest.mark.slow] if k else []) for k in range(4)])
 def test_value_matches_minimax_with_three_tiles_each(seed):
     g = chosen_endgame(50_000 + seed, (3, 3))
     check_against_reference(g)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("block", range(4))
 def test_value_matches_minimax_on_real_endgames(block):
     """Greedy games played on until both hands hold at most 3 tiles (the side to

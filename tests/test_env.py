@@ -104,6 +104,7 @@ def step_checked(e, agent, g, hand, moves, partial, pick) -> int:
     return a
 
 
+@pytest.mark.slow
 def test_the_mask_is_exact_along_random_paths():
     """Every step of masked random play: the mask equals the one written from the rules
     (what the player may complete from the legal placements, exchanges, the pass)."""
@@ -260,7 +261,7 @@ def play_random_games(players, games, seed, window=WINDOW):
     return ended, truncated, steps
 
 
-@pytest.mark.parametrize("players, games", [(2, 120), (3, 40), (4, 40)])
+@pytest.mark.parametrize("players, games", [pytest.param(2, 120, marks=pytest.mark.slow), (3, 40), (4, 40)])
 def test_masked_random_play_ends_every_game_and_rewards_add_up(players, games):
     ended, truncated, steps = play_random_games(players, games * SCALE, seed=players)
     assert (ended, truncated) == (games * SCALE, 0)
@@ -412,7 +413,7 @@ def test_gym_wrapper_reports_a_broken_opponent():
     e = QwirkleGymEnv(opponents=(bots.Raises,), seat=0)
     obs, _ = e.reset(seed=11)
     with pytest.raises(
-        qc.AgentFailure, match="'Raises' \\(seat 1\\) raised RuntimeError: bot exploded \\(game seed 11, turn"
+        qc.AgentFailure, match="'bots:Raises' \\(seat 1\\) raised RuntimeError: bot exploded \\(game seed 11, turn"
     ):
         for _ in range(500):
             obs, *_ = e.step(int(np.flatnonzero(obs["action_mask"])[0]))

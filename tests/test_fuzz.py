@@ -716,6 +716,7 @@ def empty_folder():
             os.chdir(old)
 
 
+@pytest.mark.slow
 @examples(8)
 @given(
     arguments(

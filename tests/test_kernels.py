@@ -109,7 +109,7 @@ def test_make_spec_takes_exactly_the_documented_range(agent_param, value):
 
 
 def test_make_spec_refuses_unknown_agents_and_parameters():
-    for agent in (-1, 5, 2.5, "mc", None):
+    for agent in (-1, len(_lo.AGENT_NAMES), 2.5, "mc", None):
         with pytest.raises(ValueError, match="unknown agent id"):
             _lo.make_spec(agent)
     with pytest.raises(ValueError, match="agent 'greedy': unknown parameter.*takes: none"):
@@ -304,6 +304,7 @@ def test_a_batch_compiles_only_the_kernel_of_its_agents():
         "heuristic": "run_heuristic",
         "mc": "run_mc",
         "search": "run_search",
+        "static": "run_static",
     }
     mixed = np.stack([_lo.make_spec(_lo.SEARCH), _lo.make_spec(_lo.MONTE_CARLO)])
     assert _bt.kernel_for(mixed).__name__ == "run_any"

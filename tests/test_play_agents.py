@@ -244,14 +244,19 @@ def move_buffer(moves):
 
 @pytest.mark.parametrize(
     "seed,turns,extra",
-    [
-        (1, 10, {}),
-        (2, 24, {"cycle": 1.0, "fits": 0.25}),
-        (5, 33, {}),
-        (8, 40, {"cycle": -0.5, "fits": 2.0}),
-        (9, 47, {}),
-        (10, 48, {"out": 6.0}),
-        (39, 45, {"out": -3.0, "cycle": 1.0}),
+    [  # the first by default, all with -m slow
+        pytest.param(*case, marks=[pytest.mark.slow] if k else [])
+        for k, case in enumerate(
+            [
+                (1, 10, {}),
+                (2, 24, {"cycle": 1.0, "fits": 0.25}),
+                (5, 33, {}),
+                (8, 40, {"cycle": -0.5, "fits": 2.0}),
+                (9, 47, {}),
+                (10, 48, {"out": 6.0}),
+                (39, 45, {"out": -3.0, "cycle": 1.0}),
+            ]
+        )
     ],
 )
 def test_heuristic_values_match_the_reference(seed, turns, extra):

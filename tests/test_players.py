@@ -126,7 +126,7 @@ def test_play_game_with_python_agents_is_reproducible_and_recorded():
     b = qc.play_game(("bots:Randomly", bots.best_move, "greedy"), seed=5)
     c = qc.play_game(("bots:Randomly", bots.best_move, "greedy"), seed=6)
     assert a.to_json() == b.to_json() and a.to_json() != c.to_json()
-    assert a.agents == ["bots:Randomly", "best_move", "greedy"]
+    assert a.agents == ["bots:Randomly", "bots:best_move", "greedy"]
     assert a.final_scores == qc.replay(qc.GameRecord.from_json(a.to_json())).scores
     assert {x.player for x in a.actions} == {0, 1, 2}
 
@@ -134,7 +134,7 @@ def test_play_game_with_python_agents_is_reproducible_and_recorded():
 def test_a_python_agent_sees_only_its_own_seat():
     bots.Peeks.seen.clear()
     g, labels = run_game((bots.Peeks, "greedy"), seed=4)
-    assert labels == ["Peeks", "greedy"] and g.is_over
+    assert labels == ["bots:Peeks", "greedy"] and g.is_over
     assert len(bots.Peeks.seen) == sum(1 for a in g.history if a.player == 0)
     for obs, legal in bots.Peeks.seen:
         assert isinstance(obs, qc.Observation) and obs.player == 0 and obs.current_player == 0
@@ -147,7 +147,9 @@ def test_agent_specs_and_labels(tmp_path, monkeypatch):
     assert is_builtin("greedy") and is_builtin("mc:playouts=32") and is_builtin(("mc", {"playouts": 8}))
     assert is_builtin("mc:depth")  # a malformed built-in spec, not a module
     assert not is_builtin("bots:Best") and not is_builtin("pkg.mod:Cls.inner") and not is_builtin(bots.best_move)
-    assert Player.of("bots:Best").label == "bots:Best" and Player.of(bots.Best()).label == "Best"
+    # the same label from Python as from the command line's spec
+    assert Player.of("bots:Best").label == "bots:Best" == Player.of(bots.Best()).label == Player.of(bots.Best).label
+    assert Player.of(bots.best_move).label == "bots:best_move" == Player.of("bots:best_move").label
     assert Player.of("mc:playouts=8").label == "mc:playouts=8"
     with pytest.raises(ValueError, match="cannot load agent 'nosuchmodule:X': ModuleNotFoundError"):
         Player.of("nosuchmodule:X")
@@ -184,10 +186,10 @@ def test_a_broken_agent_is_named_with_the_seed_and_turn(agent, kind, detail):
     with pytest.raises(qc.AgentFailure) as info:
         qc.play_game((agent, "greedy"), seed=11)
     e = info.value
-    assert (e.agent, e.seat, e.seed, e.kind) == (agent.__name__, 0, 11, kind)
+    assert (e.agent, e.seat, e.seed, e.kind) == (f"bots:{agent.__name__}", 0, 11, kind)
     first = next(i for i, a in enumerate(run_game((bots.best_move, "greedy"), seed=11)[0].history) if a.player == 0)
     assert e.turn == (third_turn_of_seat0(11) if agent is bots.Raises else first)
-    assert str(e).startswith(f"agent '{agent.__name__}' (seat 0) ") and detail in str(e)
+    assert str(e).startswith(f"agent 'bots:{agent.__name__}' (seat 0) ") and detail in str(e)
     assert str(e).endswith(f"(game seed 11, turn {e.turn})")
 
 
@@ -217,7 +219,7 @@ def test_play_games_records_failures_and_goes_on():
     r = play_games((bots.Raises, "bots:Best"), 6, seed=2)
     assert not r.ok.any() and len(r.failures) == 6
     assert [f.seed for f in r.failures] == [int(s) for s in r.seeds]
-    assert all(f.agent == "Raises" and f.kind == "raised" and f.turn > 0 for f in r.failures)
+    assert all(f.agent == "bots:Raises" and f.kind == "raised" and f.turn > 0 for f in r.failures)
     r = play_games(("bots:Best", "greedy"), 6, seed=2)
     assert r.ok.all() and (r.scores.sum(axis=1) > 200).all() and (r.moves > 10).all() and (r.seconds > 0).all()
 
@@ -247,12 +249,12 @@ def test_tournament_with_python_agents_reports_broken_ones():
     r = qc.tournament(["bots:Best", "greedy", bots.Raises, "bots:Illegal"], games=4, seed=1, threads=1)
     matches = {(m.first, m.second): m for m in r.matches}
     assert matches[("bots:Best", "greedy")].games == 4
-    assert all(m.games == 0 for (a, b), m in matches.items() if "Raises" in (a, b) or "bots:Illegal" in (a, b))
+    assert all(m.games == 0 for (a, b), m in matches.items() if "bots:Raises" in (a, b) or "bots:Illegal" in (a, b))
     by_agent = Counter(f.agent for f in r.failures)
-    assert by_agent == {"Raises": 8, "bots:Illegal": 12}  # against Illegal, Illegal fails first
+    assert by_agent == {"bots:Raises": 8, "bots:Illegal": 12}  # against Illegal, Illegal fails first
     assert {f.kind for f in r.failures} == {"raised", "illegal"}
     assert r.seconds_per_move["bots:Best"] > 0 and r.seconds_per_move["greedy"] > 0
-    assert np.isnan(matches[("Raises", "bots:Illegal")].win_rate)
+    assert np.isnan(matches[("bots:Raises", "bots:Illegal")].win_rate)
 
 
 def test_tournament_in_worker_processes_equals_the_one_in_this_process():
@@ -310,12 +312,12 @@ def test_an_interrupted_tournament_with_a_python_agent_keeps_only_finished_deals
 def test_tournament_time_limit():
     r = qc.tournament([Quick, "bots:Slow", "greedy"], games=2, seed=1, threads=1, time_limit=0.1)
     assert {(m.first, m.second): m.games for m in r.matches} == {
-        ("Quick", "bots:Slow"): 0,
-        ("Quick", "greedy"): 2,
+        ("test_players:Quick", "bots:Slow"): 0,
+        ("test_players:Quick", "greedy"): 2,
         ("bots:Slow", "greedy"): 0,
     }
     assert {f.agent for f in r.failures} == {"bots:Slow"} and {f.kind for f in r.failures} == {"timeout"}
-    assert r.seconds_per_move["Quick"] > 0.002
+    assert r.seconds_per_move["test_players:Quick"] > 0.002
 
 
 def test_cli_tournament_with_python_agents(monkeypatch, capsys):
@@ -372,8 +374,8 @@ def test_ctrl_c_stops_a_tournament_in_worker_processes_and_leaves_no_process():
         for x in re.search(r"INTERRUPTED: ([\d,]+) finished deals \(([\d,]+) games\)", text).groups()
     )
     assert games == 2 * deals > 0
-    wins, losses, ties = (int(x) for x in re.search(r"(\d+)-(\d+)-(\d+)", text.split("W-L-T")[1]).groups())
-    assert wins + losses + ties == games and "Traceback" not in proc.stderr.read().decode()
+    counted = int(re.search(r"│ +([\d,]+) │ +[\d.]+% \[", text.split("ties")[1]).group(1).replace(",", ""))
+    assert counted == games and "Traceback" not in proc.stderr.read().decode()
     for _ in range(100):  # the fork server and the workers end with the command
         try:
             os.killpg(proc.pid, 0)

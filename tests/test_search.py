@@ -376,6 +376,7 @@ def test_batches_with_search_are_reproducible_and_replay_move_by_move():
         assert record.final_scores == tuple(int(s) for s in a.scores[i])
 
 
+@pytest.mark.slow
 def test_the_default_searchs_games_against_greedy_are_pinned():
     """The default search's margins against greedy in deals 0-2 of tournament seed 1000
     (the tuning seed; ``tournament.play_deals``: from seat 0, then seat 1) are pinned:

@@ -12,7 +12,7 @@ import qwirkle_core as qc
 from qwirkle_core.server import create_app
 from qwirkle_core.server.app import MAX_BODY, MAX_MOVE
 from qwirkle_core.server.store import Head, open_store, token_digest
-from server_support import bearer, choose, play_out
+from server_support import OPEN, bearer, choose, play_out
 
 with warnings.catch_warnings():  # starlette asks for httpx2, the next httpx; httpx works
     warnings.filterwarnings("ignore", message=".*httpx2")
@@ -26,7 +26,7 @@ def db(store_url):
 
 @pytest.fixture
 def client(db):
-    with TestClient(create_app(db)) as c:
+    with TestClient(create_app(db, settings=OPEN)) as c:
         yield c
 
 
@@ -92,12 +92,14 @@ def test_full_game_human_vs_human_replays(client):
 
 
 def test_agent_labels_are_canonical_and_seed_deals(client):
-    game_id, tokens = new_game(client, ["human", "mc:depth=2:playouts=8", "HUMAN"], seed=99)
+    # one human seat: the creator's seed is the deal's (several: tests/test_server_fairness.py)
+    game_id, tokens = new_game(client, ["greedy", "mc:depth=2:playouts=8", "HUMAN"], seed=99)
     seats = client.get(f"/api/games/{game_id}").json()["seats"]
-    assert [s["agent"] for s in seats] == ["human", "mc:depth=2:playouts=8", "human"]
+    assert [s["agent"] for s in seats] == ["greedy", "mc:depth=2:playouts=8", "human"]
     dealt = qc.Game(players=3, seed=99)
     view = client.get(f"/api/games/{game_id}", headers=bearer(tokens[2])).json()
-    assert view["observation"]["hand"] == [qc.tile_code(t) for t in dealt.hand(2)]
+    assert view["deal"] == {"kind": "chosen", "seed": 99}
+    assert view["observation"]["hand"] == [qc.tile_code(t) for t in dealt.hand(2)]  # seat 2 has not moved
 
 
 def test_ids_and_tokens_can_follow_an_option_on_a_command_line(client):
@@ -285,7 +287,9 @@ def test_undo_takes_back_the_move_and_the_replies(client):
     assert r.status_code == 200 and r.json() == {"undone": 3}
     undone = client.get(url, headers=auth).json()
     assert undone["version"] > after_move["version"]
-    assert {k: v for k, v in undone.items() if k != "version"} == {k: v for k, v in before.items() if k != "version"}
+    assert undone["undos"] == before["undos"] + 1
+    same = {k: v for k, v in undone.items() if k not in ("version", "undos")}
+    assert same == {k: v for k, v in before.items() if k not in ("version", "undos")}
     client.post(f"{url}/actions", json={"move": move}, headers=auth)
     assert client.get(url, headers=auth).json()["history"] == after_move["history"]  # same draws, same replies
 
@@ -322,7 +326,7 @@ def test_hint_gives_three_legal_moves(client):
 
 
 def test_restart_resumes_from_the_record_and_plays_pending_agents(db):
-    with TestClient(create_app(db)) as c:
+    with TestClient(create_app(db, settings=OPEN)) as c:
         game_id, tokens = new_game(c, ["human", "greedy"], seed=40)
         play_a_few(c, game_id, tokens, 3)
         view = c.get(f"/api/games/{game_id}", headers=bearer(tokens[0])).json()
@@ -333,7 +337,7 @@ def test_restart_resumes_from_the_record_and_plays_pending_agents(db):
     game.play(view["legal_moves"][0]["move"])
     store.append(game_id, row.head, [json.dumps(game.history[-1].to_dict())], game.is_over)
     store.close()
-    with TestClient(create_app(db)) as c:
+    with TestClient(create_app(db, settings=OPEN)) as c:
         resumed = c.get(f"/api/games/{game_id}", headers=bearer(tokens[0])).json()
     assert resumed["to_move"] == 0
     assert len(resumed["history"]) == len(view["history"]) + 2
@@ -362,7 +366,7 @@ def test_pages_and_openapi(client):
 
 
 def test_games_dropped_from_memory_come_back_from_the_store(db):
-    with TestClient(create_app(db, max_live_games=2)) as c:
+    with TestClient(create_app(db, max_live_games=2, settings=OPEN)) as c:
         games = [new_game(c, ["human", "greedy"], seed=50 + i) for i in range(5)]
         service = c.app.state.service
         for round_ in range(3):
@@ -412,17 +416,17 @@ def test_a_failed_write_refuses_the_action_and_changes_nothing(client, db, monke
     append = store.append
     calls = []
 
-    def failing_append(game_id, expected, actions, over):
+    def failing_append(game_id, expected, actions, over, **changes):
         calls.append(list(actions))
         if len(calls) in plan:
             raise OSError("disk I/O error")
-        return append(game_id, expected, actions, over)
+        return append(game_id, expected, actions, over, **changes)
 
     monkeypatch.setattr(store, "append", failing_append)
     move = before["legal_moves"][0]["move"]
     plan = {1}  # the human's move and greedy's reply cannot be stored: refused, nothing changed
     r = client.post(f"{url}/actions", json={"move": move}, headers=auth)
-    assert r.status_code == 503 and "nothing changed" in r.json()["error"]
+    assert r.status_code == 503 and "nothing changed" in r.json()["error"] and r.headers["Retry-After"] == "1"
     assert client.get(url, headers=auth).json() == before
     assert open_store(db).load(game_id).head.version == before["version"]
     assert len(calls[0]) == 2  # the move and the reply go in one transaction
@@ -463,7 +467,7 @@ def test_a_version_1_sqlite_file_is_converted(tmp_path):
     assert row.head == Head(n + 1, n, 0) and len(row.actions) == n and row.agents == ("human", "greedy")
     assert qc.replay(qc.GameRecord.from_json(row.record)).history == game.history
     store.close()
-    with TestClient(create_app(path)) as c:
+    with TestClient(create_app(path, settings=OPEN)) as c:
         view = c.get("/api/games/old", headers=bearer(token)).json()
         assert view["version"] == n + 1 and len(view["history"]) == n and view["to_move"] == 0
         r = c.post("/api/games/old/actions", json={"move": view["legal_moves"][0]["move"]}, headers=bearer(token))

@@ -15,9 +15,12 @@ import pytest
 import qwirkle_core as qc
 from server_support import CHROMIUM, CHROMIUM_ARGS, LiveServer, bearer
 
-pytestmark = pytest.mark.skipif(
-    CHROMIUM is None, reason="no Chromium: install Debian's package (apt-get install chromium); .ci/run does"
-)
+pytestmark = [
+    pytest.mark.skipif(
+        CHROMIUM is None, reason="no Chromium: install Debian's package (apt-get install chromium); .ci/run does"
+    ),
+    pytest.mark.slow,  # a browser: pytest -m slow
+]
 
 READY = "() => (+document.body.dataset.version > {v}) && (document.body.classList.contains('my-turn') || document.getElementById('end').open)"
 
@@ -90,7 +93,7 @@ def test_play_a_game_in_the_browser(tmp_path, page):
         page.click("#start")
         page.wait_for_url(re.compile(r"/game/"))
         url = urlsplit(page.url)
-        game_id, token = url.path.rsplit("/", 1)[1], parse_qs(url.query)["token"][0]
+        game_id, token = url.path.rsplit("/", 1)[1], parse_qs(url.fragment)["token"][0]
         api = httpx.Client(base_url=live.url, headers=bearer(token), timeout=30)
         page.wait_for_function(READY.format(v=0))
         turn, keyboard_moved, undone, exchanged = 0, False, False, False
@@ -150,3 +153,34 @@ def test_play_a_game_in_the_browser(tmp_path, page):
         page.screenshot(path=str(tmp_path / "board-end.png"))
         assert page.errors == []
         assert sum(a.player == 0 for a in record.actions) >= 10
+
+
+def test_the_board_shows_the_clocks_and_the_timeouts(tmp_path, page):
+    """A timed game from the lobby shows a clock per human seat, counting down for the
+    seat to move; a turn that runs out (played by the server's sweep, pushed over the
+    WebSocket, whose token goes as a subprotocol) is marked in the history."""
+    with LiveServer(str(tmp_path / "games.sqlite")) as live:
+        page.goto(live.url + "/")
+        page.select_option("#count", "2")
+        page.select_option("#seat-0", "human")
+        page.select_option("#seat-1", "greedy")
+        page.click("summary")
+        page.select_option("#clock", "move_s=30")
+        page.click("#start")
+        page.wait_for_url(re.compile(r"/game/"))
+        assert "token=" not in urlsplit(page.url).query and "token=" in urlsplit(page.url).fragment
+        page.wait_for_function("() => document.querySelector('#scores td.clock[data-seat=\"0\"]')?.textContent")
+        assert page.is_visible("#clock-head")
+        first = page.inner_text("#scores td.clock[data-seat='0']")
+        assert re.fullmatch(r"0:(30|[12]\d)", first) and page.inner_text("#scores td.clock[data-seat='1']") == ""
+        page.wait_for_function(
+            f"() => document.querySelector('#scores td.clock[data-seat=\"0\"]').textContent !== '{first}'"
+        )
+        # a game of two people with a second per move: the turns run out while the page watches
+        r = httpx.post(f"{live.url}/api/games", json={"seats": ["human", "human"], "clock": {"move_s": 1}}, timeout=30)
+        game_id, token = r.json()["id"], r.json()["seats"][0]["token"]
+        page.goto(f"{live.url}/game/{game_id}#token={token}")
+        page.wait_for_function("() => document.getElementById('connection').classList.contains('open')")
+        page.wait_for_selector("#history li:has-text('out of time: greedy played')", timeout=15_000)
+        view = httpx.get(f"{live.url}/api/games/{game_id}", headers=bearer(token), timeout=30).json()
+        assert view["clock"]["timeouts"] and page.errors == []

@@ -127,7 +127,8 @@ def test_no_seat_receives_hidden_information(live):
         spectator = client.get(f"/api/games/{game_id}")
         received[None].append((spectator.text, spectator.json()["version"] - 1))
         record = qc.GameRecord.from_json(client.get(f"/api/games/{game_id}/record").text)
-    assert record.seed == SEED and final["over"]
+    assert record.seed != SEED and final["over"]  # two humans: the seed is mixed with a server secret
+    assert final["deal"]["creator_seed"] == SEED and final["deal"]["seed"] == record.seed
     assert sum(m.startswith("x ") for _, m in posted) >= 2  # exchanges: tiles back in the bag
     moments = Moments(record)
     start = json.loads(listeners[0].first)["version"]
@@ -161,7 +162,8 @@ def test_no_seat_receives_hidden_information(live):
     planted = [
         {**view, "peek": other},
         {**view, "observation": {**view["observation"], "hand": other}},
-        {**view, "note": f"seed {SEED}"},
+        {**view, "note": f"seed {record.seed}"},
+        {**view, "deal": {**view["deal"], "secret": final["deal"]["secret"]}},
         {**view, "bag": moments.states[k]["bag"]},
         {**view, "history": view["history"] + [{"move": " ".join(moments.states[k]["bag"])}]},
     ]
@@ -217,7 +219,7 @@ def test_qwirkle_bot_command(live):
     assert done.returncode == 0, done.stderr
     assert "game over" in done.stdout and "seat 1:" in done.stdout
     record = qc.GameRecord.from_json(httpx.get(f"{live.url}/api/games/{game_id}/record").text)
-    assert record.agents == ["greedy", "human"] and qc.replay(record).is_over
+    assert record.agents == ["greedy", "heuristic"] and qc.replay(record).is_over  # the bot's agent
     bad = subprocess.run(cmd[:-6] + ["--token", "wrong"], capture_output=True, text=True, timeout=60)
     assert (
         bad.returncode == 1

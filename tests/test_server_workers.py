@@ -25,7 +25,7 @@ from websockets.sync.client import connect
 import qwirkle_core as qc
 from qwirkle_core.server import create_app
 from qwirkle_core.server.store import Conflict, Head, Store, open_store
-from server_support import ServerProcess, bearer, choose
+from server_support import OPEN, ServerProcess, bearer, choose
 
 with warnings.catch_warnings():  # starlette asks for httpx2, the next httpx; httpx works
     warnings.filterwarnings("ignore", message=".*httpx2")
@@ -241,18 +241,24 @@ class RacingStore(Store):
         self.url = inner.url
         self.appends = 0
 
-    def append(self, game_id, expected, actions, over):
+    def append(self, game_id, expected, actions, over, request=None, clock=None):
         self.appends += 1
         if self.races > 0:
             self.races -= 1
             self.race()
-        return self.inner.append(game_id, expected, actions, over)
+        return self.inner.append(game_id, expected, actions, over, request, clock)
+
+    def answer(self, game_id, seat, action_id):
+        return self.inner.answer(game_id, seat, action_id)
+
+    def due(self, now, limit=100):
+        return self.inner.due(now, limit)
 
     def close(self):
         self.inner.close()
 
-    def create(self, *args):
-        return self.inner.create(*args)
+    def create(self, *args, **kwargs):
+        return self.inner.create(*args, **kwargs)
 
     def head(self, game_id):
         return self.inner.head(game_id)
@@ -269,6 +275,27 @@ class RacingStore(Store):
     def count(self):
         return self.inner.count()
 
+    def running(self):
+        return self.inner.running()
+
+    def stale(self, before, limit=100):
+        return self.inner.stale(before, limit)
+
+    def delete(self, game_id, before):
+        return self.inner.delete(game_id, before)
+
+    def join(self, game_id, owner, cap, fresh):
+        return self.inner.join(game_id, owner, cap, fresh)
+
+    def leave(self, game_id, owner):
+        self.inner.leave(game_id, owner)
+
+    def hold(self, owner):
+        self.inner.hold(owner)
+
+    def release(self, owner):
+        self.inner.release(owner)
+
 
 @pytest.mark.parametrize("races, status", [(1, 200), (2, 409)])
 def test_a_change_that_loses_the_race_is_retried_then_refused(store_url, races, status):
@@ -276,7 +303,7 @@ def test_a_change_that_loses_the_race_is_retried_then_refused(store_url, races, 
     store) takes back the seat's last move and plays it again (the same state, a newer
     version). A's compare-and-swap fails, A catches up and tries again: stored (one
     race), or refused with 409 and nothing stored (a race on the retry too)."""
-    with TestClient(create_app(store_url)) as b:
+    with TestClient(create_app(store_url, settings=OPEN)) as b:
         game_id, tokens = create_with(b, ["human", "greedy"], seed=21)
         auth = bearer(tokens[0])
         first = b.get(f"/api/games/{game_id}", headers=auth).json()["legal_moves"][0]["move"]
@@ -287,7 +314,7 @@ def test_a_change_that_loses_the_race_is_retried_then_refused(store_url, races, 
             assert b.post(f"/api/games/{game_id}/actions", json={"move": first}, headers=auth).status_code == 200
 
         store = RacingStore(open_store(store_url), race, races)
-        with TestClient(create_app(store)) as a:
+        with TestClient(create_app(store, settings=OPEN)) as a:
             before = a.get(f"/api/games/{game_id}", headers=auth).json()
             move = before["legal_moves"][0]["move"]
             r = a.post(f"/api/games/{game_id}/actions", json={"move": move}, headers=auth)

@@ -375,7 +375,7 @@ QwirkleMachine.TestCase.settings = settings(
     stateful_step_count=60,
     deadline=None,
 )
-test_qwirkle_machine = QwirkleMachine.TestCase
+test_qwirkle_machine = pytest.mark.slow(QwirkleMachine.TestCase)
 
 
 # --------------------------------------------------------------------------

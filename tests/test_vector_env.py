@@ -106,10 +106,12 @@ def test_greedy_opponent_agrees_with_gym_env() -> None:
     assert lockstep_opponents(6, ["greedy"], 40, 500, seed=7) > 3
 
 
+@pytest.mark.slow
 def test_heuristic_and_random_opponents_second_seat() -> None:
     assert lockstep_opponents(3, ["heuristic", "random"], 118, 300, seed=11, seat=1) >= 1
 
 
+@pytest.mark.slow
 def test_mc_opponent() -> None:
     lockstep_opponents(2, ["mc:playouts=4"], 40, 40, seed=13)
 
@@ -147,6 +149,7 @@ def _position(s, i: int) -> tuple[dict, list[int]]:
     return board, [int(t) for t in s.hands[i, p, : s.gmeta[i, 24 + p]]]
 
 
+@pytest.mark.slow
 def test_masks_equal_the_naive_placements() -> None:
     """Every step of masked random play: the mask is the one written from the naive
     reference's placements (tests/naive.py): the tiles that complete some placement
@@ -271,6 +274,7 @@ def test_bad_arguments() -> None:
         VectorEnv(2).step(np.zeros(2, np.int64))
 
 
+@pytest.mark.slow
 def test_the_training_example_runs(tmp_path) -> None:
     """docs/examples/vector_reinforce.py trains for a few seconds and draws its curve."""
     import importlib.util

@@ -67,6 +67,7 @@ def test_waves_put_each_kernel_after_the_parts_it_links_and_bins_balance_them():
     assert wu._bins(["batch.run_plain"], 4) == [["batch.run_plain"]]
 
 
+@pytest.mark.slow
 def test_warmup_compiles_into_the_cache_and_a_later_process_loads(tmp_path, capsys):
     out = _python(
         "import sys; from qwirkle_core.cli import main; sys.exit(main(['warmup', '--agents', 'greedy,random', '--no-progress']))",
@@ -108,7 +109,7 @@ def test_the_first_run_message_names_the_agents_and_the_estimate(monkeypatch):
 
     monkeypatch.setattr(wu, "_cached", lambda name: False)
     text = _kernel_status(list(qc.parse_agents("search,greedy")), qc.Rules())
-    assert text.startswith("preparing the kernels: compiling them for search, greedy (first run only, about ")
+    assert text.startswith("qwirkle-core: compiling the search, greedy batch kernels, about ")
     assert "qwirkle warmup" in text
 
 
@@ -121,6 +122,7 @@ def loaded(names):  # whether each part was loaded from the cache (not compiled)
 """
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "agents, parts, first_batch",
     [

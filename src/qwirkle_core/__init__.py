@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 from ._version import __version__
 
 if TYPE_CHECKING:
+    from .batch.learn import LeaveTable, learn
     from .batch.rows import GameRows
     from .batch.simulate import SimulationResult, play_game, simulate
     from .batch.stats import BatchStats
@@ -32,6 +33,7 @@ if TYPE_CHECKING:
     from .game.move import Action, Move, MoveKind
     from .game.observation import Observation
     from .game.records import GameRecord, replay
+    from .game.render import svg
     from .game.rules import Rules
     from .game.tiles import COLORS, SHAPES, color_of, parse_tile, shape_of, tile, tile_code, tile_name
 
@@ -60,6 +62,7 @@ _EXPORTS = {
     "Observation": "game.observation",
     "GameRecord": "game.records",
     "replay": "game.records",
+    "svg": "game.render",
     "GameRows": "batch.rows",
     "Rules": "game.rules",
     "SimulationResult": "batch.simulate",
@@ -77,6 +80,8 @@ _EXPORTS = {
     "TournamentResult": "batch.tournament",
     "tournament": "batch.tournament",
     "warmup": "batch.warmup",
+    "LeaveTable": "batch.learn",
+    "learn": "batch.learn",
 }
 
 __all__ = sorted(_EXPORTS) + ["__version__"]

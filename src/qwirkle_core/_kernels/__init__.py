@@ -13,16 +13,17 @@ Modules, each importing only those above it:
 ``movegen``   every legal placement of a hand, with its score
 ``state``     the game flow: bag, hands, scores, turns, exchanges, passes, the end
 ``actions``   the game state tuple and its action word: list, write and apply an action
-``policies``  random, greedy and heuristic choices; the heuristic's reply search
+``leaves``    leaves (the tiles kept): canonical classes, ranks, the learned table's cells
+``policies``  random, greedy, heuristic and static choices; the heuristic's reply search
 ``mc``        determinization, playouts, move evaluation, the Monte Carlo agent
 ``endgame``   the exact two-player endgame solver
 ``search``    the search agent: the solver's moves in the endgame, a Monte Carlo search before
 ``agents``    one turn of any agent (the dispatch on the agent id) and the agents' scratch
 ``cubes``     Qwirkle Cubes: the bag of colours, rolls, re-rolls, every agent's turn, playouts, its batch kernel
-``batch``     many complete games, one row of results per game (a kernel per agent set)
+``batch``     many complete games, one row of results per game (a kernel per agent set); the leave learning's self-play
 ``vector``    the batched RL environment: N games stepped one action each, observations and masks
 
-Compile time and speed (issue 13; figures in docs/architecture.md, "Performance"):
+Compile time and speed (figures in docs/architecture.md, "Performance"):
 
 - A call from Python compiles the kernel and everything it calls into one library
   (cached on disk); an argument that is a constant in the caller (``step(c, d, 1)``)
@@ -34,7 +35,7 @@ Compile time and speed (issue 13; figures in docs/architecture.md, "Performance"
   False never prunes code (numba types both branches; numba 0.68 prunes a branch on
   an argument only by its being None): a flag that must keep a callee out of a kernel
   is None there (``policies.play_turns``' ``heuristic``: ``heuristic is not None and
-  heuristic``), issue 43.
+  heuristic``).
 - Every kernel's library links in its callees' and numba optimises and generates
   machine code for the whole linked module again at each level, so a deep chain of
   thin wrappers costs a re-compile of everything below each of them: thin wrappers on
@@ -45,7 +46,7 @@ Compile time and speed (issue 13; figures in docs/architecture.md, "Performance"
 - The two largest callees, the endgame solver and the search's playouts, are not linked
   at all: the search calls them through a pointer (``_jit.External``, ``search.SOLVE``
   and ``search.PLAYOUT``), so a kernel that plays the search agent compiles without
-  them, at the same time as they do (in worker processes, issue 43), and the Python
+  them, at the same time as they do (in worker processes), and the Python
   layer binds them (``search.bind_search``: loaded from the cache or compiled) before
   such a kernel runs. A call before that raises RuntimeError.
 - Cold-start figures, the warmup and the cache's reuse: docs/cold-start.md.

@@ -6,6 +6,7 @@ import os
 from pathlib import Path
 
 import numba
+import numpy as np
 from llvmlite import binding as llvm
 from llvmlite import ir
 from numba.core import cgutils, types
@@ -207,3 +208,56 @@ class External:
             return ext.restype(*args)(types.StarArgTuple.from_types(args)), codegen
 
         return call
+
+
+class Table:
+    """A read-only numpy array that kernels read from a cell of this process, not as an
+    argument: ``table.get()`` in a kernel returns ``(pointer, length)``, which
+    ``numba.carray(pointer, (length,))`` makes an array (no reference counts). Like
+    :class:`External`'s calls, the cell is a symbol (``qwirkle_core.<name>``) that
+    this process registers, so the cached machine code holds no address and a table
+    can be bound (:meth:`bind`) after the kernels were compiled, and bound again.
+    Unbound, the length is 0. The table keeps the array it is bound to alive.
+    """
+
+    def __init__(self, name, dtype):
+        self.name = name
+        self.dtype = np.dtype(dtype)
+        self.symbol = f"qwirkle_core.{name}"
+        self.cell = (ctypes.c_uint64 * 2)()  # the array's address, its length
+        self.array = None
+        llvm.add_symbol(self.symbol, ctypes.addressof(self.cell))
+        self.get = self._intrinsic()
+
+    def bind(self, array):
+        """Point the kernels' reads at ``array`` (1-d, of this table's dtype; copied
+        when not contiguous)."""
+        array = np.ascontiguousarray(array, self.dtype)
+        if array.ndim != 1:
+            raise ValueError(f"{self.name}: a table is 1-d")
+        self.array = array
+        self.cell[0] = array.ctypes.data
+        self.cell[1] = array.shape[0]
+
+    def _intrinsic(self):
+        table = self
+        elem = numba.from_dtype(self.dtype)
+        rtype = types.Tuple((types.CPointer(elem), types.int64))
+
+        def codegen(context, builder, signature, args):
+            i64 = ir.IntType(64)
+            cell = builder.module.globals.get(table.symbol)
+            if cell is None:
+                cell = ir.GlobalVariable(builder.module, ir.ArrayType(i64, 2), table.symbol)
+                cell.linkage = "external"
+            zero = ir.Constant(ir.IntType(32), 0)
+            address = builder.load(builder.gep(cell, [zero, zero]))
+            length = builder.load(builder.gep(cell, [zero, ir.Constant(ir.IntType(32), 1)]))
+            pointer = builder.inttoptr(address, context.get_value_type(types.CPointer(elem)))
+            return context.make_tuple(builder, rtype, (pointer, length))
+
+        @intrinsic
+        def get(typingctx):
+            return rtype(), codegen
+
+        return get

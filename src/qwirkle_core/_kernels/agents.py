@@ -37,10 +37,12 @@ from .layout import (  # ids, kinds and spec rows are also read from here by the
     SEARCH,
     SPEC_COLS,
     SPEC_ID,
+    STATIC,
     AgentScratch,
     RootScratch,
     make_spec,
 )
+from .leaves import bind_leaves
 from .mc import mc_choose
 from .policies import HEURISTIC_WORK, play_turns, reply_choose, simple_turn
 from .search import bind_search, new_search_scratch, search_choose
@@ -58,7 +60,9 @@ __all__ = [
     "PLACE",
     "RANDOM",
     "SEARCH",
+    "STATIC",
     "bind_for",
+    "bind_leaves",
     "bind_search",
     "make_spec",
     "mc_agent_turn",
@@ -80,9 +84,12 @@ def searches(specs):
 
 def bind_for(specs):
     """:func:`.search.bind_search` when a row of ``specs`` (float64[seats, SPEC_COLS])
-    is the search agent: in Python, before a kernel plays them."""
+    is the search agent, :func:`.leaves.bind_leaves` when one is the static agent: in
+    Python, before a kernel plays them."""
     if any(int(row[SPEC_ID]) == SEARCH for row in specs):
         bind_search()
+    if any(int(row[SPEC_ID]) == STATIC for row in specs):
+        bind_leaves()
 
 
 @njit
@@ -167,7 +174,8 @@ def take_turn(spec, gs, moves, scratch):
     (maybe grown) move buffer.
     """
     board, cross, anchors, bmeta, hands, bag, gmeta, rng, st, act = gs
-    if not simple_turn(int(spec[SPEC_ID]), spec[P_HEUR_REPLY], spec[P_HEUR_HORIZON], gmeta[G_BAG], True):
+    agent = int(spec[SPEC_ID])
+    if agent != STATIC and not simple_turn(agent, spec[P_HEUR_REPLY], spec[P_HEUR_HORIZON], gmeta[G_BAG], True):
         return search_turn(spec, gs, moves, scratch, True)
     specs = spec.reshape((1, spec.shape[0]))
     moves, _ = play_turns(
@@ -186,6 +194,7 @@ def take_turn(spec, gs, moves, scratch):
         scratch.values,
         scratch.work,
         gmeta[G_TURNS] + 1,
+        True,
         True,
         True,
     )

@@ -5,11 +5,7 @@ counters ``gmeta``, the board counters ``bmeta``, the batch's stats columns and 
 agent spec rows are read through the constants below, and the tuples of arrays the
 kernels pass around (the game state, the agent scratch, the Monte Carlo root) are named
 tuples. Numba lowers a ``collections.namedtuple`` to the same struct as a plain tuple
-(a field read is a constant-index read). Measured against the plain tuples and bare
-offsets they replaced (on the shared 2-core machine, interleaved runs of both
-revisions, the same games): greedy batches 0.98-0.99x the games per CPU second
-(medians of two runs of 7 pairs) for 0.985x the instructions (callgrind, 200 games),
-heuristic batches 0.98x for 1.012x, and a cold compile of 64-68 s CPU either way.
+(a field read is a constant-index read), so the names cost nothing at run time.
 
 The agent parameter table :data:`AGENT_PARAMS` lists, per agent id, its parameters in
 spec-column order with default, type and allowed range; the spec columns (``P_*``),
@@ -106,8 +102,8 @@ CAND_COLS] the candidate action words, ``policy`` float64[SPEC_COLS] the playout
 policy's spec, and ``undo`` (:func:`.board.new_undo_stack` of one slot) for the heuristic's reply search."""
 
 # -- agents ------------------------------------------------------------------------------
-RANDOM, GREEDY, HEURISTIC, MONTE_CARLO, SEARCH = 0, 1, 2, 3, 4
-AGENT_NAMES = ("random", "greedy", "heuristic", "mc", "search")  # indexed by agent id
+RANDOM, GREEDY, HEURISTIC, MONTE_CARLO, SEARCH, STATIC = 0, 1, 2, 3, 4, 5
+AGENT_NAMES = ("random", "greedy", "heuristic", "mc", "search", "static")  # indexed by agent id
 AGENT_IDS = MappingProxyType({name: i for i, name in enumerate(AGENT_NAMES)})
 
 FLOAT, INT, CHOICE = "float", "int", "choice"
@@ -285,6 +281,23 @@ AGENT_PARAMS = (
             "the playouts' heuristic (policy heuristic): its out, the bonus for going out",
         ),
     ),
+    (  # static (see leaves.static_choose)
+        Param("leave", 1.0, FLOAT, -1000.0, 1000.0, "weight of the learned value of the tiles kept (leaves.json)"),
+        Param("danger", 6.0, FLOAT, -1000.0, 1000.0, "penalty per expected Qwirkle handed to the next player"),
+        Param("setup", 6.0, FLOAT, -1000.0, 1000.0, "bonus per Qwirkle the mover can complete next turn"),
+        Param("follow", 0.0, FLOAT, -1000.0, 1000.0, "weight of the leave's best single-tile score now"),
+        Param(
+            "fits", 0.0, FLOAT, -1000.0, 1000.0, "bonus per distinct leave tile that fits somewhere on the board now"
+        ),
+        Param(
+            "exchange",
+            1,
+            INT,
+            0,
+            1,
+            "1: exchange instead of placing when the kept tiles are worth more; 0: only when it cannot place",
+        ),
+    ),
 )
 SPEC_ID = 0
 SPEC_COLS = 1 + max(len(params) for params in AGENT_PARAMS)
@@ -333,6 +346,12 @@ P_SEARCH_PFITS = _column(SEARCH, "pfits")
 P_SEARCH_PGROUP = _column(SEARCH, "pgroup")
 P_SEARCH_PDUP = _column(SEARCH, "pdup")
 P_SEARCH_POUT = _column(SEARCH, "pout")
+P_STATIC_LEAVE = _column(STATIC, "leave")
+P_STATIC_DANGER = _column(STATIC, "danger")
+P_STATIC_SETUP = _column(STATIC, "setup")
+P_STATIC_FOLLOW = _column(STATIC, "follow")
+P_STATIC_FITS = _column(STATIC, "fits")
+P_STATIC_EXCHANGE = _column(STATIC, "exchange")
 MAX_SAMPLES = param(HEURISTIC, "samples").hi  # the reply search clamps its sample count to it
 
 

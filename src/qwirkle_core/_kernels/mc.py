@@ -154,7 +154,24 @@ def playout(sim, moves, values, work, cand, policy, depth, seed):
         until = min(until, gmeta[G_TURNS] + depth)
     specs = policy.reshape((1, policy.shape[0]))
     moves, _ = play_turns(
-        specs, board, cross, anchors, bmeta, hands, bag, gmeta, rng, st, act, moves, values, work, until, False, True
+        specs,
+        board,
+        cross,
+        anchors,
+        bmeta,
+        hands,
+        bag,
+        gmeta,
+        rng,
+        st,
+        act,
+        moves,
+        values,
+        work,
+        until,
+        False,
+        True,
+        None,
     )
     return margin(gmeta, player), moves
 

@@ -26,10 +26,17 @@ from .board import (
     take_back_slot,
 )
 from .layout import (
+    A_KIND,
+    A_N,
+    A_POINTS,
+    A_QWIRKLES,
+    A_TILE,
     B_ANCHORS,
+    EXCHANGE,
     G_BAG,
     G_CURRENT,
     G_HAND,
+    G_OPENING,
     G_OVER,
     G_PLAYERS,
     G_TURNS,
@@ -53,13 +60,22 @@ from .layout import (
     P_HEUR_REPLY,
     P_HEUR_SAMPLES,
     P_HEUR_SETUP,
+    P_STATIC_DANGER,
+    P_STATIC_EXCHANGE,
+    P_STATIC_FITS,
+    P_STATIC_FOLLOW,
+    P_STATIC_LEAVE,
+    P_STATIC_SETUP,
     R_AGENTS,
     RANDOM,
+    SPEC_COLS,
     SPEC_ID,
+    STATIC,
 )
+from .leaves import MAX_LEAVE, kept_values, leave_tables
 from .movegen import generate, generate_all
 from .rng import below
-from .state import NUM_TILE_TYPES, hand_mask, hidden_tiles, largest_group, opening_len, unseen_counts
+from .state import HAND, NUM_TILE_TYPES, hand_mask, hidden_tiles, largest_group, opening_len, unseen_counts
 
 
 @njit
@@ -276,7 +292,24 @@ def simple_turn(agent, reply, horizon, bag, replies):
 
 @njit
 def play_turns(
-    specs, board, cross, anchors, bmeta, hands, bag, gmeta, rng, st, act, moves, values, work, until, replies, heuristic
+    specs,
+    board,
+    cross,
+    anchors,
+    bmeta,
+    hands,
+    bag,
+    gmeta,
+    rng,
+    st,
+    act,
+    moves,
+    values,
+    work,
+    until,
+    replies,
+    heuristic,
+    static,
 ):
     """Play the turns of simple policies on a game's arrays: the current seat's agent
     is ``specs[seat % len(specs)]`` (float64[k, SPEC_COLS]), until the game is over,
@@ -285,7 +318,9 @@ def play_turns(
     search). ``heuristic``: True to play the heuristic too; None for a loop of random and
     greedy agents only, which then does not compile the heuristic (numba prunes a branch
     on an argument that is None before typing it, never one on a literal True or False;
-    a False still works, but compiles the heuristic). Returns the move buffer and
+    a False still works, but compiles the heuristic). ``static``: likewise True to play
+    the static agent (its leave table bound, :func:`.leaves.bind_leaves`), None to
+    compile none of it. Returns the move buffer and
     ``values`` (grown together when a position has more moves than they hold).
 
     Random: uniform over placements, else a random exchange. Greedy: the best score,
@@ -301,15 +336,41 @@ def play_turns(
     while gmeta[G_OVER] == 0 and gmeta[G_TURNS] < until:
         row = gmeta[G_CURRENT] % players
         agent = int(specs[row, SPEC_ID])
-        if not simple_turn(agent, specs[row, P_HEUR_REPLY], specs[row, P_HEUR_HORIZON], gmeta[G_BAG], replies):
+        plays_static = static is not None and static and agent == STATIC
+        if not (
+            plays_static
+            or simple_turn(agent, specs[row, P_HEUR_REPLY], specs[row, P_HEUR_HORIZON], gmeta[G_BAG], replies)
+        ):
             break
         greedy = agent == GREEDY
         hand = hand_mask(hands, gmeta, gmeta[G_CURRENT])
         n = generate(board, cross, anchors, bmeta, hand, opening_len(gmeta), moves, st, greedy)
-        if n > moves.shape[0] or (heuristic is not None and heuristic and n > values.shape[0]):  # room, then again
+        if n > moves.shape[0] or (
+            ((heuristic is not None and heuristic) or (static is not None and static)) and n > values.shape[0]
+        ):  # room, then again
             moves, values = np.zeros((2 * n, MOVE_COLS), np.int32), np.zeros(2 * n, np.float64)
             continue
-        if n == 0:
+        if static is not None and static and plays_static:  # None: pruned before typing
+            index, lvalues = leave_tables()
+            static_choose(
+                specs[row],
+                board,
+                cross,
+                anchors,
+                bmeta,
+                hands,
+                bag,
+                gmeta,
+                rng,
+                act,
+                moves,
+                n,
+                values,
+                work,
+                index,
+                lvalues,
+            )
+        elif n == 0:
             fallback(hands, gmeta, rng, act, agent != RANDOM)
         elif agent == RANDOM:
             set_place(act, moves, below(rng, R_AGENTS, n))
@@ -318,9 +379,9 @@ def play_turns(
         elif heuristic is not None and heuristic:  # None: pruned before typing (no heuristic compiled)
             heuristic_fill(board, cross, anchors, bmeta, hands, bag, gmeta, moves, n, specs[row], values, work)
             set_place(act, moves, best_index(values, n, rng))
-        if n:
+        if n and not plays_static:
             apply_placement(board, cross, anchors, bmeta, hands, bag, gmeta, act)
-        else:
+        else:  # the static agent may exchange though it could place
             apply_action(board, cross, anchors, bmeta, hands, bag, gmeta, rng, act)
     return moves, values
 
@@ -417,3 +478,114 @@ def reply_choose(spec, gs, moves, n, values, smoves, undo):
         take_back_slot(board, cross, anchors, bmeta, cells, m, undo[0], undo[1], undo[2], undo[3], np.int64(0))
         adjusted[c] = values[order[c]] - spec[P_HEUR_REPLY] * total / samples
     set_place(gs.act, moves, order[best_index(adjusted, order.shape[0], rng)])
+
+
+@njit
+def static_fill(
+    board, cross, anchors, bmeta, hands, bag, gmeta, moves, n, hspec, values, work, index, lvalues, kv, slot, w_leave
+):
+    """The static agent's value of each of the ``n`` placements, into ``values[:n]``:
+    :func:`.policies.heuristic_fill` with the heuristic spec ``hspec`` (points, +6 for
+    going out, the Qwirkle risk and setup terms) plus ``w_leave`` times the learned
+    value of the leave (:func:`kept_values`' ``kv`` and ``slot``)."""
+    heuristic_fill(board, cross, anchors, bmeta, hands, bag, gmeta, moves, n, hspec, values, work)
+    full = (1 << gmeta[G_HAND + gmeta[G_CURRENT]]) - 1
+    for m in range(n):
+        used = 0
+        for j in range(moves[m, M_N]):
+            used |= slot[moves[m, M_TILE + j]]
+        values[m] += w_leave * kv[full ^ used]
+    keep(board, cross, anchors, bmeta, hands, bag, gmeta, moves, hspec, values, work, index, lvalues, kv, slot)
+
+
+@njit
+def exchange_choice(hands, gmeta, index, lvalues, kv, w_leave, best_value, act):
+    """Compare the exchanges (every subset of the hand, of at most as many tiles as the
+    bag holds, in the order of their bit masks over the hand's slots) with
+    ``best_value`` (the best placement's value; -inf for none): an exchange is worth
+    ``w_leave`` times its leave's value (:func:`kept_values`' ``kv``). Writes the first
+    best exchange into ``act`` when it is worth more than ``best_value``. Returns True
+    if it did."""
+    p = gmeta[G_CURRENT]
+    size = gmeta[G_HAND + p]
+    bagn = gmeta[G_BAG]
+    full = (1 << size) - 1
+    best_mask = 0
+    for mask in range(1, 1 << size):
+        k = 0
+        for i in range(size):
+            k += (mask >> i) & 1
+        if k > bagn or size - k > MAX_LEAVE:
+            continue
+        v = w_leave * kv[full ^ mask]
+        if v > best_value:
+            best_value = v
+            best_mask = mask
+    if best_mask:
+        k = 0
+        for i in range(size):
+            if (best_mask >> i) & 1:
+                act[A_TILE + k] = hands[p, i]
+                k += 1
+        act[A_KIND] = EXCHANGE
+        act[A_N] = k
+        act[A_POINTS] = 0
+        act[A_QWIRKLES] = 0
+    keep(hands, gmeta, index, lvalues, kv, act)
+    return best_mask != 0
+
+
+@njit
+def static_choose(
+    spec, board, cross, anchors, bmeta, hands, bag, gmeta, rng, act, moves, n, values, work, index, lvalues
+):
+    """The static agent's action into ``act``: the placement of the best
+    :func:`static_fill` value (ties broken at random, agents' stream), or (parameter
+    ``exchange``, or no placement) the exchange whose leave is worth more; a pass with
+    nothing else. ``moves[:n]`` every legal placement; ``values`` float64[>= n];
+    ``work`` HEURISTIC_WORK values; ``index`` and ``lvalues`` the leave table
+    (:func:`.leaves.leave_tables`). The weights go to :func:`heuristic_fill` as a
+    heuristic spec made here."""
+    hspec = np.zeros(SPEC_COLS, np.float64)
+    hspec[SPEC_ID] = HEURISTIC
+    hspec[P_HEUR_DANGER] = spec[P_STATIC_DANGER]
+    hspec[P_HEUR_SETUP] = spec[P_STATIC_SETUP]
+    hspec[P_HEUR_FOLLOW] = spec[P_STATIC_FOLLOW]
+    hspec[P_HEUR_FITS] = spec[P_STATIC_FITS]
+    hspec[P_HEUR_OUT] = 6.0
+    w_leave = spec[P_STATIC_LEAVE]
+    kv = np.empty(1 << HAND, np.float64)
+    slot = np.zeros(NUM_TILE_TYPES + (1 << HAND), np.int64)
+    kept_values(hands, gmeta, index, lvalues, kv, slot)
+    best = -np.inf
+    if n:
+        static_fill(
+            board,
+            cross,
+            anchors,
+            bmeta,
+            hands,
+            bag,
+            gmeta,
+            moves,
+            n,
+            hspec,
+            values,
+            work,
+            index,
+            lvalues,
+            kv,
+            slot,
+            w_leave,
+        )
+        i = best_index(values, n, rng)
+        set_place(act, moves, i)
+        best = values[i]
+    exchanged = False
+    if gmeta[G_BAG] > 0 and gmeta[G_OPENING] == 0 and (n == 0 or spec[P_STATIC_EXCHANGE] != 0):
+        exchanged = exchange_choice(hands, gmeta, index, lvalues, kv, w_leave, best, act)
+    if n == 0 and not exchanged:
+        fallback(hands, gmeta, rng, act, True)
+    keep(
+        spec, board, cross, anchors, bmeta, hands, bag, gmeta, rng, act, moves, values, work, hspec, index, lvalues, kv
+    )

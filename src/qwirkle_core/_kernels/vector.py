@@ -1039,6 +1039,7 @@ def step_plain(vs, lo, hi, actions, resets, specs, learner, max_turns, rule_open
                 gm[G_TURNS] + 1,
                 True,
                 None,
+                None,
             )
             _record(vs, i, act, before)
     return moves, values, rmoves
@@ -1083,6 +1084,7 @@ def step_heuristic(vs, lo, hi, actions, resets, specs, learner, max_turns, rule_
                 turns + 1,
                 True,
                 True,
+                None,
             )
             if gm[G_TURNS] == turns:  # the heuristic's reply search is due
                 moves = search_turn(specs[gm[G_CURRENT]], gs, moves, sc.agent, False)
@@ -1357,6 +1359,7 @@ def moves_plain(vs, lo, hi, actions, resets, specs, roles, max_turns, rule_openi
                 values,
                 gm[G_TURNS] + 1,
                 True,
+                None,
                 None,
             )
             _record(vs, i, act, before)

@@ -370,6 +370,7 @@ class _RangeRun:
         keep: bool,
         writer: RowWriter | None,
     ) -> None:
+        self.agents = specs
         self.specs = np.stack([a.row() for a in specs])
         self.rules, self.seed, self.start, self.games = rules, seed, start, games
         self.stats = BatchStats(rules.players)
@@ -386,9 +387,10 @@ class _RangeRun:
         self.pool = pool
         try:
             t0 = time.perf_counter()
-            if not self.rules.cubes:  # a first run: the independent parts side by side, where it pays
-                _wu.compile_first_batch(self.specs)
-            self._play(0, 0, 1)  # compile the kernel, or load it from the cache
+            with _wu.compiling_batch(self.agents, self.rules):  # says so once if it compiles
+                if not self.rules.cubes:  # a first run: the independent parts side by side, where it pays
+                    _wu.compile_first_batch(self.specs)
+                self._play(0, 0, 1)  # compile the kernel, or load it from the cache
             self.compile_seconds = time.perf_counter() - t0
             if progress is not None:
                 progress(0, self.games)

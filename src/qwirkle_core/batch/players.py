@@ -27,6 +27,7 @@ the agent, its seat, the game's seed and the turn.
 
 from __future__ import annotations
 
+import ast
 import importlib
 import inspect
 import itertools
@@ -39,8 +40,10 @@ import signal
 import sys
 import threading
 import time
+import warnings
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from types import FrameType, TracebackType
 from typing import Any, Protocol
 
@@ -49,7 +52,7 @@ import numpy as np
 from .._checks import check_finite, check_int, check_seed
 from .._threads import available_threads
 from ..errors import AgentError, AgentFailure, IllegalMoveError
-from ..game.agents import AGENTS, AgentSpec, check_cubes_agents, parse_agent
+from ..game.agents import AGENTS, AgentSpec, check_cubes_agents, did_you_mean, parse_agent
 from ..game.game import MAX_TURNS, Game
 from ..game.move import Action, Move
 from ..game.observation import Observation
@@ -65,10 +68,13 @@ __all__ = [
     "WorkerPool",
     "check_processes",
     "check_time_limit",
+    "in_process_unless_guarded",
+    "unguarded_script",
     "is_builtin",
     "legal_actions",
     "load_agent",
     "play_games",
+    "python_label",
     "resolve_agents",
     "run_game",
 ]
@@ -121,7 +127,8 @@ def load_agent(spec: str) -> object:
         raise ValueError(f"cannot load agent {spec!r}: {type(e).__name__}: {e}") from None
     for part in attr.split("."):
         if not hasattr(obj, part):
-            raise ValueError(f"cannot load agent {spec!r}: {module_name} has no attribute {attr!r}")
+            hint = did_you_mean(part, [n for n in dir(obj) if not n.startswith("_")])
+            raise ValueError(f"cannot load agent {spec!r}: {module_name} has no attribute {attr!r}{hint}")
         obj = getattr(obj, part)
     return obj
 
@@ -133,9 +140,10 @@ class Player:
     Attributes
     ----------
     label
-        the name shown in results and records (the spec's label for built-in
-        agents, the text of a ``package.module:Name`` spec, else the object's
-        ``name`` attribute, class name or function name).
+        the name shown in results and records: a built-in agent's spec label; a
+        Python agent's :func:`python_label` (its ``name`` attribute, else
+        ``module:Name``, the same from Python as from a ``package.module:Name`` spec on
+        the command line).
     spec
         the built-in agent's :class:`~qwirkle_core.AgentSpec`, or None.
     python
@@ -162,10 +170,8 @@ class Player:
         if is_builtin(agent):
             spec = parse_agent(agent)
             return cls(spec.label, spec=spec)
-        label = None
         if isinstance(agent, str):
-            label = agent.strip()
-            agent = load_agent(label)
+            agent = load_agent(agent.strip())
         if inspect.isclass(agent):
             if not callable(getattr(agent, "act", None)):
                 raise TypeError(f"agent class {agent.__qualname__} has no act(observation, legal_moves, rng) method")
@@ -174,14 +180,7 @@ class Player:
                 "an agent is a built-in name such as 'greedy', 'package.module:Name', an object with "
                 f"act(observation, legal_moves, rng) or a function of those arguments, not {agent!r:.60}"
             )
-        if label is None:
-            name = getattr(agent, "name", None)
-            label = (
-                name
-                if isinstance(name, str) and name
-                else str(getattr(agent, "__qualname__", type(agent).__qualname__))
-            )
-        return cls(label, python=agent)
+        return cls(python_label(agent), python=agent)
 
     def seat(self, seed: int, seat: int) -> Seat:
         """This agent ready to play ``seat`` of the game with ``seed``: a :class:`Seat`
@@ -199,6 +198,20 @@ class Player:
                     ) from e
             act = obj.act if callable(getattr(obj, "act", None)) else obj
         return Seat(self, seat, act, np.random.default_rng([int(seed), int(seat)]))
+
+
+def python_label(agent: Any) -> str:
+    """A Python agent's label, the same however it is given (the object from Python, or
+    its ``package.module:Name`` spec on the command line): its ``name`` attribute when it
+    has one, else ``module:QualifiedName`` of the function or class (of an instance's
+    class), without the module for one defined in the ``__main__`` script."""
+    name = getattr(agent, "name", None)
+    if isinstance(name, str) and name:
+        return name
+    owner = agent if inspect.isclass(agent) or inspect.isroutine(agent) else type(agent)
+    qualname = str(getattr(owner, "__qualname__", type(agent).__qualname__))
+    module = getattr(owner, "__module__", None)
+    return qualname if not module or module in ("__main__", "__mp_main__") else f"{module}:{qualname}"
 
 
 @dataclass(eq=False)
@@ -496,6 +509,9 @@ class WorkerPool:
 
     def __init__(self, processes: int | None = None) -> None:
         self.processes = check_processes(processes)
+        path = unguarded_script()
+        if path is not None:
+            raise ValueError(f"{guard_message(path)}, or play with processes=1")
         self._pool = _context().Pool(self.processes, initializer=_ignore_interrupts)
 
     def _map(self, jobs: list[tuple[tuple[Player, ...], Rules, np.ndarray, float | None]]) -> list[GameResults]:
@@ -521,6 +537,75 @@ def check_processes(processes: Any) -> int:
 
 def _ignore_interrupts() -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
+def _is_main_guard(node: ast.stmt) -> bool:
+    """Whether ``node`` is ``if __name__ == "__main__":`` (either way round)."""
+    if not isinstance(node, ast.If) or not isinstance(node.test, ast.Compare):
+        return False
+    test = node.test
+    if len(test.ops) != 1 or not isinstance(test.ops[0], ast.Eq):
+        return False
+    sides = [test.left, test.comparators[0]]
+    names = [x for x in sides if isinstance(x, ast.Name) and x.id == "__name__"]
+    texts = [x for x in sides if isinstance(x, ast.Constant) and x.value == "__main__"]
+    return len(names) == 1 and len(texts) == 1
+
+
+def unguarded_script() -> str | None:
+    """The path of the ``__main__`` script when this call comes from its top-level code
+    outside an ``if __name__ == "__main__":`` block, else None.
+
+    Worker processes (multiprocessing's spawn and forkserver, Dask's local workers)
+    import the main script again before they start; its unguarded top-level code would
+    then run in each worker and start workers of its own (a hang, or "An attempt has been
+    made to start a new process before the current process has finished its
+    bootstrapping phase"). The check reads the script's syntax tree: the top-level
+    statement that is running now (the main module's frame on the stack) must be such
+    an ``if`` block. An interactive session or a notebook (no script file) is never
+    re-run and gives None."""
+    main = sys.modules.get("__main__")
+    path = getattr(main, "__file__", None)
+    if main is None or not path or getattr(main, "__name__", "") != "__main__":
+        return None
+    frame: FrameType | None = inspect.currentframe()
+    while frame is not None and not (frame.f_globals is vars(main) and frame.f_code.co_name == "<module>"):
+        frame = frame.f_back
+    if frame is None:
+        return None
+    try:
+        tree = ast.parse(Path(path).read_text(encoding="utf-8"))
+    except (OSError, SyntaxError, UnicodeDecodeError, ValueError):
+        return None
+    line = frame.f_lineno
+    for node in tree.body:
+        if node.lineno <= line <= (node.end_lineno or node.lineno):
+            guarded = _is_main_guard(node) and any(
+                b.lineno <= line <= (b.end_lineno or b.lineno)
+                for b in node.body  # type: ignore[attr-defined]
+            )
+            return None if guarded else str(path)
+    return None
+
+
+def guard_message(path: str) -> str:
+    """The words for a call from the unguarded top level of the script ``path``."""
+    return (
+        f"{path} starts qwirkle-core's worker processes from its top-level code; each worker "
+        "would run the script again. Put the code that plays under "
+        "'if __name__ == \"__main__\":' (docs/env.md)"
+    )
+
+
+def in_process_unless_guarded(processes: int, call: str) -> int:
+    """``processes``, or 1 with a RuntimeWarning naming the fix when the call ``call``
+    comes from the unguarded top level of a script (:func:`unguarded_script`)."""
+    if processes > 1:
+        path = unguarded_script()
+        if path is not None:
+            warnings.warn(f"{guard_message(path)}; {call} plays in this process instead", RuntimeWarning, stacklevel=3)
+            return 1
+    return processes
 
 
 def _context() -> multiprocessing.context.BaseContext:
@@ -575,6 +660,8 @@ def play_games(
     start = check_int(start, "start", 0, MAX_GAMES - games)
     seeds = game_seeds(check_seed(seed), start, games)
     workers = pool.processes if pool is not None else check_processes(processes)
+    if pool is None and games > 1:
+        workers = in_process_unless_guarded(workers, "play_games")
     clock = time.perf_counter()
     if workers == 1 or games == 1:
         result = _play_chunk(players, rules, seeds, limit)

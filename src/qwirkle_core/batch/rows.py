@@ -18,7 +18,16 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["COLUMNS", "GameRows", "RowWriter", "check_output_path", "read_metadata", "read_rows", "write_rows"]
+__all__ = [
+    "COLUMNS",
+    "GameRows",
+    "RowWriter",
+    "check_output_path",
+    "current_umask",
+    "read_metadata",
+    "read_rows",
+    "write_rows",
+]
 
 METADATA_KEY = b"qwirkle-core"
 COLUMNS = {
@@ -167,6 +176,7 @@ class RowWriter:
         if self.rows == 0:
             self.abort()
             return self.path
+        os.chmod(self.tmp, 0o666 & ~current_umask())  # mkstemp made it 0600: the usual mode
         os.replace(self.tmp, self.path)
         return self.path
 
@@ -178,6 +188,13 @@ class RowWriter:
             finally:
                 self._writer = None
         self.tmp.unlink(missing_ok=True)
+
+
+def current_umask() -> int:
+    """The process's umask (read by setting it and putting it back at once)."""
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
 
 
 def write_rows(path: str | os.PathLike[str], rows: GameRows, metadata: dict[str, Any]) -> Path:

@@ -4,22 +4,35 @@ from __future__ import annotations
 
 import contextlib
 import itertools
+import math
 import statistics
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
 from .._checks import check_finite, check_int, check_seed, check_threads
+from .._compiling import KERNELS, compiling
 from .._threads import available_threads
 from ..errors import AgentFailure
 from ..game.agents import AgentSpec
 from ..game.rules import Rules, resolve_rules
-from .players import GameResults, Player, WorkerPool, check_rules, check_time_limit, play_games, resolve_agents
+from .players import (
+    GameResults,
+    Player,
+    WorkerPool,
+    check_rules,
+    check_time_limit,
+    in_process_unless_guarded,
+    play_games,
+    resolve_agents,
+)
+from .ratings import ANCHOR, ANCHOR_RATING, Rating, bradley_terry, elo_scale
 from .simulate import simulate
 from .stats import wilson_interval
+from .warmup import estimate_kernels, pairs_kernels, turn_kernel_cached
 
 __all__ = ["Match", "TournamentResult", "play_deals", "tournament"]
 
@@ -114,6 +127,76 @@ class TournamentResult:
             m.scores_second for m in self.matches if m.second == agent
         ]
         return np.concatenate(parts) if parts else np.zeros(0, np.int32)
+
+    def ratings(self) -> list[Rating]:
+        """Each agent's Bradley-Terry rating on the Elo scale with its 95% interval,
+        ``greedy`` anchored at 1500 when it plays (else the first agent), in the order of
+        :attr:`agents` (:mod:`qwirkle_core.batch.ratings`: the model, its prior of one
+        tie per pairing, the intervals). An agent without a finished game gets nan."""
+        index = {a: k for k, a in enumerate(self.agents)}
+        anchor = index.get(ANCHOR, 0)
+        results = [
+            (index[m.first], index[m.second], m.wins + 0.5 * m.ties, m.losses + 0.5 * m.ties)
+            for m in self.matches
+            if m.games
+        ]
+        theta, se = bradley_terry(self.agents, results, anchor)
+        scale = elo_scale()
+        out = []
+        for k, agent in enumerate(self.agents):
+            points = sum(m.wins + 0.5 * m.ties for m in self.matches if m.first == agent) + sum(
+                m.losses + 0.5 * m.ties for m in self.matches if m.second == agent
+            )
+            games = sum(m.games for m in self.matches if agent in (m.first, m.second))
+            r = ANCHOR_RATING + scale * theta[k]
+            half = 1.96 * scale * se[k]
+            out.append(Rating(agent, r, r - half, r + half, games, points / games if games else float("nan")))
+        return out
+
+    def standings(self) -> list[Rating]:
+        """:meth:`ratings`, strongest first (agents without a game last)."""
+        return sorted(
+            self.ratings(), key=lambda r: (math.isnan(r.rating), -r.rating if not math.isnan(r.rating) else 0)
+        )
+
+    def summary(self) -> dict[str, Any]:
+        """A dict of the headline figures (what the command line prints): the pairings,
+        the standings with ratings, the time per move."""
+        return {
+            "agents": list(self.agents),
+            "games": self.games,
+            "seed": self.seed,
+            "pairings": [
+                {
+                    "first": m.first,
+                    "second": m.second,
+                    "games": m.games,
+                    "wins": m.wins,
+                    "losses": m.losses,
+                    "ties": m.ties,
+                    "win_rate": m.win_rate,
+                    "interval": m.interval(),
+                    "mean_margin": float(m.margin.mean()) if m.games else float("nan"),
+                }
+                for m in self.matches
+            ],
+            "standings": [
+                {
+                    "agent": r.agent,
+                    "rating": r.rating,
+                    "interval": (r.low, r.high),
+                    "games": r.games,
+                    "win_rate": r.win_rate,
+                    "mean_score": float(self.scores(r.agent).mean()) if r.games else float("nan"),
+                }
+                for r in self.standings()
+            ],
+            "anchor": ANCHOR if ANCHOR in self.agents else self.agents[0],
+            "seconds_per_move": dict(self.seconds_per_move),
+            "failures": len(self.failures),
+            "interrupted": self.interrupted,
+            "seconds": self.elapsed,
+        }
 
 
 def tournament(
@@ -225,10 +308,11 @@ def tournament(
         if range_size is not None:
             raise ValueError("range_size applies to a tournament on a cluster only (pass client=)")
         run = _LocalRun(games // 2, seed, threads, progress, limit, rules)
-        matches, interrupted = run.play(list(itertools.combinations(players, 2)))
-        failures = run.failures
-        if not interrupted:
-            timing, interrupted = _time_agents(specs, seed, timing_games, timing_seconds, rules)
+        with compiling(*compile_notice(names, specs, rules)):  # says so once if it compiles
+            matches, interrupted = run.play(list(itertools.combinations(players, 2)))
+            failures = run.failures
+            if not interrupted:
+                timing, interrupted = _time_agents(specs, seed, timing_games, timing_seconds, rules)
         timing.update(run.python_timing())
     return TournamentResult(
         agents=names,
@@ -240,6 +324,16 @@ def tournament(
         elapsed=time.perf_counter() - clock,
         failures=failures,
     )
+
+
+def compile_notice(names: Sequence[str], specs: Sequence[AgentSpec], rules: Rules) -> tuple[str, float | None]:
+    """The compile notice's words and estimate for a tournament of the agents ``names``
+    (the built-in ones ``specs``): the batch kernels of every pairing of built-in
+    agents, and the built-in agents' turn kernel when a Python agent meets one."""
+    seconds = estimate_kernels(pairs_kernels(specs, rules)) if len(specs) > 1 else 0.0
+    if 0 < len(specs) < len(names) and not turn_kernel_cached():
+        seconds += KERNELS["agents.take_turn"][1]
+    return f"the kernels of a {', '.join(names)} tournament", seconds or None
 
 
 class _LocalRun:
@@ -281,7 +375,7 @@ class _LocalRun:
         with contextlib.ExitStack() as stack:
             for a, b in pairs:
                 python = a.spec is None or b.spec is None
-                if python and self.pool is None and self.processes > 1:
+                if python and self.pool is None and in_process_unless_guarded(self.processes, "tournament") > 1:
                     self.pool = stack.enter_context(WorkerPool(self.processes))
                 halves: list[tuple[np.ndarray, np.ndarray]] = []
                 self.broken = ([], [])

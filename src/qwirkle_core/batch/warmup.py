@@ -34,9 +34,11 @@ import time
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
+from .._compiling import compiling
 from .._kernels import _jit
 from .._kernels import actions as _ac
 from .._kernels import batch as _bt
@@ -54,6 +56,9 @@ __all__ = [
     "WarmupProgress",
     "compile_first_batch",
     "compile_kernels",
+    "compiling_batch",
+    "pairs_kernels",
+    "turn_kernel_cached",
     "default_processes",
     "estimate_kernels",
     "estimate_seconds",
@@ -179,6 +184,7 @@ TASKS: dict[str, _Task] = {
         _compile_batch(_bt.run_search), _kernel(_bt, "run_search"), 22.0, calls=("endgame.solve", "search.playout")
     ),
     "batch.run_mc": _Task(_compile_batch(_bt.run_mc), _kernel(_bt, "run_mc"), 28.0),
+    "batch.run_static": _Task(_compile_batch(_bt.run_static), _kernel(_bt, "run_static"), 25.0),
     "batch.run_any": _Task(
         _compile_batch(_bt.run_any), _kernel(_bt, "run_any"), 35.0, calls=("endgame.solve", "search.playout")
     ),
@@ -330,6 +336,39 @@ def estimate_kernels(names: Sequence[str], processes: int | None = None, cached:
     return total
 
 
+def batch_description(agents: Iterable[AgentLike] | str, rules: Rules | None = None) -> str:
+    """What a batch of ``agents`` compiles, in the compile notice's words: "the greedy
+    batch kernels", "the Qwirkle Cubes batch kernel"."""
+    if rules is not None and rules.cubes:
+        return "the Qwirkle Cubes batch kernel"
+    names = ", ".join(dict.fromkeys(a.name for a in parse_agents(agents)))
+    return f"the {names} batch kernels"
+
+
+def pairs_kernels(agents: Sequence[AgentLike], rules: Rules | None = None) -> list[str]:
+    """The kernels (:data:`TASKS`) of every two-seat pairing of the built-in ``agents``
+    (a tournament's)."""
+    names: list[str] = []
+    for i, a in enumerate(agents):
+        for b in agents[i + 1 :]:
+            names += [n for n in kernels_for((a, b), rules) if n not in names]
+    return names
+
+
+def turn_kernel_cached() -> bool:
+    """Whether the built-in agents' one-turn kernel (``Game.play_agent``'s) is in the
+    disk cache."""
+    from .._kernels import agents as _ag
+
+    return bool(_jit.is_cached(_ag.take_turn))
+
+
+def compiling_batch(agents: Iterable[AgentLike] | str, rules: Rules | None = None) -> Any:
+    """The compile notice's scope (:func:`qwirkle_core._compiling.compiling`) of a
+    first batch of ``agents`` under ``rules``: its words and its estimate."""
+    return compiling(batch_description(agents, rules), estimate_seconds(agents, rules))
+
+
 def warmup(
     agents: Iterable[AgentLike] | str | None = None,
     rules: Rules | None = None,
@@ -380,6 +419,11 @@ def compile_kernels(
     names = list(dict.fromkeys(names))
     tasks = [TASKS[n] for n in names]  # KeyError first
     del tasks
+    with compiling(lambda: (f"the kernels {', '.join(names)}", estimate_kernels(names, processes))):
+        return _compile_kernels(names, processes, progress)
+
+
+def _compile_kernels(names: list[str], processes: int | None, progress: WarmupProgress | None) -> list[KernelTime]:
     processes = default_processes() if processes is None else max(1, int(processes))
     results: dict[str, KernelTime] = {}
     total = len(names)

@@ -1,5 +1,5 @@
 """The ``qwirkle`` command line: ``simulate``, ``tournament``, ``play``, ``analyse``,
-``serve``, ``bot``, ``warmup``; one module per command, what they share in :mod:`.common`.
+``serve``, ``bot``, ``warmup``, ``learn``; one module per command, what they share in :mod:`.common`.
 
 All argument parsing, tables, progress displays and interruption handling live in this
 folder; the library underneath takes plain values and a progress callable. A mistake in
@@ -19,7 +19,7 @@ from .common import EXIT_INTERRUPTED, EXIT_USAGE, Parser, UsageError
 def build_parser() -> argparse.ArgumentParser:
     """The ``qwirkle`` argument parser, every command registered."""
     from .._version import __version__
-    from . import analyse, play, serve, simulate, tournament, warmup
+    from . import analyse, learn, play, serve, simulate, tournament, warmup
 
     parser = Parser(prog="qwirkle", description="qwirkle-core: a fast, exact Qwirkle engine and simulator.")
     parser.add_argument("--version", action="version", version=f"qwirkle-core {__version__}")
@@ -32,6 +32,7 @@ def build_parser() -> argparse.ArgumentParser:
         serve.register_serve,
         serve.register_bot,
         warmup.register,
+        learn.register,
     ):
         register(sub)
     return parser

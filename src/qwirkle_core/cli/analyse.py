@@ -12,6 +12,7 @@ from .common import (
     UsageError,
     fallback,
     file_of,
+    plural,
     positive_int,
     reason,
     seed_type,
@@ -40,6 +41,13 @@ def register(sub: Any) -> None:
         "--json", type=_json_path, default=None, metavar="PATH", help="write the analysis to this .json file"
     )
     p.add_argument(
+        "--html",
+        type=_html_path,
+        default=None,
+        metavar="PATH",
+        help="write the game with each action's verdict to this .html page (no network resource)",
+    )
+    p.add_argument(
         "--playouts",
         type=positive_int,
         default=100,
@@ -60,6 +68,7 @@ def register(sub: Any) -> None:
 
 
 _json_path = file_of(".json", "the analysis is written to a .json file")
+_html_path = file_of(".html", "the page is written to a .html file")
 
 
 def _record_file(text: str) -> GameRecord:
@@ -116,21 +125,54 @@ def _run_analyse(args: argparse.Namespace, console: Console) -> int:
             console.print(f"could not write {args.json} ({reason(e)}); saved the analysis to {other} instead")
             return 1
         console.print(f"wrote {args.json}")
+    if args.html is not None:
+        page = args.record.to_html(notes=verdicts(result, len(args.record.actions)))
+        try:
+            args.html.write_text(page, encoding="utf-8")
+        except OSError as e:
+            other = fallback(args.html)
+            other.write_text(page, encoding="utf-8")
+            console.print(f"could not write {args.html} ({reason(e)}); saved the page to {other} instead")
+            return 1
+        console.print(f"wrote {args.html}")
     return 0
 
 
+def verdicts(result: Analysis, actions: int) -> list[str | None]:
+    """One line per action of the record: the engine's verdict on the actions analysed
+    (the best action, its value, the loss of the one played), None for the others."""
+    from ..game.move import format_move
+
+    notes: list[str | None] = [None] * actions
+    for a in result.actions:
+        b = a.best
+        best = "best played" if b.move == a.played.move else f"best {format_move(b.move)}"
+        margin = f"{b.margin:+.1f}" + (f" ± {b.margin_se:.1f}" if b.margin_se else "")
+        win = f"{b.win_rate:.0%}" + (f" ± {b.win_se:.0%}" if b.win_se else "")
+        loss = f"{a.loss:.1f}" + (f" ± {a.loss_se:.1f}" if a.loss_se else "")
+        how = a.method.replace("_", " ")
+        notes[a.index] = f"{best} (margin {margin}, win {win}); loss {loss} ({how})"
+    return notes
+
+
 def _print_analysis(result: Analysis, console: Console) -> None:
+    from rich import box
     from rich.table import Table
 
     from ..game.move import format_move
 
     who = "all seats" if result.seat is None else f"seat {result.seat}"
     table = Table(
-        title=f"Analysis ({who}; {result.playouts} playouts x {result.candidates} candidates, seed {result.seed})",
+        title=f"Analysis ({who}; {result.playouts} playouts x {result.candidates} candidates, seed {result.seed}); margin, win: of the best action",
         title_justify="left",
     )
-    for col in ("#", "seat", "bag", "played", "best", "margin of best", "win of best", "loss", "how"):
-        table.add_column(col, justify="left" if col in ("played", "best", "how") else "right")
+    # 80 columns: no lines between the columns; a figure's standard error goes on a
+    # second line; a move too long for its column folds onto the next lines (never cut
+    # off with "…")
+    table.box = box.SIMPLE_HEAD
+    for col in ("#", "seat", "bag", "played", "best", "margin", "win", "loss", "how"):
+        text = col in ("played", "best", "how")
+        table.add_column(col, justify="left" if text else "right", overflow="fold", no_wrap=not text)
     for a in result.actions:
         b = a.best
         same = b.move == a.played.move
@@ -140,10 +182,10 @@ def _print_analysis(result: Analysis, console: Console) -> None:
             str(a.bag),
             format_move(a.played.move),
             "=" if same else format_move(b.move),
-            f"{b.margin:+.1f}" + (f" ± {b.margin_se:.1f}" if b.margin_se else ""),
-            f"{b.win_rate:.0%}" + (f" ± {b.win_se:.0%}" if b.win_se else ""),
-            f"{a.loss:.1f}" + (f" ± {a.loss_se:.1f}" if a.loss_se else ""),
-            a.method.replace("_", " "),
+            f"{b.margin:+.1f}" + (f"\n± {b.margin_se:.1f}" if b.margin_se else ""),
+            f"{b.win_rate:.0%}" + (f"\n± {b.win_se:.0%}" if b.win_se else ""),
+            f"{a.loss:.1f}" + (f"\n± {a.loss_se:.1f}" if a.loss_se else ""),
+            a.method.replace("_", " ").replace("monte carlo", "MC"),
         )
     console.print(table)
     for p in range(result.players):
@@ -151,5 +193,5 @@ def _print_analysis(result: Analysis, console: Console) -> None:
         if judged:
             name = f" ({result.agents[p]})" if result.agents else ""
             console.print(
-                f"seat {p}{name}: mean loss {result.mean_loss(p):.2f} points over {len(judged)} actions, best action played {sum(a.loss == 0 for a in judged)} times"
+                f"seat {p}{name}: mean loss {result.mean_loss(p):.2f} points over {plural(len(judged), 'action')}, best action played {plural(sum(a.loss == 0 for a in judged), 'time')}"
             )

@@ -30,6 +30,12 @@ CONNECT_SECONDS = 10
 """How long ``--scheduler`` waits to reach the scheduler."""
 
 
+def plural(n: int, word: str, words: str | None = None) -> str:
+    """``"1 action"``, ``"2 actions"``, ``"1,000 games"``: ``n`` (with thousands
+    separators) and ``word``, or its plural ``words`` (default ``word + "s"``)."""
+    return f"{n:,} {word if n == 1 else (words or word + 's')}"
+
+
 class UsageError(Exception):
     """A mistake in the command line: printed as one line, exit status 2."""
 
@@ -146,18 +152,39 @@ def fallback(path: Path) -> Path:
     return Path.cwd() / f"qwirkle-{path.stem}-{stamp}{path.suffix}"
 
 
+PLAIN_SECONDS = 5.0
+"""Seconds between two plain progress lines (stdout not a terminal)."""
+
+
 class ProgressBar:
     """A rich progress display for a library call taking ``progress=f(done, total)``.
 
     Until the first call it shows that the kernels are being prepared (compiled on a
-    first run, loaded from the cache after), so the rate clock starts with the games.
+    first run, with the compile notice's estimate; loaded from the cache after), so the
+    rate clock starts with the games. When the console is not a terminal (a pipe, a
+    log file, CI) it prints plain lines instead: the ``status`` (the compile notice)
+    once, then every :data:`PLAIN_SECONDS` a line of what is done, the rate and the
+    time left, and one when all is done. While it shows a ``status``, the library's own
+    compile notice (qwirkle_core._compiling) is silent, so the notice appears once.
     """
 
     def __init__(self, console: Console, what: str, enabled: bool, status: str | None = None) -> None:
+        from .. import _compiling
+
         self.console, self.what, self.enabled = console, what, enabled
         self.progress: Any = None
         self.status: Any = None
-        if enabled:
+        self.plain = enabled and not console.is_terminal
+        self._quiet: Any = None
+        self._clock = 0.0
+        self._last = 0.0
+        if enabled and status:
+            self._quiet = _compiling.quiet()
+            self._quiet.__enter__()
+        if self.plain:
+            if status:
+                console.print(status, highlight=False, soft_wrap=True)
+        elif enabled:
             self.status = console.status(
                 status or "preparing the kernels (compiled on the first run only; cached after)"
             )
@@ -165,13 +192,36 @@ class ProgressBar:
 
     def workers_ready(self, ready: int, workers: int) -> None:
         """Show how many of a cluster's workers have their kernels loaded."""
-        if self.status is not None and self.progress is None:
-            self.status.update(
-                f"loading the kernels on the workers: {ready} of {workers} ready (compiled on a machine's first run, about a minute; cached after)"
-            )
+        text = f"loading the kernels on the workers: {ready} of {workers} ready (compiled on a machine's first run, about a minute; cached after)"
+        if self.plain:
+            self.console.print(text, highlight=False, soft_wrap=True)
+        elif self.status is not None and self.progress is None:
+            self.status.update(text)
+
+    def _plain(self, done: int, total: int) -> None:
+        import time
+
+        now = time.monotonic()
+        if self._clock == 0.0:
+            self._clock = self._last = now
+            return
+        if now - self._last < PLAIN_SECONDS and done < total:
+            return
+        self._last = now
+        elapsed = now - self._clock
+        rate = done / elapsed if elapsed > 0 else 0.0
+        line = f"{self.what}: {done:,} of {total:,} ({100 * done / max(total, 1):.0f}%), {rate:,.0f} {self.what}/s"
+        if done < total and rate > 0:
+            line += f", about {_duration((total - done) / rate)} left"
+        else:
+            line += f", {_duration(elapsed)} in all"
+        self.console.print(line, highlight=False, soft_wrap=True)
 
     def __call__(self, done: int, total: int) -> None:
         if not self.enabled:
+            return
+        if self.plain:
+            self._plain(done, total)
             return
         if self.progress is None:
             from rich.progress import (
@@ -204,6 +254,19 @@ class ProgressBar:
             self.status.stop()
         if self.progress is not None:
             self.progress.stop()
+        if self._quiet is not None:
+            self._quiet.__exit__(None, None, None)
+            self._quiet = None
+
+
+def _duration(seconds: float) -> str:
+    """``seconds`` as "42 s", "3 min 5 s" or "2 h 7 min"."""
+    s = max(0, round(seconds))
+    if s < 60:
+        return f"{s} s"
+    if s < 3600:
+        return f"{s // 60} min {s % 60} s"
+    return f"{s // 3600} h {s % 3600 // 60} min"
 
 
 def add_variant(p: Any) -> None:

@@ -29,6 +29,7 @@ from .common import (
     add_variant,
     any_agent,
     check_cubes_option,
+    plural,
     seed_type,
     time_limit,
 )
@@ -45,7 +46,8 @@ Type a move in the notation, or a command:
   pass            pass (only when the bag is empty and nothing fits)
   N               play move number N of the last 'moves' list
   moves [all]     list the legal placements, best first (the best 20 unless 'all')
-  hint            what the greedy agent would do now
+  hint            what the greedy agent would do now (the most points; the web
+                  board's hint is a Monte Carlo evaluation, docs/server.md)
   undo            take back your last move (and the replies to it)
   save FILE       write the game record (JSON) to FILE
   show            draw the board again
@@ -134,7 +136,7 @@ class _Session:
 
     def report(self, action: Action) -> None:
         move = "pass" if action.move.kind is MoveKind.PASS else str(action.move)
-        points = f": {action.points} points" if action.move.kind is MoveKind.PLACE else ""
+        points = f": {plural(action.points, 'point')}" if action.move.kind is MoveKind.PLACE else ""
         verb = "play" if action.player == self.human else "plays"
         if action.move.kind is MoveKind.REROLL:
             verb = "re-roll" if action.player == self.human else "re-rolls"
@@ -216,7 +218,7 @@ class _Session:
                 f"hint: r {' '.join(tile_code(t) for t in action.move.tiles)} (keep the cubes of the best placement, re-roll the others)"
             )
             return
-        points = f" ({action.points} points)" if action.move.kind is MoveKind.PLACE else ""
+        points = f" ({plural(action.points, 'point')})" if action.move.kind is MoveKind.PLACE else ""
         self.say(f"hint: {action.move}{points}")
 
     def cmd_undo(self) -> None:
@@ -234,7 +236,7 @@ class _Session:
         agents = ["human" if p == self.human else self.opponent for p in range(self.g.players)]
         with open(arg, "w", encoding="utf-8") as f:
             f.write(GameRecord.from_game(self.g, agents).to_json(indent=2) + "\n")
-        self.say(f"saved the record of {self.g.turn} actions to {arg}")
+        self.say(f"saved the record of {plural(self.g.turn, 'action')} to {arg}")
 
     def play(self, move: Move | str) -> None:
         self.g.play(move)

@@ -52,6 +52,21 @@ def _workers(text: str) -> int:
     return value
 
 
+def _positive(kind: type, lo: float, hi: float, what: str) -> Any:
+    """An argparse type: a ``kind`` (int or float) in ``lo .. hi``."""
+
+    def parse(text: str) -> Any:
+        try:
+            value = kind(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"expected {what}, got {text!r}") from None
+        if not lo <= value <= hi:  # also refuses nan
+            raise argparse.ArgumentTypeError(f"{what} is {lo:g} .. {hi:g}, not {text}")
+        return value
+
+    return parse
+
+
 def _check_server_extra() -> None:
     from importlib.util import find_spec
 
@@ -87,19 +102,123 @@ def register_serve(sub: Any) -> None:
         help="server processes sharing the port and the store (default: 1)",
     )
     p.add_argument("--no-access-log", action="store_true", help="do not log every request")
+    p.add_argument(
+        "--log-level",
+        choices=("critical", "error", "warning", "info", "debug", "trace"),
+        default="info",
+        help="the level of every log (uvicorn's and every library's; seat tokens are redacted at all levels; "
+        "default: info)",
+    )
+    limits = p.add_argument_group("limits (docs/server.md lists each with the status it answers)")
+    limits.add_argument(
+        "--max-agent-ms",
+        type=_positive(float, 1, 60_000, "milliseconds"),
+        default=300.0,
+        help="an agent's time per turn: bounds every agent parameter that buys compute (default: 300)",
+    )
+    limits.add_argument(
+        "--agent-threads",
+        type=_positive(int, 1, 1024, "a number of threads"),
+        default=None,
+        help="agent turns and hints run on at most this many threads per process; one client holds one "
+        "at a time (default: the cores, at least 2)",
+    )
+    limits.add_argument(
+        "--max-wait",
+        type=_positive(float, 0.01, 600, "seconds"),
+        default=5.0,
+        help="the longest a request waits for its game or an agent thread before 503 (default: 5)",
+    )
+    limits.add_argument(
+        "--games-per-minute",
+        type=_positive(int, 1, 10**9, "a number of games"),
+        default=20,
+        help="new games per client address per process, then 429 (default: 20)",
+    )
+    limits.add_argument(
+        "--max-games",
+        type=_positive(int, 1, 10**9, "a number of games"),
+        default=10_000,
+        help="games in play in the store; more new games answer 503 (default: 10000)",
+    )
+    limits.add_argument(
+        "--expire-after",
+        type=_positive(float, 0, 10**9, "hours"),
+        default=168.0,
+        help="delete a game, finished or not, unchanged for this many hours; 0: never (default: 168, a week)",
+    )
+    limits.add_argument(
+        "--keep-records",
+        metavar="DIR",
+        default=None,
+        help="write the record of each expired game to DIR/ID.json before deleting it",
+    )
+    limits.add_argument(
+        "--max-connections",
+        type=_positive(int, 1, 10**6, "a number of connections"),
+        default=1000,
+        help="connections and requests at once per process; more answer 503 (default: 1000)",
+    )
+    limits.add_argument(
+        "--max-sockets",
+        type=_positive(int, 1, 10**6, "a number of connections"),
+        default=64,
+        help="WebSocket connections per game over every process of the store (default: 64)",
+    )
+    limits.add_argument(
+        "--header-timeout",
+        type=_positive(float, 0.01, 3600, "seconds"),
+        default=10.0,
+        help="a connection must send a request's headers within this many seconds, or it is closed (default: 10)",
+    )
+    limits.add_argument(
+        "--body-timeout",
+        type=_positive(float, 0.01, 3600, "seconds"),
+        default=10.0,
+        help="a request's body must arrive within this many seconds of its headers, or 408 (default: 10)",
+    )
     p.set_defaults(run=_run_serve)
 
 
 def _run_serve(args: argparse.Namespace, console: Console) -> int:
     _check_server_extra()
     from ..server import serve
+    from ..server.guard import Settings
     from ..server.store import StoreError
+
+    if args.keep_records is not None:
+        try:
+            Path(args.keep_records).mkdir(parents=True, exist_ok=True)
+            probe(Path(args.keep_records) / "probe.json")
+        except OSError as e:
+            raise UsageError(f"argument --keep-records: cannot write {args.keep_records!r}: {reason(e)}") from None
+    settings = Settings(
+        max_agent_ms=args.max_agent_ms,
+        max_wait_s=args.max_wait,
+        games_per_minute=args.games_per_minute,
+        max_games=args.max_games,
+        expire_after_s=args.expire_after * 3600.0,
+        records_dir=args.keep_records,
+        max_sockets=args.max_sockets,
+        body_timeout_s=args.body_timeout,
+        **({} if args.agent_threads is None else {"agent_threads": args.agent_threads}),
+    )
 
     where = args.db.partition("@")[2] or args.db if "://" in args.db else args.db
     plural = f", {args.workers} workers" if args.workers > 1 else ""
     console.print(f"qwirkle server on http://{args.host}:{args.port}/ (games in {where}{plural}); Ctrl-C stops it")
     try:
-        serve(host=args.host, port=args.port, db_path=args.db, workers=args.workers, access_log=not args.no_access_log)
+        serve(
+            host=args.host,
+            port=args.port,
+            db_path=args.db,
+            workers=args.workers,
+            access_log=not args.no_access_log,
+            log_level=args.log_level,
+            settings=settings,
+            max_connections=args.max_connections,
+            header_timeout=args.header_timeout,
+        )
     except StoreError as e:
         raise UsageError(f"argument --db: {e}") from None
     return 0

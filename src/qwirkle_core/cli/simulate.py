@@ -19,6 +19,7 @@ from .common import (
     cluster_status,
     distributed_module,
     fallback,
+    plural,
     positive_int,
     reason,
     seats,
@@ -135,7 +136,7 @@ def summary_table(result: SimulationResult) -> Any:
     from rich.table import Table
 
     game = ", Qwirkle Cubes" if result.rules.cubes else ""
-    table = Table(title=f"{result.games:,} games{game}, seed {result.seed}", title_justify="left")
+    table = Table(title=f"{plural(result.games, 'game')}{game}, seed {result.seed}", title_justify="left")
     for col in ("seat", "agent", "win rate [95% CI]", "mean score", "sd", "Qwirkles/game"):
         table.add_column(col, justify="left" if col == "agent" else "right")
     means, sds, qw = result.mean_scores(), result.score_std(), result.mean_qwirkles()
@@ -162,16 +163,16 @@ def print_summary(result: SimulationResult, console: Console) -> None:
         f"ties: {result.tie_rate:.1%}   mean turns: {result.mean_turns():.1f}   tiles placed: {result.stats.mean_tiles_placed():.1f}"
     )
     console.print(
-        f"first player: wins {fp['win_rate']:.1%} [{fp['low']:.1%}, {fp['high']:.1%}] (fair share {fp['fair']:.1%}), "
-        f"score margin {fp['score_margin']:+.2f} points"
+        f"first player: wins {fp['win_rate']:.1%} [{fp['low']:.1%}, {fp['high']:.1%}] (fair {fp['fair']:.1%}), "
+        f"margin {fp['score_margin']:+.2f} points"
     )
     if result.stats.truncated:
-        console.print(f"{result.stats.truncated} games stopped at the turn limit (counted as no winner)")
+        console.print(f"{plural(result.stats.truncated, 'game')} stopped at the turn limit (counted as no winner)")
     if result.workers:
         if result.resumed:
             console.print(f"{result.resumed:,} games were already in the part files (resumed)")
         console.print(
-            f"{result.games - result.resumed:,} games in {result.elapsed:.1f} s ({result.games_per_second:,.0f} games/s) on {result.workers} workers "
+            f"{result.games - result.resumed:,} games in {result.elapsed:.1f} s ({result.games_per_second:,.0f} games/s) on {result.workers} workers\n"
             f"({result.threads} worker threads; kernels ready in {result.compile_seconds:.1f} s)"
         )
     else:
@@ -275,18 +276,16 @@ def _run_simulate_on_cluster(args: argparse.Namespace, console: Console, rules: 
 
 
 def _kernel_status(agents: Sequence[Any], rules: Any) -> str:
-    """What the progress display says until the first game: whether this batch's kernel
-    (for ``agents`` under ``rules``) is being compiled (a first run, with a rough
-    duration) or loaded from the cache."""
+    """What the progress display says until the first game: the compile notice of this
+    batch's kernel (for ``agents`` under ``rules``) on a first run, with its estimate,
+    else that it is loaded from the cache."""
+    from .._compiling import message
     from ..batch.local import compile_seconds
+    from ..batch.warmup import batch_description
 
     seconds = compile_seconds(agents, rules)
     if seconds:
-        names = ", ".join(dict.fromkeys(getattr(a, "name", str(a)) for a in agents))
-        return (
-            f"preparing the kernels: compiling them for {names} (first run only, about {seconds:.0f} s; "
-            "'qwirkle warmup' compiles them ahead of time)"
-        )
+        return f"{message(batch_description(agents, rules), seconds)} ('qwirkle warmup' compiles them ahead of time)"
     return "preparing the kernels: loading them from the cache"
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+from collections.abc import Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -19,6 +20,7 @@ from .common import (
     distributed_module,
     fallback,
     file_of,
+    plural,
     positive_int,
     reason,
     seats,
@@ -121,7 +123,9 @@ def _run_tournament(args: argparse.Namespace, console: Console) -> int:
         _plot_backend()
     dist = distributed_module() if args.scheduler or args.workers else None
     status = (
-        cluster_status(args) if dist is not None else _kernel_status([a.spec for a in args.agents if a.spec], rules)
+        cluster_status(args)
+        if dist is not None
+        else _kernel_status([a.label for a in args.agents], [a.spec for a in args.agents if a.spec], rules)
     )
     bar = ProgressBar(console, "games", not args.no_progress, status)
     try:
@@ -155,42 +159,56 @@ def _run_tournament(args: argparse.Namespace, console: Console) -> int:
     return EXIT_INTERRUPTED if result.interrupted else 0
 
 
-def _print_tournament(result: TournamentResult, agents: list[Any], console: Console) -> None:
+def tournament_tables(result: TournamentResult, python_agents: Iterable[str] = ()) -> list[Any]:
+    """A tournament's result as rich tables (what ``qwirkle tournament`` prints; as
+    :func:`~qwirkle_core.cli.simulate.summary_table` for a batch): the pairings,
+    the standings by rating with each agent's overall win rate, the time per move.
+    ``python_agents``: labels of Python agents (their time per move is that of their
+    turns in the games). Each fits 80 columns."""
     from rich.table import Table
+
+    from ..batch.ratings import ANCHOR
 
     deals = (sum(m.games for m in result.matches) + len(result.failures)) // 2  # broken games were played too
     title = f"Round robin, {result.games:,} games per pairing, seed {result.seed}"
     if result.interrupted:
         title = f"Round robin, INTERRUPTED: {deals:,} finished deals ({2 * deals:,} games) of {result.games // 2 * len(result.matches):,}+, seed {result.seed}"
-    table = Table(title=title, title_justify="left")
-    for col in ("agent", "opponent", "games", "win rate [95% CI]", "mean margin", "W-L-T"):
-        table.add_column(col, justify="left" if col in ("agent", "opponent") else "right")
+    # 80 columns with the built-in agents' labels: figures never wrap, labels fold
+    pairs = Table(title=title, title_justify="left")
+    for col in ("agent", "opponent", "games", "win rate [95% CI]", "mean margin", "ties"):
+        label = col in ("agent", "opponent")
+        pairs.add_column(col, justify="left" if label else "right", overflow="fold", no_wrap=not label)
     for m in result.matches:
         if not m.games:
             continue
         low, high = m.interval()
         se = m.margin.std(ddof=1) / len(m.margin) ** 0.5 if len(m.margin) > 1 else float("nan")
-        table.add_row(
+        pairs.add_row(
             m.first,
             m.second,
             f"{m.games:,}",
-            f"{m.win_rate:.1%} [{low:.1%}, {high:.1%}]",
+            f"{m.win_rate:.1%} [{100 * low:.1f}, {100 * high:.1f}]",
             f"{m.margin.mean():+.1f} ± {1.96 * se:.1f}",
-            f"{m.wins}-{m.losses}-{m.ties}",
+            f"{m.ties:,}",
         )
-    console.print(table)
-    standings = Table(title="Standings (all pairings)", title_justify="left")
-    for col in ("agent", "games", "mean score"):
+    anchor = ANCHOR if ANCHOR in result.agents else result.agents[0]
+    standings = Table(title=f"Standings: Bradley-Terry rating, {anchor} = 1500 (Elo scale)", title_justify="left")
+    for col in ("agent", "rating [95% CI]", "games", "win rate", "mean score"):
         standings.add_column(col, justify="left" if col == "agent" else "right")
-    for a in result.agents:
-        scores = result.scores(a)
-        standings.add_row(a, f"{len(scores):,}", f"{scores.mean():.1f}" if len(scores) else "-")
-    console.print(standings)
-    if result.seconds_per_move:
-        python = {p.label for p in agents if p.spec is None}
-        timing = Table(
-            title="Time per move" if python else "Time per move (self-play, one thread)", title_justify="left"
+    for r in result.standings():
+        scores = result.scores(r.agent)
+        standings.add_row(
+            r.agent,
+            f"{r.rating:.0f} [{r.low:.0f}, {r.high:.0f}]" if r.games else "-",
+            f"{r.games:,}",
+            f"{r.win_rate:.1%}" if r.games else "-",
+            f"{scores.mean():.1f}" if len(scores) else "-",
         )
+    out: list[Any] = [pairs, standings]
+    if result.seconds_per_move:
+        python = set(python_agents)
+        heading = "Time per move" if python else "Time per move (self-play, one thread)"
+        timing = Table(title=heading, title_justify="left", min_width=len(heading))
         timing.add_column("agent")
         timing.add_column("ms per move", justify="right")
         if python:
@@ -201,12 +219,21 @@ def _print_tournament(result: TournamentResult, agents: list[Any], console: Cons
                 f"{1000 * seconds:.3g}",
                 *(["its turns above" if a in python else "self-play, one thread"] if python else []),
             )
-        console.print(timing)
+        out.append(timing)
+    return out
+
+
+def _print_tournament(result: TournamentResult, agents: list[Any], console: Console) -> None:
+    for table in tournament_tables(result, (p.label for p in agents if p.spec is None)):
+        console.print(table)
     for agent in dict.fromkeys(f.agent for f in result.failures):
         failed = [f for f in result.failures if f.agent == agent]
         first = " (the first of them)" if len(failed) > 1 else ""
         console.print(
-            f"{len(failed)} games not counted: {failed[0]}{first}", markup=False, highlight=False, soft_wrap=True
+            f"{plural(len(failed), 'game')} not counted: {failed[0]}{first}",
+            markup=False,
+            highlight=False,
+            soft_wrap=True,
         )
     if result.interrupted:
         console.print("interrupted: only finished deals (both seats) are counted")
@@ -251,20 +278,13 @@ def _save_plot(result: TournamentResult, path: Path, console: Console) -> None:
     plt.close(fig)
 
 
-def _kernel_status(specs: list[Any], rules: Any) -> str | None:
-    """What the progress display says until the first game: the compile estimate of a
+def _kernel_status(names: list[str], specs: list[Any], rules: Any) -> str | None:
+    """What the progress display says until the first game: the compile notice of a
     first run (the kernels of every pairing), or None (the default words)."""
-    from ..batch.warmup import estimate_kernels, kernels_for
+    from .._compiling import message
+    from ..batch.tournament import compile_notice
 
-    names: list[str] = []
-    for i, a in enumerate(specs):
-        for b in specs[i + 1 :]:
-            names += [n for n in kernels_for((a, b), rules) if n not in names]
-    seconds = estimate_kernels(names) if names else 0.0
+    what, seconds = compile_notice(names, specs, rules)
     if not seconds:
         return None
-    agents = ", ".join(dict.fromkeys(s.name for s in specs))
-    return (
-        f"preparing the kernels: compiling them for {agents} (first run only, about {seconds:.0f} s; "
-        "'qwirkle warmup' compiles them ahead of time)"
-    )
+    return f"{message(what, seconds)} ('qwirkle warmup' compiles them ahead of time)"

@@ -58,6 +58,7 @@ def _agent_set(text: str) -> list[Any]:
 def _run_warmup(args: argparse.Namespace, console: Console) -> int:
     from rich.table import Table
 
+    from .._compiling import quiet
     from .._kernels._jit import cache_folder
     from ..batch.warmup import compile_kernels, kernels_for
     from ..game.rules import Rules
@@ -75,7 +76,8 @@ def _run_warmup(args: argparse.Namespace, console: Console) -> int:
     progress = _Bar(console, len(names), enabled=not args.no_progress)
     t0 = time.perf_counter()
     try:
-        results = compile_kernels(names, args.processes, progress.update)
+        with quiet():  # the progress display names the kernels
+            results = compile_kernels(names, args.processes, progress.update)
     finally:
         progress.stop()
     table = Table(title="kernels", title_justify="left")

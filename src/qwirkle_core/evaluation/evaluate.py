@@ -9,6 +9,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .._checks import check_int, check_seed
+from .._compiling import compiling, evaluation_notice
 from .._kernels import layout as _lo
 from .._kernels import mc as _mc
 from .._threads import numba_threads
@@ -108,6 +109,20 @@ def evaluate_moves(
         raise ValueError(
             "evaluate_moves() plays out the tile game; for Qwirkle Cubes use the mc agent (play_agent('mc'))"
         )
+    with compiling(evaluation_notice):  # a first call compiles: says so once
+        return _evaluate(game, moves, top, spec, playouts, depth, seed, threads)
+
+
+def _evaluate(
+    game: Game,
+    moves: Iterable[Move | str] | None,
+    top: int,
+    spec: np.ndarray,
+    playouts: int,
+    depth: int,
+    seed: int,
+    threads: int | None,
+) -> list[MoveEvaluation]:
     candidates = (
         _default_candidates(game, top)
         if moves is None

@@ -5,3 +5,5 @@ Value modules (tiles, rules, notation, move, agents, position, observation) hold
 values and their checks; ``game`` is the engine's Python face; ``records`` builds on it.
 Nothing here imports the layers above (evaluation, batch, the interfaces).
 """
+
+from .. import _compiling  # noqa: F401  (the compile notice listens from the first import)

@@ -26,6 +26,7 @@ __all__ = [
     "Param",
     "agent_params",
     "check_cubes_agents",
+    "did_you_mean",
     "parse_agent",
     "parse_agents",
     "spec_row",
@@ -55,7 +56,7 @@ def agent_params(name: str) -> tuple[Param, ...]:
         an unknown agent.
     """
     if name not in _lay.AGENT_IDS:
-        raise AgentError(f"unknown agent {name!r}; available: {', '.join(AGENTS)}")
+        raise AgentError(f"unknown agent {name!r}{did_you_mean(name, AGENTS)}; available: {', '.join(AGENTS)}")
     return tuple(_lay.AGENT_PARAMS[_lay.AGENT_IDS[name]])
 
 
@@ -155,9 +156,20 @@ def parse_agent(agent: AgentLike) -> AgentSpec:
     for key, value in raw.items():
         if key not in table:
             takes = ", ".join(table) or "no parameters"
-            raise AgentError(f"agent {_short(text)}: unknown parameter {key!r}; {name} takes {takes}")
+            hint = did_you_mean(key, table)
+            raise AgentError(f"agent {_short(text)}: unknown parameter {key!r}{hint}; {name} takes {takes}")
         params.append((key, _check_value(text, table[key], value)))
     return AgentSpec(name, tuple(sorted(params)))
+
+
+def did_you_mean(word: str, choices: Iterable[str]) -> str:
+    """``" (did you mean 'greedy'?)"`` for the closest of ``choices`` to a misspelt
+    ``word`` (difflib's ratio at least 0.6, case ignored), else ``""``."""
+    import difflib
+
+    lowered = {c.lower(): c for c in choices}
+    close = difflib.get_close_matches(str(word).lower(), list(lowered), n=1, cutoff=0.6)
+    return f" (did you mean {lowered[close[0]]!r}?)" if close else ""
 
 
 def parse_agents(agents: Iterable[AgentLike] | str) -> tuple[AgentSpec, ...]:
@@ -291,8 +303,14 @@ def _short(value: Any, limit: int = 60) -> str:
 def check_cubes_agents(rows: Iterable[np.ndarray]) -> None:
     """Refuse, for a Qwirkle Cubes game, the built-in agents (spec rows, as
     :meth:`AgentSpec.row` makes) that play the tile game only: the search agent, whose
-    endgame solver and playouts know no re-rolls. Raises AgentError naming it."""
-    if any(int(row[0]) == _lay.SEARCH for row in rows):
+    endgame solver and playouts know no re-rolls, and the static agent, whose leave
+    values were learned there. Raises AgentError naming it."""
+    ids = {int(row[0]) for row in rows}
+    if _lay.STATIC in ids:
+        raise AgentError(
+            "the static agent's leave values were learned in the tile game; in Qwirkle Cubes use heuristic or mc"
+        )
+    if _lay.SEARCH in ids:
         raise AgentError(
             "the search agent plays the tile game only (its endgame solver and playouts know no re-rolls); in Qwirkle Cubes use mc"
         )

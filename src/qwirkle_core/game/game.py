@@ -15,6 +15,7 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from .._checks import COORD_LIMIT, INT_FIELD_LIMIT, check_coord, check_int, check_seed
+from .._compiling import compiling, turn_notice
 from .._kernels import agents as _ag
 from .._kernels import board as _bd
 from .._kernels import cubes as _cu
@@ -28,7 +29,8 @@ from ..errors import FormatError, IllegalMoveError
 from .agents import AgentLike, check_cubes_agents, spec_row
 from .move import Action, Move, MoveKind, moves_from_arrays
 from .observation import Observation
-from .position import Position
+from .picture import draw, last_of
+from .position import Position, position_scene
 from .rules import Rules, resolve_rules
 from .tiles import (
     COLORS,
@@ -38,6 +40,7 @@ from .tiles import (
     NUM_TILES,
     check_color,
     check_tile,
+    parse_tile,
     tile_code,
     tile_name,
 )
@@ -107,6 +110,12 @@ class Game:
     In Qwirkle Cubes a tile is the face a cube shows: the bag holds 90 cubes (15 of each
     colour), every cube drawn is rolled from the game's stream, hands are open, and a
     turn may begin with :meth:`reroll` (docs/rules.md).
+
+    Two games compare by identity (``==`` is ``is``, and a game hashes by identity): a
+    game is mutable, so equal-by-value games would change their hash as they are
+    played. Compare positions with ``g.position() == h.position()`` (a frozen
+    :class:`~qwirkle_core.game.position.Position`: board, hands, bag order, scores,
+    random stream; the history is not part of it), or boards with ``g.board == h.board``.
 
     Raises TypeError/ValueError for a bad ``players``, ``seed`` or ``rules``.
     """
@@ -498,6 +507,12 @@ class Game:
             f"<Game{variant} players={self.players} turn={self.turn} scores={self.scores} bag={self.bag_size} {state}>"
         )
 
+    def _repr_svg_(self) -> str:
+        """The board picture with the last action outlined (``qc.svg(game, lastmove=...)``),
+        shown by Jupyter."""
+        cells, text = last_of(self._log[-1][0].move if self._log else None)
+        return draw(position_scene(self.position()), last=cells, last_text=text)
+
     # -- moves ---------------------------------------------------------------------------
 
     def _placements(self) -> int:
@@ -694,7 +709,7 @@ class Game:
         self._log_action(player, move, score, before, move.placements)
         return score
 
-    def exchange(self, tiles: Iterable[int]) -> None:
+    def exchange(self, tiles: Iterable[int | str] | str) -> None:
         """Exchange 1..6 tiles of the current hand for as many from the bag.
 
         In Qwirkle Cubes only a player none of whose colours fits anywhere exchanges (a
@@ -704,7 +719,8 @@ class Game:
         Parameters
         ----------
         tiles
-            tile ints of the current hand (a tile as often as it is held).
+            tiles of the current hand (a tile as often as it is held): ints, or their
+            codes as in :meth:`play`'s text (``["R1", "B4"]``, or one str ``"R1 B4"``).
 
         Raises
         ------
@@ -724,13 +740,13 @@ class Game:
         )
         self._log_action(player, Move.exchange(checked), 0, before, ())
 
-    def check_exchange(self, tiles: Iterable[int]) -> list[int]:
+    def check_exchange(self, tiles: Iterable[int | str] | str) -> list[int]:
         """Check that exchanging ``tiles`` is legal now, without doing it.
 
         Parameters
         ----------
         tiles
-            tile ints of the current hand.
+            tiles of the current hand, as for :meth:`exchange`.
 
         Returns
         -------
@@ -746,15 +762,18 @@ class Game:
         """
         return self._check_exchange(tiles)
 
-    def _check_exchange(self, tiles: Iterable[int]) -> list[int]:
+    def _check_exchange(self, tiles: Iterable[int | str] | str) -> list[int]:
         self._check_running()
         if self._rules.cubes and not self._stuck():
             raise IllegalMoveError(
                 "Qwirkle Cubes has no exchanges while a face of a colour you hold fits somewhere: re-roll cubes instead (r R1 B4)"
             )
+        if isinstance(tiles, str):  # "R1 B4" (or "x R1 B4", the move's notation)
+            words = tiles.split()
+            tiles = words[1:] if words[:1] in (["x"], ["X"], ["exchange"]) else words
         checked = []
         for t in tiles:
-            checked.append(check_tile(t))
+            checked.append(parse_tile(t) if isinstance(t, str) else check_tile(t))
             if len(checked) > 6:
                 raise IllegalMoveError("an exchange has 1 to 6 tiles")
         if not checked:
@@ -834,22 +853,24 @@ class Game:
         if self._rules.cubes:
             check_cubes_agents([spec])
         searches = int(spec[_lo.SPEC_ID]) == _lo.SEARCH
-        if self._agent_scratch is None or (searches and not self._agent_scratch_searches):
-            self._agent_scratch, self._agent_scratch_searches = _ag.new_agent_scratch(searches), searches
-        if searches:
-            _ag.bind_search()
-        take_turn = _cu.take_turn if self._rules.cubes else _ag.take_turn
-        start, turn_before = len(self._log), self._snapshot()
-        while True:
-            player, before = self.current_player, self._snapshot()
-            self._moves = take_turn(spec, self.kernel_arrays(), self._moves, self._agent_scratch)
-            action = self._log_act(player, before)
-            if action is None:
-                del self._log[start:]
-                self._restore(turn_before, board_changed=True)
-                raise IllegalMoveError("the agent's move would leave the board (|row|, |col| < 2**31)")
-            if action.move.kind is not MoveKind.REROLL:
-                return action
+        with compiling(lambda: turn_notice(searches)):  # a first turn compiles: says so once
+            if self._agent_scratch is None or (searches and not self._agent_scratch_searches):
+                self._agent_scratch, self._agent_scratch_searches = _ag.new_agent_scratch(searches), searches
+            if searches:
+                _ag.bind_search()
+            _ag.bind_for([spec])
+            take_turn = _cu.take_turn if self._rules.cubes else _ag.take_turn
+            start, turn_before = len(self._log), self._snapshot()
+            while True:
+                player, before = self.current_player, self._snapshot()
+                self._moves = take_turn(spec, self.kernel_arrays(), self._moves, self._agent_scratch)
+                action = self._log_act(player, before)
+                if action is None:
+                    del self._log[start:]
+                    self._restore(turn_before, board_changed=True)
+                    raise IllegalMoveError("the agent's move would leave the board (|row|, |col| < 2**31)")
+                if action.move.kind is not MoveKind.REROLL:
+                    return action
 
     def _log_act(self, player: int, before: tuple[np.ndarray, ...]) -> Action | None:
         """Log the action a kernel left in the action word (applied already), or None for

@@ -40,9 +40,11 @@ class Move:
     """One action: a placement (the usual case), an exchange, a pass or (Qwirkle Cubes)
     a re-roll. Frozen.
 
-    ``Move(placements)`` with ``placements`` an iterable of ``(row, col, tile)``;
-    ``Move.exchange(tiles)``; ``Move.pass_turn()``; ``Move.reroll(tiles, faces)``;
-    ``Move.parse(text)``.
+    ``Move(placements)`` with ``placements`` an iterable of ``(row, col, tile)``, or
+    the move's text in the notation (``Move("R1@0,0 R2@0,1")``, ``Move("x R1 B4")``,
+    as :meth:`parse`); ``Move.exchange(tiles)``; ``Move.pass_turn()``;
+    ``Move.reroll(tiles, faces)``; ``Move.parse(text)``. ``repr`` writes it in the
+    notation: ``Move('R1@0,0 R2@0,1', score=3)``.
 
     Attributes
     ----------
@@ -75,7 +77,11 @@ class Move:
     faces: tuple[int, ...]
     score: int | None
 
-    def __init__(self, placements: Iterable[tuple[int, int, int]], score: int | None = None) -> None:
+    def __init__(self, placements: Iterable[tuple[int, int, int]] | str, score: int | None = None) -> None:
+        if isinstance(placements, str):
+            m = parse_move(placements)
+            self._init(m.kind, m.placements, m.tiles, score if m.kind is MoveKind.PLACE else None, m.faces)
+            return
         items = []
         for p in placements:
             try:
@@ -238,14 +244,8 @@ class Move:
         return format_move(self)
 
     def __repr__(self) -> str:
-        if self.kind is MoveKind.PASS:
-            return "Move.pass_turn()"
-        if self.kind is MoveKind.EXCHANGE:
-            return f"Move.exchange({list(self.tiles)!r})"
-        if self.kind is MoveKind.REROLL:
-            return f"Move.reroll({list(self.tiles)!r}{f', {list(self.faces)!r}' if self.faces else ''})"
         score = "" if self.score is None else f", score={self.score}"
-        return f"Move({list(self.placements)!r}{score})"
+        return f"Move({format_move(self)!r}{score})"
 
     def __reduce__(self) -> tuple[Any, ...]:
         return (_rebuild, (self.kind.value, self.placements, self.tiles, self.score, self.faces))

@@ -9,6 +9,7 @@ from typing import Any
 from .._checks import json_bool, json_field, json_int, json_ints, json_object, load_json
 from ..errors import FormatError
 from .notation import format_cells, parse_cells
+from .picture import Scene, draw
 from .position import VERSION, codes_from_json, rules_from_json
 from .rules import Rules
 from .tiles import COPIES, CUBES_PER_COLOR, NUM_TILE_TYPES, NUM_TILES, tile_code
@@ -183,6 +184,10 @@ class Observation:
             bag_colors=bag_colors,
         )
 
+    def _repr_svg_(self) -> str:
+        """The board as this seat sees it (``qc.svg(observation)``), shown by Jupyter."""
+        return draw(observation_scene(self))
+
     @classmethod
     def from_json(cls, text: str | bytes) -> Observation:
         """The observation of JSON text written by :meth:`to_json`.
@@ -202,6 +207,27 @@ class Observation:
             naming the problem.
         """
         return cls.from_dict(load_json(text, "observation"))
+
+
+def observation_scene(o: Observation) -> Scene:
+    """What a picture of observation ``o`` shows: the seat's own hand (every hand in
+    Qwirkle Cubes, where hands are open); of the other seats only how many tiles they hold."""
+    if o.hands is not None:
+        hands: tuple[tuple[int, ...] | None, ...] = o.hands
+    else:
+        hands = tuple(o.hand if p == o.player else None for p in range(len(o.hand_sizes)))
+    return Scene(
+        board=dict(o.board),
+        hands=hands,
+        hand_sizes=o.hand_sizes,
+        scores=o.scores,
+        bag_size=o.bag_size,
+        current_player=o.current_player,
+        turn=o.turn,
+        over=o.is_over,
+        winner=o.winner,
+        viewer=o.player,
+    )
 
 
 def _list(value: Any, n: int, what: str) -> list[Any]:

@@ -13,6 +13,7 @@ from typing import Any
 from .._checks import SEED_LIMIT, json_bool, json_field, json_int, json_ints, json_object
 from ..errors import FormatError
 from .notation import format_cells, parse_cells
+from .picture import Scene, draw
 from .rules import Rules
 from .tiles import NUM_TILES, color_code, parse_color, parse_tile, tile_code
 
@@ -120,6 +121,10 @@ class Position:
         position._check_counters()
         return position
 
+    def _repr_svg_(self) -> str:
+        """The board picture (``qc.svg(position)``), shown by Jupyter."""
+        return draw(position_scene(self))
+
     def _check_counters(self) -> None:
         if not self.board and self.starting_player != self.current_player:
             raise FormatError(
@@ -130,6 +135,26 @@ class Position:
             raise FormatError(
                 f"position: the hand of player {empty[0]} is empty, which only happens when the game is over"
             )
+
+
+def position_scene(p: Position, names: tuple[str, ...] | None = None) -> Scene:
+    """What a picture of position ``p`` shows: everything (every hand may be drawn)."""
+    winner = None
+    if p.over:
+        best = max(p.scores)
+        winner = p.scores.index(best) if p.scores.count(best) == 1 else -1
+    return Scene(
+        board={(r, c): t for group in p.board for r, c, t in group},
+        hands=tuple(p.hands),
+        hand_sizes=tuple(len(h) for h in p.hands),
+        scores=p.scores,
+        bag_size=len(p.bag),
+        current_player=p.current_player,
+        turn=p.turn,
+        over=p.over,
+        winner=winner,
+        names=names,
+    )
 
 
 def _colors(value: Any) -> list[int]:

@@ -12,14 +12,19 @@ action.
 from __future__ import annotations
 
 import json
+import os
+import secrets
+from collections.abc import Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from .._checks import SEED_LIMIT, json_field, json_int, json_ints, json_object, load_json
 from ..errors import FormatError, IllegalMoveError, RecordError
 from .game import Game
-from .move import Action, Move, format_move
-from .position import VERSION, codes_from_json, rules_from_json
+from .move import Action, Move, MoveKind, format_move
+from .picture import Frame, bounds_of, draw, last_of, record_page
+from .position import VERSION, codes_from_json, position_scene, rules_from_json
 from .rules import Rules
 from .tiles import tile_code
 
@@ -137,6 +142,74 @@ class GameRecord:
         """
         return json.dumps(self.to_dict(), indent=indent)
 
+    def to_html(self, notes: Sequence[str | None] | None = None, *, document: bool = True) -> str:
+        """The game as a small self-contained HTML page that steps through it.
+
+        First / previous / next / last buttons, the move list (click a move to see the
+        board after it), and each step's picture (:func:`qwirkle_core.svg`: the board with
+        the action outlined, the scores, the hand of the player to move, the bag). No
+        script and no network resource. ``_repr_html_`` shows it in a notebook.
+
+        Parameters
+        ----------
+        notes
+            optional text per action (one str or None per action, in order), written
+            under its line in the move list: ``qwirkle analyse --html`` writes each
+            action's verdict there.
+        document
+            a whole page (``<!doctype html>``); False: a ``<div>`` to put in a page.
+
+        Returns
+        -------
+        str
+
+        Raises
+        ------
+        RecordError
+            the record does not replay (:func:`replay`).
+        TypeError, ValueError
+            ``notes`` does not hold one str or None per action.
+        """
+        if notes is not None:
+            if isinstance(notes, str):
+                raise TypeError("notes must be a sequence of str or None, one per action, not one str")
+            notes = list(notes)
+            if len(notes) != len(self.actions):
+                raise ValueError(f"notes must hold one entry per action ({len(self.actions)}), not {len(notes)}")
+            if not all(n is None or isinstance(n, str) for n in notes):
+                raise TypeError("notes must be str or None")
+        final = replay(self)
+        g = final.root()
+        names = tuple(self.agents) if self.agents else None
+        bounds = bounds_of(list(final.board))
+        seat = (lambda p: f"seat {p} ({names[p]})") if names else (lambda p: f"seat {p}")
+
+        def picture(action: Action | None) -> str:
+            cells, text = last_of(None if action is None else action.move)
+            scene = position_scene(g.position(), names)
+            return draw(scene, last=cells, last_text=text, bounds=bounds, defs=False)
+
+        n = len(self.actions)
+        frames = [Frame(picture(None), f"start · {n} action{'s' * (n != 1)}", None, None)]
+        for i, a in enumerate(final.history):
+            g.play(a.move)
+            move = format_move(a.move)
+            points = f" +{a.points}" if a.move.kind is MoveKind.PLACE else ""
+            line = f"{seat(a.player)}: {move}{points}"
+            frames.append(Frame(picture(a), f"action {i + 1} of {n}", line, None if notes is None else notes[i]))
+        if final.is_over:
+            result = "a tie" if final.winner == -1 else f"{seat(final.winner or 0)} wins"
+            score = "–".join(str(s) for s in final.scores)
+            title = f"Qwirkle game: {result} ({score})"
+        else:
+            title = f"Qwirkle game in progress, after {n} action{'s' * (n != 1)}"
+        page_id = f"qc-record-{secrets.token_hex(4)}"
+        return record_page(frames, title, page_id=page_id, document=document)
+
+    def _repr_html_(self) -> str:
+        """The page of :meth:`to_html` as a ``<div>``, shown by Jupyter."""
+        return self.to_html(document=False)
+
     @classmethod
     def from_json(cls, text: str | bytes) -> GameRecord:
         """Parse a record from its JSON text (docs/records.md).
@@ -156,15 +229,40 @@ class GameRecord:
             naming the first problem (for text cut short or otherwise broken inside the
             actions, the action it breaks in).
         """
+        if isinstance(text, os.PathLike):
+            raise TypeError(f"from_json takes the JSON text, not a path: read the file with GameRecord.load({text!r})")
         try:
             data = load_json(text, "record", RecordError)
         except RecordError as e:
+            if isinstance(text, str) and _looks_like_path(text):
+                raise RecordError(
+                    f"{e}: from_json takes the JSON text, and {text.strip()!r} looks like a file name; "
+                    "read the file with GameRecord.load(path)"
+                ) from None
             pos = getattr(e, "pos", None)
             i = _action_at(text, pos) if isinstance(text, str) and pos is not None else None
             if i is not None:
                 raise RecordError(f"record: not valid JSON from action {i} on ({e})", action=i) from None
             raise
         return cls.from_dict(data)
+
+    @classmethod
+    def load(cls, path: str | os.PathLike[str]) -> GameRecord:
+        """Read a record from the JSON file ``path`` (as :meth:`save` writes it).
+
+        Raises
+        ------
+        OSError
+            the file cannot be read.
+        RecordError
+            its text is not a record (as :meth:`from_json`).
+        """
+        return cls.from_json(Path(path).read_text(encoding="utf-8"))
+
+    def save(self, path: str | os.PathLike[str], indent: int | None = 1) -> None:
+        """Write the record to the file ``path`` as JSON (:meth:`to_json`; ``indent``
+        spaces per level, None for one line). Raises OSError when it cannot be written."""
+        Path(path).write_text(self.to_json(indent=indent) + "\n", encoding="utf-8")
 
     @classmethod
     def from_dict(cls, data: Any) -> GameRecord:
@@ -258,6 +356,12 @@ def _action(a: Any, players: int) -> Action:
     points = json_int(json_field(a, "points", "action"), "points")
     scores = json_ints(json_field(a, "scores", "action"), "scores", players)
     return Action(player, move, points, tuple(scores))
+
+
+def _looks_like_path(text: str) -> bool:
+    """Whether ``text``, which is not JSON, looks like a file name instead of JSON text."""
+    t = text.strip()
+    return bool(t) and "\n" not in t and not t.startswith(("{", "[")) and (t.endswith(".json") or os.path.exists(t))
 
 
 def _action_at(text: str, pos: int) -> int | None:

@@ -20,35 +20,95 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from fastapi import FastAPI
 
-__all__ = ["app_from_environment", "create_app", "serve"]
+    from .guard import Settings
+
+__all__ = ["app_from_environment", "create_app", "redact", "redact_logs", "serve"]
 
 DB_VARIABLE = "QWIRKLE_DB"  # the store of the app that app_from_environment builds
+SETTINGS_VARIABLE = "QWIRKLE_SETTINGS"  # its limits (JSON of guard.Settings' fields)
 
 
-def create_app(db_path: str | os.PathLike[str] = "qwirkle.sqlite", *, max_live_games: int = 256) -> FastAPI:
+def create_app(
+    db_path: str | os.PathLike[str] = "qwirkle.sqlite", *, max_live_games: int = 256, settings: Settings | None = None
+) -> FastAPI:
     """The ASGI app; see :func:`qwirkle_core.server.app.create_app`."""
     from .app import create_app as make
 
-    return make(db_path, max_live_games=max_live_games)
+    return make(db_path, max_live_games=max_live_games, settings=settings)
 
 
 def app_from_environment() -> FastAPI:
     """The app over the store named by ``$QWIRKLE_DB`` (default ``qwirkle.sqlite``):
     the app factory each uvicorn worker process calls (``qwirkle serve --workers N``,
     or ``uvicorn --factory qwirkle_core.server:app_from_environment --workers N``)."""
-    logging.getLogger("uvicorn.access").addFilter(_RedactTokens())
-    return create_app(os.environ.get(DB_VARIABLE, "qwirkle.sqlite"))
+    import json
+
+    from .guard import Settings
+
+    redact_logs()
+    settings = Settings(**json.loads(os.environ.get(SETTINGS_VARIABLE) or "{}"))
+    return create_app(os.environ.get(DB_VARIABLE, "qwirkle.sqlite"), settings=settings)
 
 
-class _RedactTokens(logging.Filter):
-    """Keeps seat tokens (``?token=...``) out of the access log."""
+# A seat token as it may appear in a log line: ?token=T, 'Bearer T' (a header), the
+# WebSocket subprotocol 'qwirkle.token.T', a first message {"token": "T"}.
+_SECRET = re.compile(r"""(?i)((?:\btoken(?:=|%3D|\.|\\?["']\s*:\s*\\?["'])|\bbearer(?:\s|%20|\+)+))[A-Za-z0-9_\-]+""")
 
-    _TOKEN = re.compile(r"(token=)[^&\s]+")
 
-    def filter(self, record: logging.LogRecord) -> bool:
+def redact(text: str) -> str:
+    """``text`` with every seat token in it replaced by ``***`` (see :data:`_SECRET`)."""
+    return _SECRET.sub(r"\1***", text)
+
+
+def _redacted(value: object) -> object:
+    if value is None or isinstance(value, (bool, int, float)):
+        return value
+    text = value if isinstance(value, str) else str(value)
+    clean = redact(text)
+    return value if clean == text else clean
+
+
+_factory_installed = False
+
+
+def redact_logs() -> None:
+    """Make every log record of this process (any logger, any level: uvicorn's access
+    and error logs, the WebSocket library's frames and headers at debug, uvicorn's
+    trace of the ASGI scope) carry no seat token: its message and arguments go through
+    :func:`redact` when the record is made. Installed once per process by
+    :func:`serve` and :func:`app_from_environment`."""
+    global _factory_installed
+    if _factory_installed:
+        return
+    make = logging.getLogRecordFactory()
+
+    def factory(*args: object, **kwargs: object) -> logging.LogRecord:
+        record = make(*args, **kwargs)
+        if isinstance(record.msg, str):
+            record.msg = redact(record.msg)
         if isinstance(record.args, tuple):
-            record.args = tuple(self._TOKEN.sub(r"\1***", a) if isinstance(a, str) else a for a in record.args)
-        return True
+            record.args = tuple(_redacted(a) for a in record.args)
+        elif isinstance(record.args, dict):
+            record.args = {k: _redacted(v) for k, v in record.args.items()}
+        return record
+
+    logging.setLogRecordFactory(factory)
+    _factory_installed = True
+
+
+def log_config(level: str) -> dict[str, object]:
+    """uvicorn's logging configuration with the root logger (every other library's
+    logs: the WebSocket library, asyncio, the server's own) at ``level`` too, but
+    numba's compiler no lower than info."""
+    import copy
+
+    from uvicorn.config import LOGGING_CONFIG
+
+    config = copy.deepcopy(LOGGING_CONFIG)
+    config["root"] = {"handlers": ["default"], "level": level.upper()}
+    # numba's debug log is its compiler's bytecode trace (thousands of lines a kernel)
+    config["loggers"]["numba"] = {"level": "INFO"}
+    return config
 
 
 def serve(
@@ -58,29 +118,51 @@ def serve(
     log_level: str = "info",
     workers: int = 1,
     access_log: bool = True,
+    settings: Settings | None = None,
+    max_connections: int = 1000,
+    header_timeout: float = 10.0,
 ) -> None:
     """Serve the app with uvicorn on ``host``:``port`` (blocks until stopped), storing
     games in ``db_path`` (a SQLite file or a ``postgresql://`` URL), in ``workers``
-    processes that share the port and the store. Raises OSError if the address
-    cannot be bound."""
+    processes that share the port and the store, with the limits of ``settings``
+    (:class:`~qwirkle_core.server.guard.Settings`). Each process holds at most
+    ``max_connections`` connections and requests at once (more answer 503); a client
+    has ``header_timeout`` seconds to send a request's headers (and
+    ``settings.body_timeout_s`` to send its body), or the connection is closed. Raises OSError if the address cannot be
+    bound."""
+    import dataclasses
+    import json
+
     import uvicorn
 
-    logging.getLogger("uvicorn.access").addFilter(_RedactTokens())
+    from .guard import Settings
+    from .net import PROTOCOL, TIMEOUT_VARIABLE
+
+    settings = settings or Settings()
+
+    redact_logs()
     options: dict[str, object] = {
         "host": host,
         "port": port,
         "log_level": log_level,
+        "log_config": log_config(log_level),
         "access_log": access_log,
         "ws_max_size": 4096,
         "timeout_keep_alive": 30,
         "timeout_graceful_shutdown": 5,
+        "limit_concurrency": max_connections,
+        "http": PROTOCOL,
     }
+    if not header_timeout > 0:
+        raise ValueError(f"header_timeout must be > 0, not {header_timeout!r}")
+    os.environ[TIMEOUT_VARIABLE] = str(header_timeout)
     if workers == 1:
-        uvicorn.run(create_app(db_path), **options)  # type: ignore[arg-type]
+        uvicorn.run(create_app(db_path, settings=settings), **options)  # type: ignore[arg-type]
         return
     # each worker process builds its own app (its own connections) from the environment
-    create_app(db_path).state.service.close()  # fails here, once, for a database it cannot use
+    create_app(db_path, settings=settings).state.service.close()  # fails here, once, for a database it cannot use
     os.environ[DB_VARIABLE] = os.fspath(db_path)
+    os.environ[SETTINGS_VARIABLE] = json.dumps(dataclasses.asdict(settings))
     uvicorn.run(
         "qwirkle_core.server:app_from_environment",
         factory=True,

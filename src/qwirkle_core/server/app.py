@@ -8,12 +8,15 @@ or the game's state refuse (the library's message), 413 a body over
 """
 
 import asyncio
+import json
 import os
+import time
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager, suppress
 from pathlib import Path
 from typing import Annotated, Any
 
+import anyio
 from fastapi import FastAPI, Header, Query, Request, WebSocket
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import FileResponse, JSONResponse, Response
@@ -24,6 +27,8 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from . import engine
 from .games import ApiError, GameService, Subscriber
+from .guard import CLIENT, Settings
+from .guard import Request as Arrival
 from .store import Store
 
 __all__ = ["MAX_BODY", "MAX_MOVE", "create_app"]
@@ -31,6 +36,10 @@ __all__ = ["MAX_BODY", "MAX_MOVE", "create_app"]
 MAX_BODY = 4096  # bytes of a request body
 MAX_MOVE = 200  # characters of a move's notation (6 tiles with 9-digit coordinates fit)
 MAX_TOKEN = 128
+WS_PROTOCOL = "qwirkle"  # the WebSocket subprotocol the server selects when offered
+WS_TOKEN_PREFIX = "qwirkle.token."  # a subprotocol that carries the seat token
+WS_AUTH_MESSAGE = "qwirkle.auth"  # a subprotocol that says: the token comes as the first message
+WS_AUTH_TIMEOUT = 10  # seconds to wait for that first message
 STATIC = Path(__file__).resolve().parent / "static"  # a folder on disk (StaticFiles serves from one)
 _PAGE_HEADERS = {
     "Content-Security-Policy": "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
@@ -40,20 +49,99 @@ _PAGE_HEADERS = {
 }
 
 SeatText = Annotated[str, StringConstraints(min_length=1, max_length=64)]
+ActionId = Annotated[str, StringConstraints(min_length=1, max_length=64, pattern=r"^[A-Za-z0-9_.:-]+$")]
 Token = Annotated[
     str | None, Query(max_length=MAX_TOKEN, description="the seat token (or use the Authorization header)")
 ]
 Authorization = Annotated[str | None, Header(max_length=MAX_TOKEN + 7, description="Bearer TOKEN")]
 
 
+class ClockIn(BaseModel):
+    """A time control: ``move_s`` seconds per move, or a game clock of ``base_s`` seconds
+    per seat plus ``increment_s`` per move; ``fallback`` plays a turn out of time."""
+
+    model_config = ConfigDict(extra="forbid", strict=True)
+    move_s: float | None = Field(default=None, ge=1, le=7 * 86400, description="seconds per move")
+    base_s: float | None = Field(default=None, ge=1, le=30 * 86400, description="seconds per seat for the game")
+    increment_s: float = Field(default=0, ge=0, le=86400, description="seconds added after each move (with base_s)")
+    fallback: SeatText = Field(default="greedy", description="the agent that plays a turn whose time ran out")
+
+
 class NewGame(BaseModel):
-    """``POST /api/games``: one entry per seat, 'human' or an agent spec; an optional seed."""
+    """``POST /api/games``: one entry per seat, 'human' or an agent spec; an optional
+    seed; an optional time control."""
 
     model_config = ConfigDict(extra="forbid", strict=True)
     seats: list[SeatText] = Field(
         min_length=engine.MIN_PLAYERS, max_length=engine.MAX_PLAYERS, examples=[["human", "greedy"]]
     )
-    seed: int | None = Field(default=None, ge=0, lt=2**64, description="the deal's seed; random when left out")
+    seed: int | None = Field(
+        default=None,
+        ge=0,
+        le=2**64 - 1,
+        description="the deal's seed (0 .. 2**64-1) with one human seat (shown in every view); with several, "
+        "mixed with a server secret (docs/server.md, fair deals); random when left out",
+    )
+    clock: ClockIn | None = Field(default=None, description="a time control; none when left out")
+
+
+def _integer_bounds(document: dict[str, Any], models: tuple[type[BaseModel], ...]) -> dict[str, Any]:
+    """``document`` (FastAPI's OpenAPI) with the integer bounds of ``models``' fields as
+    pydantic writes them: FastAPI's OpenAPI models hold bounds as floats, and the float
+    of 2**64 - 1 is 2**64 (a seed bound that is neither an integer nor right)."""
+    schemas = document.get("components", {}).get("schemas", {})
+    for model in models:
+        own = model.model_json_schema().get("properties", {})
+        for name, field in schemas.get(model.__name__, {}).get("properties", {}).items():
+            exact = own.get(name, {})
+            for option, truth in zip(field.get("anyOf", [field]), exact.get("anyOf", [exact])):
+                if option.get("type") == "integer":
+                    for key in ("minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum"):
+                        if key in truth:
+                            option[key] = truth[key]
+    return document
+
+
+class ErrorOut(BaseModel):
+    """Every refusal: one sentence saying what is wrong (and, with 429 and 503, a
+    ``Retry-After`` header)."""
+
+    error: str
+    view: dict[str, Any] | None = Field(
+        default=None, description="with 409 for a stale expected_version: the seat's current view"
+    )
+
+
+_WHEN = {
+    400: "the move is not notation",
+    403: "no token where one is needed, or a token of no seat of this game",
+    404: "no such game",
+    408: "the request's body did not arrive in time",
+    409: "the rules or the game's state refuse the request",
+    413: f"the request body is over {MAX_BODY} bytes",
+    422: "a malformed request (not JSON, not UTF-8, missing or unknown fields, values out of range)",
+    429: "too many new games from this address (Retry-After)",
+    503: "the server is busy or could not store the change; nothing changed (Retry-After)",
+}
+
+
+def _errors(*statuses: int) -> dict[int | str, dict[str, Any]]:
+    """The OpenAPI ``responses`` of a route's refusals."""
+    return {status: {"model": ErrorOut, "description": _WHEN[status]} for status in statuses}
+
+
+# OpenAPI links from a new game to what can be done with it (seat 0's token), for
+# clients and for tools that chain requests (schemathesis' stateful tests)
+_GAME = {"game_id": "$response.body#/id"}
+_SEAT = {**_GAME, "token": "$response.body#/seats/0/token"}
+_LINKS = {
+    "View": {"operationId": "view", "parameters": _SEAT},
+    "Spectate": {"operationId": "view", "parameters": _GAME},
+    "Act": {"operationId": "act", "parameters": _SEAT},
+    "Undo": {"operationId": "undo", "parameters": _SEAT},
+    "Hint": {"operationId": "hint", "parameters": _SEAT},
+    "Record": {"operationId": "record", "parameters": _GAME},
+}
 
 
 class SeatOut(BaseModel):
@@ -72,6 +160,15 @@ class ActionIn(BaseModel):
 
     model_config = ConfigDict(extra="forbid", strict=True)
     move: str = Field(min_length=1, max_length=MAX_MOVE, examples=["R1@0,1 R2@0,2", "x R1 B4", "pass"])
+    expected_version: int | None = Field(
+        default=None, ge=1, description="the version of the view the move was made on: 409 with the view if stale"
+    )
+    action_id: ActionId | None = Field(
+        default=None, description="the client's id of this action: a repeat gets the first answer, plays nothing"
+    )
+    agent: str | None = Field(
+        default=None, max_length=200, description="a remote bot's agent (recorded as the seat's label)"
+    )
 
 
 class ActionOut(BaseModel):
@@ -81,14 +178,33 @@ class ActionOut(BaseModel):
     scores: list[int] = Field(description="every seat's score after the move")
     to_move: int | None = Field(description="the seat to move after the agents' replies; null once over")
     over: bool
+    version: int = Field(description="the game's version after the move and the agents' replies")
+
+
+class _Arrival:
+    """ASGI middleware: note who asks and when (:data:`guard.CLIENT`), for the waits'
+    deadline and the per-client limits."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] not in ("http", "websocket"):
+            return await self.app(scope, receive, send)
+        client = scope.get("client")
+        CLIENT.set(Arrival(str(client[0]) if client else "", time.monotonic()))
+        await self.app(scope, receive, send)
 
 
 class _BodyLimit:
-    """ASGI middleware: refuse HTTP request bodies over ``limit`` bytes with 413."""
+    """ASGI middleware: refuse HTTP request bodies over ``limit`` bytes with 413, and
+    bodies that have not all arrived ``timeout`` seconds after the headers with 408
+    (and the connection closed)."""
 
-    def __init__(self, app: ASGIApp, limit: int) -> None:
+    def __init__(self, app: ASGIApp, limit: int, timeout: float = 10.0) -> None:
         self.app = app
         self.limit = limit
+        self.timeout = timeout
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
@@ -97,8 +213,18 @@ class _BodyLimit:
         if not length.isdigit() or int(length) > self.limit:
             return await _too_large(scope, receive, send, self.limit)
         chunks, size = [], 0
+        deadline = time.monotonic() + self.timeout
         while True:
-            message = await receive()
+            try:
+                async with asyncio.timeout(max(deadline - time.monotonic(), 0.0)):
+                    message = await receive()
+            except TimeoutError:
+                response = JSONResponse(
+                    {"error": f"the request body did not arrive within {self.timeout:g} s"},
+                    status_code=408,
+                    headers={"Connection": "close"},
+                )
+                return await response(scope, receive, send)
             if message["type"] == "http.disconnect":
                 return
             chunks.append(message.get("body", b""))
@@ -108,6 +234,12 @@ class _BodyLimit:
             if not message.get("more_body"):
                 break
         body = b"".join(chunks)
+        if body and b"json" in dict(scope["headers"]).get(b"content-type", b""):
+            try:
+                body.decode("utf-8")
+            except UnicodeDecodeError as e:
+                error = f"malformed request: the body is not UTF-8 (byte {e.start})"
+                return await JSONResponse({"error": error}, status_code=422)(scope, receive, send)
         sent = False
 
         async def replay() -> Message:
@@ -143,20 +275,27 @@ def _validation_message(exc: RequestValidationError) -> str:
     return "malformed request: " + "; ".join(parts)
 
 
-def create_app(db_path: str | os.PathLike[str] | Store = "qwirkle.sqlite", *, max_live_games: int = 256) -> FastAPI:
+def create_app(
+    db_path: str | os.PathLike[str] | Store = "qwirkle.sqlite",
+    *,
+    max_live_games: int = 256,
+    settings: Settings | None = None,
+) -> FastAPI:
     """The ASGI app of a game server whose games are stored in ``db_path``: a SQLite
     file (created if missing; ``":memory:"`` for a throwaway store), a
     ``postgresql://`` URL (the [postgres] extra), or a :class:`Store` object. Several
     processes may serve one store.
 
     ``max_live_games``: games kept in memory; others are rebuilt from the store when
-    next used. Raises ``sqlite3.Error`` or :class:`~qwirkle_core.server.store.StoreError`
+    next used. ``settings``: the limits (:class:`~qwirkle_core.server.guard.Settings`;
+    docs/server.md lists them). Raises ``sqlite3.Error`` or :class:`~qwirkle_core.server.store.StoreError`
     if ``db_path`` is not a usable database.
     """
-    service = GameService(db_path, max_live=max_live_games)
+    service = GameService(db_path, max_live=max_live_games, settings=settings)
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        service.start()  # the background tasks: expiry, the sweep of the clocks
         yield
         service.close()
 
@@ -168,11 +307,20 @@ def create_app(db_path: str | os.PathLike[str] | Store = "qwirkle.sqlite", *, ma
         lifespan=lifespan,
     )
     app.state.service = service
-    app.add_middleware(_BodyLimit, limit=MAX_BODY)
+
+    def openapi() -> dict[str, Any]:
+        if app.openapi_schema is None:
+            app.openapi_schema = _integer_bounds(FastAPI.openapi(app), (NewGame, ActionIn))
+        return app.openapi_schema
+
+    app.openapi = openapi  # type: ignore[method-assign]
+    app.add_middleware(_BodyLimit, limit=MAX_BODY, timeout=service.settings.body_timeout_s)
+    app.add_middleware(_Arrival)
 
     @app.exception_handler(ApiError)
     async def api_error(request: Request, exc: ApiError) -> JSONResponse:
-        return JSONResponse({"error": exc.message}, status_code=exc.status)
+        headers = None if exc.retry_after is None else {"Retry-After": str(exc.retry_after)}
+        return JSONResponse({"error": exc.message, **exc.extra}, status_code=exc.status, headers=headers)
 
     @app.exception_handler(RequestValidationError)
     async def validation_error(request: Request, exc: RequestValidationError) -> JSONResponse:
@@ -199,25 +347,39 @@ def create_app(db_path: str | os.PathLike[str] | Store = "qwirkle.sqlite", *, ma
 
     # -- the API -------------------------------------------------------------------------
 
-    @app.get("/api/agents", summary="The agents a seat can be given")
+    @app.get("/api/agents", summary="The agents a seat can be given", operation_id="agents", responses=_errors(503))
     async def agents() -> dict[str, Any]:
         return {
             "human": engine.HUMAN,
             "agents": list(engine.agent_names()),
             "min_seats": engine.MIN_PLAYERS,
             "max_seats": engine.MAX_PLAYERS,
-            "caps": engine.AGENT_CAPS,
+            "caps": service.caps,
+            "max_agent_ms": service.settings.max_agent_ms,
         }
 
-    @app.post("/api/games", status_code=201, response_model=NewGameOut, summary="Start a game")
+    @app.post(
+        "/api/games",
+        status_code=201,
+        response_model=NewGameOut,
+        summary="Start a game",
+        operation_id="new_game",
+        responses={201: {"links": _LINKS}, **_errors(408, 413, 422, 429, 503)},
+    )
     async def new_game(body: NewGame) -> dict[str, Any]:
-        game_id, agents, tokens = await service.create(body.seats, body.seed)
+        clock = None if body.clock is None else body.clock.model_dump()
+        game_id, agents, tokens = await service.create(body.seats, body.seed, clock)
         return {
             "id": game_id,
             "seats": [{"seat": i, "agent": a, "token": t} for i, (a, t) in enumerate(zip(agents, tokens))],
         }
 
-    @app.get("/api/games/{game_id}", summary="A seat's view of a game (a spectator's without a token)")
+    @app.get(
+        "/api/games/{game_id}",
+        summary="A seat's view of a game (a spectator's without a token)",
+        operation_id="view",
+        responses=_errors(403, 404, 422, 503),
+    )
     async def view(game_id: str, token: Token = None, authorization: Authorization = None) -> JSONResponse:
         # the view is JSON-ready: JSONResponse skips FastAPI's walk over every field
         return JSONResponse(await service.get_view(game_id, _token(authorization, token)))
@@ -227,34 +389,54 @@ def create_app(db_path: str | os.PathLike[str] | Store = "qwirkle.sqlite", *, ma
         response_model=ActionOut,
         response_class=JSONResponse,
         summary="Play a move for the token's seat",
+        operation_id="act",
+        responses=_errors(400, 403, 404, 408, 409, 413, 422, 503),
     )
     async def act(
         game_id: str, body: ActionIn, token: Token = None, authorization: Authorization = None
     ) -> JSONResponse:
         # the answer is built by the service with these fields: no second walk over it
-        return JSONResponse(await service.act(game_id, _token(authorization, token), body.move))
+        answer = await service.act(
+            game_id, _token(authorization, token), body.move, body.expected_version, body.action_id, body.agent
+        )
+        return JSONResponse(answer)
 
-    @app.post("/api/games/{game_id}/undo", summary="Take back your last move and the agents' replies")
+    @app.post(
+        "/api/games/{game_id}/undo",
+        summary="Take back your last move and the agents' replies",
+        operation_id="undo",
+        responses=_errors(403, 404, 408, 409, 413, 422, 503),
+    )
     async def undo(game_id: str, token: Token = None, authorization: Authorization = None) -> dict[str, int]:
         return await service.undo(game_id, _token(authorization, token))
 
-    @app.get("/api/games/{game_id}/hint", summary="The engine's three best moves for the seat to move")
+    @app.get(
+        "/api/games/{game_id}/hint",
+        summary="The engine's three best moves for the seat to move",
+        operation_id="hint",
+        responses=_errors(403, 404, 409, 422, 503),
+    )
     async def hint(
         game_id: str, token: Token = None, authorization: Authorization = None
     ) -> dict[str, list[dict[str, Any]]]:
         return await service.hint(game_id, _token(authorization, token))
 
-    @app.get("/api/games/{game_id}/record", summary="The game record, once the game is over")
+    @app.get(
+        "/api/games/{game_id}/record",
+        summary="The game record, once the game is over",
+        operation_id="record",
+        responses=_errors(404, 409, 422, 503),
+    )
     async def record(game_id: str) -> Response:
         text = await service.record(game_id)
         return Response(text, media_type="application/json")
 
     @app.websocket("/api/games/{game_id}/ws")
     async def updates(websocket: WebSocket, game_id: str, token: str | None = None) -> None:
-        await websocket.accept()
+        offered = list(websocket.scope.get("subprotocols") or [])
+        await websocket.accept(subprotocol=WS_PROTOCOL if WS_PROTOCOL in offered else None)
         try:
-            if token is not None and len(token) > MAX_TOKEN:
-                raise ApiError(403, "this token holds no seat")
+            token = await _ws_token(websocket, offered, token)
             async with service.subscribe(game_id, token) as sub:
                 await _pump(websocket, sub)
         except ApiError as e:
@@ -262,6 +444,34 @@ def create_app(db_path: str | os.PathLike[str] | Store = "qwirkle.sqlite", *, ma
                 await websocket.close(code=4000 + e.status, reason=e.message[:120])
 
     return app
+
+
+async def _ws_token(websocket: WebSocket, offered: list[str], query: str | None) -> str | None:
+    """The token of a WebSocket: from the subprotocol ``qwirkle.token.TOKEN``, from a
+    first message ``{"token": TOKEN}`` (when the client offers ``qwirkle.auth``), or
+    from ``?token=`` (older clients; redacted from the logs). None: a spectator."""
+    tokens = [p[len(WS_TOKEN_PREFIX) :] for p in offered if p.startswith(WS_TOKEN_PREFIX)]
+    if tokens:
+        token: object = tokens[0]
+    elif WS_AUTH_MESSAGE in offered:
+        try:
+            with anyio.fail_after(WS_AUTH_TIMEOUT):
+                message = await websocket.receive()
+        except TimeoutError:
+            raise ApiError(408, f"send {{'token': TOKEN}} within {WS_AUTH_TIMEOUT} s of connecting") from None
+        text = message.get("text") or (message.get("bytes") or b"").decode("utf-8", "replace")
+        try:
+            data = json.loads(text) if len(text) <= MAX_TOKEN + 32 else None
+        except ValueError:
+            data = None
+        if not isinstance(data, dict) or set(data) != {"token"}:
+            raise ApiError(400, 'the first message must be {"token": TOKEN} (null for a spectator)')
+        token = data["token"]
+    else:
+        token = query
+    if token is not None and (not isinstance(token, str) or len(token) > MAX_TOKEN):
+        raise ApiError(403, "this token holds no seat")
+    return token
 
 
 async def _pump(websocket: WebSocket, sub: Subscriber) -> None:

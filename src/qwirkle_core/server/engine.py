@@ -22,7 +22,7 @@ import numpy as np
 
 from ..errors import IllegalMoveError, RecordError
 from ..evaluation.evaluate import evaluate_moves
-from ..game.agents import AGENTS, parse_agent
+from ..game.agents import AGENTS, agent_params, parse_agent
 from ..game.game import Game
 from ..game.move import Action, Move
 from ..game.observation import Observation
@@ -32,17 +32,21 @@ from ..game.tiles import COPIES, NUM_TILE_TYPES, tile_code
 
 __all__ = [
     "AGENT_CAPS",
+    "COUNT_CAPS",
+    "DEFAULT_MAX_AGENT_MS",
     "HUMAN",
     "MAX_PLAYERS",
     "MIN_PLAYERS",
     "IllegalMoveError",
     "RecordError",
     "action_json",
+    "agent_limits",
     "agent_names",
     "apply_action",
     "choose_move",
     "hint",
     "new_game",
+    "on_the_clock",
     "play_agent",
     "play_move",
     "record_header",
@@ -55,9 +59,67 @@ __all__ = [
 
 HUMAN = "human"
 
-# The most a seat's agent may ask of the server per turn: these parameters set how many
-# playouts, candidates or sampled hands an agent's turn costs.
-AGENT_CAPS = {"playouts": 256, "candidates": 32, "breadth": 32, "samples": 16}
+DEFAULT_MAX_AGENT_MS = 300.0  # qwirkle serve --max-agent-ms: an agent's time per turn on the server
+
+# The counts an agent without a time budget may ask of the server per turn, at
+# DEFAULT_MAX_AGENT_MS (``playouts`` scales with --max-agent-ms): (least, most). An
+# integer parameter of such an agent that is not listed here keeps its default on a
+# server (see :func:`agent_limits`).
+COUNT_CAPS: dict[str, tuple[int, int]] = {
+    "playouts": (1, 256),
+    "candidates": (1, 32),
+    "breadth": (1, 32),
+    "samples": (1, 16),
+    "depth": (1, 8),  # 0 (play out to the end of the game) is refused: its cost has no bound
+    "horizon": (0, 108),
+}
+
+Limits = dict[str, dict[str, tuple[float, float]]]
+"""``{agent: {parameter: (least, most)}}``: the values an agent's parameters may take."""
+
+
+def agent_limits(max_agent_ms: float = DEFAULT_MAX_AGENT_MS) -> Limits:
+    """The values each agent parameter may take on a server whose agents may spend
+    ``max_agent_ms`` milliseconds per turn, derived from the agent parameter table
+    (:func:`qwirkle_core.game.agents.agent_params`), so that an agent added to the
+    table is bounded without a change here:
+
+    - a number parameter named ``*_ms`` is a time per decision: at most ``max_agent_ms``.
+      An agent with one is *timed*: its budget bounds its turn, so its other
+      parameters (and choices such as ``budget=clock``) keep their whole range;
+    - an integer parameter of an untimed agent buys work (playouts, candidates...): it is
+      bounded by :data:`COUNT_CAPS`, or held to its default when not listed there;
+    - other numbers (weights) and choices change what is computed, not how much: free.
+
+    Parameters with their whole range are left out of the answer.
+    """
+    if not max_agent_ms > 0:
+        raise ValueError(f"max_agent_ms must be > 0, not {max_agent_ms!r}")
+    limits: Limits = {}
+    for name in AGENTS:
+        params = agent_params(name)
+        timed = any(p.kind == "float" and p.name.endswith("_ms") for p in params)
+        own: dict[str, tuple[float, float]] = {}
+        for p in params:
+            if p.kind == "choice" or p.lo is None or p.hi is None:
+                continue
+            if p.name.endswith("_ms") and p.kind == "float":
+                own[p.name] = (p.lo, min(p.hi, max_agent_ms))
+            elif p.kind == "int" and not timed:
+                default = int(p.default)
+                least, most = COUNT_CAPS.get(p.name, (default, default))
+                if p.name == "playouts":
+                    most = max(least, round(most * max_agent_ms / DEFAULT_MAX_AGENT_MS))
+                bound = (max(least, int(p.lo)), min(most, int(p.hi)))
+                if bound != (p.lo, p.hi):
+                    own[p.name] = bound
+        if own:
+            limits[name] = own
+    return limits
+
+
+AGENT_CAPS = agent_limits()
+"""The limits of a server at :data:`DEFAULT_MAX_AGENT_MS`."""
 
 
 def agent_names() -> tuple[str, ...]:
@@ -65,23 +127,26 @@ def agent_names() -> tuple[str, ...]:
     return AGENTS
 
 
-def seat_label(text: str, caps: dict[str, int] = AGENT_CAPS) -> str:
+def seat_label(text: str, caps: Limits | None = None) -> str:
     """The canonical label of a seat: ``"human"`` or an agent spec such as
     ``"mc:playouts=32"`` written as the library writes it.
 
     Raises ValueError naming the problem for an unknown agent, a parameter out of
-    its range (:class:`qwirkle_core.AgentError`), or one above ``caps``
-    (by default :data:`AGENT_CAPS`: a server runs agents for anyone who can create
-    a game; a bot that runs on its own machine passes ``{}``).
+    its range (:class:`qwirkle_core.AgentError`), or one outside ``caps``
+    (:func:`agent_limits`; by default :data:`AGENT_CAPS`: a server runs agents for
+    anyone who can create a game; a bot that runs on its own machine passes ``{}``).
     """
     if not isinstance(text, str):
         raise TypeError(f"a seat is 'human' or an agent spec such as 'greedy', not {text!r}")
     if text.strip().lower() == HUMAN:
         return HUMAN
     spec = parse_agent(text)
-    for key, value in spec.params:
-        if key in caps and not isinstance(value, str) and value > caps[key]:
-            raise ValueError(f"agent {text!r}: {key} is at most {caps[key]} on this server")
+    own = (AGENT_CAPS if caps is None else caps).get(spec.name, {})
+    for key, (lo, hi) in own.items():
+        value = spec.value(key)
+        if isinstance(value, str) or not lo <= value <= hi:
+            allowed = f"{lo:g}" if lo == hi else f"{lo:g} .. {hi:g}"
+            raise ValueError(f"agent {text!r}: {key} is {allowed} on this server, not {value:g}")
     return spec.label
 
 
@@ -106,9 +171,30 @@ def record_header(game: Game, agents: Sequence[str]) -> str:
     return record.to_json()
 
 
-def action_json(game: Game, count: int) -> list[str]:
-    """The last ``count`` actions of ``game`` as the record writes them (JSON text each)."""
-    return [json.dumps(a.to_dict()) for a in game.history[len(game.history) - count :]] if count else []
+def action_json(game: Game, count: int, by: str | None = None) -> list[str]:
+    """The last ``count`` actions of ``game`` as the record writes them (JSON text each).
+    ``by``: the label of the agent that played the first of them for a 'human' seat (a
+    remote bot, ``qwirkle bot``), kept in that row as ``"by"`` for the record."""
+    rows = [a.to_dict() for a in game.history[len(game.history) - count :]] if count else []
+    if by is not None and rows:
+        rows[0]["by"] = by
+    return [json.dumps(r) for r in rows]
+
+
+def played_by(agents: Sequence[str], actions: Sequence[str]) -> list[str]:
+    """The seats' labels for the record: ``agents``, except that a 'human' seat all of
+    whose stored actions (``actions``, JSON rows) were played by one remote agent
+    (their ``"by"``) gets that agent's label."""
+    seen: dict[int, set[str | None]] = {}
+    for text in actions:
+        row = json.loads(text)
+        seen.setdefault(int(row["player"]), set()).add(row.get("by"))
+    labels = list(agents)
+    for seat, label in enumerate(agents):
+        by = seen.get(seat, set())
+        if label == HUMAN and len(by) == 1 and None not in by:
+            labels[seat] = str(next(iter(by)))
+    return labels
 
 
 def restore(header: str, actions: Sequence[str] = ()) -> Game:
@@ -120,6 +206,9 @@ def restore(header: str, actions: Sequence[str] = ()) -> Game:
         return replay(GameRecord.from_json(header))
     data = json.loads(header)
     data["actions"] = [json.loads(a) for a in actions]
+    for row in data["actions"]:
+        if isinstance(row, dict):
+            row.pop("by", None)  # who played it (action_json), not part of a record's action
     return replay(GameRecord.from_dict(data))
 
 
@@ -160,10 +249,25 @@ def play_move(game: Game, text: str) -> dict[str, Any]:
     return _action_result(game.history[-1])
 
 
-def play_agent(game: Game, label: str) -> dict[str, Any]:
+def play_agent(game: Game, label: str, on_clock: bool = False) -> dict[str, Any]:
     """Let the agent ``label`` take the current turn; returns the action as
-    :func:`play_move` does."""
-    return _action_result(game.play_agent(label))
+    :func:`play_move` does. ``on_clock``: a timed agent (see :func:`on_the_clock`)
+    keeps to its time per turn in true time."""
+    return _action_result(game.play_agent(on_the_clock(label) if on_clock else label))
+
+
+@lru_cache(maxsize=1024)
+def on_the_clock(label: str) -> str:
+    """The agent ``label`` with every choice that offers ``clock`` (a time budget kept on
+    the true clock, such as the search agent's ``budget``) set to it, so that its
+    ``*_ms`` time per turn bounds the turn's wall time however slow or loaded the machine
+    is; other agents as they are."""
+    spec = parse_agent(label)
+    params = dict(spec.params)
+    for p in agent_params(spec.name):
+        if p.kind == "choice" and any(name == "clock" for name, _ in p.choices):
+            params[p.name] = "clock"
+    return parse_agent((spec.name, params)).label if params else label
 
 
 def undo_last(game: Game, seat: int) -> int:

@@ -57,7 +57,7 @@ __all__ = [
     "token_digest",
 ]
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 BUSY_TIMEOUT_MS = 30_000  # how long a SQLite write waits for another process's transaction
 NOTIFY_CHANNEL = "qwirkle_games"  # PostgreSQL: every stored change notifies '<id> <version>'
 
@@ -70,7 +70,10 @@ CREATE TABLE IF NOT EXISTS games (
     actions  INTEGER NOT NULL,        -- how many action rows the game has
     resets   INTEGER NOT NULL,        -- how many undos (each deletes action rows)
     over     INTEGER NOT NULL,        -- 1 once the game has ended
-    header   TEXT NOT NULL            -- the record's JSON without its actions
+    header   TEXT NOT NULL,           -- the record's JSON without its actions
+    deal     TEXT,                    -- how the deal's seed was made (JSON; NULL: before schema 3)
+    clock    TEXT,                    -- the time control and the seats' clocks (JSON; NULL: none)
+    deadline REAL                     -- when the seat to move runs out of time (NULL: no clock runs)
 );
 CREATE TABLE IF NOT EXISTS seats (
     game_id  TEXT NOT NULL REFERENCES games(id),
@@ -85,7 +88,26 @@ CREATE TABLE IF NOT EXISTS actions (
     action   TEXT NOT NULL,           -- the record's action object (JSON)
     PRIMARY KEY (game_id, seq)
 ) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS requests (
+    game_id  TEXT NOT NULL REFERENCES games(id),
+    seat     INTEGER NOT NULL,
+    id       TEXT NOT NULL,           -- the client's action id
+    answer   TEXT NOT NULL,           -- the answer the action got (JSON)
+    PRIMARY KEY (game_id, seat, id)
+) WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS games_deadline ON games (deadline) WHERE deadline IS NOT NULL;
+CREATE INDEX IF NOT EXISTS games_updated ON games (over, updated);
+CREATE TABLE IF NOT EXISTS sockets (
+    game_id  TEXT NOT NULL,
+    owner    TEXT NOT NULL,           -- the server process that holds the connections
+    count    INTEGER NOT NULL,        -- its WebSocket connections to the game
+    seen     REAL NOT NULL,           -- when the process last said it still holds them
+    PRIMARY KEY (game_id, owner)
+) WITHOUT ROWID;
 """
+
+# schema 2 -> 3: the deal, the clocks, the clients' action ids (the tables are made by the schema)
+_V3_COLUMNS = (("deal", "TEXT"), ("clock", "TEXT"), ("deadline", "{real}"))
 
 _POSTGRES_SCHEMA = """
 CREATE TABLE IF NOT EXISTS qwirkle_schema (version INTEGER NOT NULL);
@@ -97,7 +119,10 @@ CREATE TABLE IF NOT EXISTS games (
     actions  INTEGER NOT NULL,
     resets   INTEGER NOT NULL,
     over     BOOLEAN NOT NULL,
-    header   TEXT NOT NULL
+    header   TEXT NOT NULL,
+    deal     TEXT,
+    clock    TEXT,
+    deadline DOUBLE PRECISION
 );
 CREATE TABLE IF NOT EXISTS seats (
     game_id  TEXT NOT NULL REFERENCES games(id),
@@ -111,6 +136,25 @@ CREATE TABLE IF NOT EXISTS actions (
     seq      INTEGER NOT NULL,
     action   TEXT NOT NULL,
     PRIMARY KEY (game_id, seq)
+);
+ALTER TABLE games ADD COLUMN IF NOT EXISTS deal TEXT;
+ALTER TABLE games ADD COLUMN IF NOT EXISTS clock TEXT;
+ALTER TABLE games ADD COLUMN IF NOT EXISTS deadline DOUBLE PRECISION;
+CREATE TABLE IF NOT EXISTS requests (
+    game_id  TEXT NOT NULL REFERENCES games(id),
+    seat     INTEGER NOT NULL,
+    id       TEXT NOT NULL,
+    answer   TEXT NOT NULL,
+    PRIMARY KEY (game_id, seat, id)
+);
+CREATE INDEX IF NOT EXISTS games_deadline ON games (deadline) WHERE deadline IS NOT NULL;
+CREATE INDEX IF NOT EXISTS games_updated ON games (over, updated);
+CREATE TABLE IF NOT EXISTS sockets (
+    game_id  TEXT NOT NULL,
+    owner    TEXT NOT NULL,
+    count    INTEGER NOT NULL,
+    seen     DOUBLE PRECISION NOT NULL,
+    PRIMARY KEY (game_id, owner)
 );
 """
 
@@ -142,7 +186,9 @@ class Head:
 class GameRow:
     """One stored game: ``agents`` (one label per seat), ``digests`` (the token digest
     of each human seat, None for agents), ``header`` (JSON text), ``actions`` (the
-    action rows from ``start`` on, JSON text each), and its :class:`Head`."""
+    action rows from ``start`` on, JSON text each), its :class:`Head`, ``deal`` (how
+    its seed was made, JSON text) and ``clock`` (its time control and clocks, JSON
+    text; None for a game without one)."""
 
     id: str
     agents: tuple[str, ...]
@@ -152,6 +198,8 @@ class GameRow:
     head: Head
     over: bool
     start: int = 0
+    deal: str | None = None
+    clock: str | None = None
 
     @property
     def record(self) -> str:
@@ -177,8 +225,18 @@ class Store(ABC):
     def close(self) -> None: ...
 
     @abstractmethod
-    def create(self, game_id: str, agents: Sequence[str], digests: Sequence[str | None], header: str) -> Head:
-        """Store a new game with no action; returns its head (version 1)."""
+    def create(
+        self,
+        game_id: str,
+        agents: Sequence[str],
+        digests: Sequence[str | None],
+        header: str,
+        deal: str | None = None,
+        clock: str | None = None,
+        deadline: float | None = None,
+    ) -> Head:
+        """Store a new game with no action; returns its head (version 1). ``deal``,
+        ``clock``: JSON texts; ``deadline``: seconds since the epoch (see :meth:`due`)."""
 
     @abstractmethod
     def head(self, game_id: str) -> Head | None:
@@ -190,9 +248,30 @@ class Store(ABC):
         the rows and the head agree), or None."""
 
     @abstractmethod
-    def append(self, game_id: str, expected: Head, actions: Sequence[str], over: bool) -> Head:
+    def append(
+        self,
+        game_id: str,
+        expected: Head,
+        actions: Sequence[str],
+        over: bool,
+        request: tuple[int, str, str] | None = None,
+        clock: tuple[str, float | None] | None = None,
+    ) -> Head:
         """Append ``actions`` (JSON texts) as rows ``expected.actions``, ... if the game
-        is still at ``expected.version``; returns the new head. Raises :class:`Conflict`."""
+        is still at ``expected.version``; returns the new head. Raises :class:`Conflict`
+        (also when ``request`` names an action id the seat has used already).
+
+        In the same transaction: ``request`` ``(seat, action id, answer JSON)`` is
+        stored for :meth:`answer`; ``clock`` ``(clock JSON, deadline)`` replaces the
+        game's clock and deadline."""
+
+    @abstractmethod
+    def answer(self, game_id: str, seat: int, action_id: str) -> str | None:
+        """The answer (JSON text) stored with the seat's action ``action_id``, or None."""
+
+    @abstractmethod
+    def due(self, now: float, limit: int = 100) -> list[str]:
+        """The ids of running games whose deadline is ``now`` or earlier (at most ``limit``)."""
 
     @abstractmethod
     def truncate(self, game_id: str, expected: Head, keep: int) -> Head:
@@ -207,6 +286,42 @@ class Store(ABC):
     @abstractmethod
     def count(self) -> int:
         """The number of stored games."""
+
+    @abstractmethod
+    def running(self) -> int:
+        """The number of stored games that are not over."""
+
+    @abstractmethod
+    def stale(self, before: float, limit: int = 100) -> list[str]:
+        """Up to ``limit`` ids of games last changed before ``before`` (seconds since
+        the epoch)."""
+
+    @abstractmethod
+    def delete(self, game_id: str, before: float) -> bool:
+        """Delete the game (its seats, actions and sockets) if it was last changed
+        before ``before``; whether it was."""
+
+    @abstractmethod
+    def join(self, game_id: str, owner: str, cap: int, fresh: float) -> bool:
+        """Count one more WebSocket connection of ``owner`` (a server process) to the
+        game if the connections of every process, counting only the processes that
+        said they hold theirs since ``fresh`` (and ``owner``), are fewer than ``cap``;
+        whether it was counted. One transaction: processes racing for the last place
+        get it once."""
+
+    @abstractmethod
+    def leave(self, game_id: str, owner: str) -> None:
+        """Count one WebSocket connection of ``owner`` to the game less."""
+
+    @abstractmethod
+    def hold(self, owner: str) -> None:
+        """Say that ``owner`` still holds its connections (every game's): each process
+        does every few seconds; the counts of a process that stopped saying so (killed)
+        stop counting."""
+
+    @abstractmethod
+    def release(self, owner: str) -> None:
+        """Forget every connection of ``owner`` (a process that stops)."""
 
 
 def open_store(db: str | os.PathLike[str]) -> Store:
@@ -281,10 +396,13 @@ class SQLiteStore(Store):
 
     def _migrate(self, db: sqlite3.Connection) -> None:
         version = db.execute("PRAGMA user_version").fetchone()[0]
-        if version not in (0, 1, SCHEMA_VERSION):
+        if version not in (0, 1, 2, SCHEMA_VERSION):
             raise StoreError(f"{self.url}: database schema version {version}; this server reads {SCHEMA_VERSION}")
         if version == 1:
             _migrate_v1(db)
+        elif version == 2:
+            for name, kind in _V3_COLUMNS:
+                db.execute(f"ALTER TABLE games ADD COLUMN {name} {kind.format(real='REAL')}")
         _script(db, _SQLITE_SCHEMA)
         db.execute(f"PRAGMA user_version={SCHEMA_VERSION}")
 
@@ -307,14 +425,23 @@ class SQLiteStore(Store):
             self._db.execute("COMMIT")
             return result
 
-    def create(self, game_id: str, agents: Sequence[str], digests: Sequence[str | None], header: str) -> Head:
+    def create(
+        self,
+        game_id: str,
+        agents: Sequence[str],
+        digests: Sequence[str | None],
+        header: str,
+        deal: str | None = None,
+        clock: str | None = None,
+        deadline: float | None = None,
+    ) -> Head:
         now = time.time()
 
         def insert(db: sqlite3.Connection) -> Head:
             db.execute(
-                "INSERT INTO games (id, created, updated, version, actions, resets, over, header) "
-                "VALUES (?, ?, ?, 1, 0, 0, 0, ?)",
-                (game_id, now, now, header),
+                "INSERT INTO games (id, created, updated, version, actions, resets, over, header, deal, clock, deadline) "
+                "VALUES (?, ?, ?, 1, 0, 0, 0, ?, ?, ?, ?)",
+                (game_id, now, now, header, deal, clock, deadline),
             )
             db.executemany(
                 "INSERT INTO seats (game_id, seat, agent, token) VALUES (?, ?, ?, ?)",
@@ -332,7 +459,7 @@ class SQLiteStore(Store):
     def load(self, game_id: str, start: int = 0) -> GameRow | None:
         def read(db: sqlite3.Connection) -> GameRow | None:
             row = db.execute(
-                "SELECT version, actions, resets, over, header FROM games WHERE id = ?", (game_id,)
+                "SELECT version, actions, resets, over, header, deal, clock FROM games WHERE id = ?", (game_id,)
             ).fetchone()
             if row is None:
                 return None
@@ -349,6 +476,8 @@ class SQLiteStore(Store):
                 Head(row[0], row[1], row[2]),
                 bool(row[3]),
                 start,
+                row[5],
+                row[6],
             )
 
         with self._reader() as db:  # a read transaction: the rows and the head of one moment
@@ -358,7 +487,15 @@ class SQLiteStore(Store):
             finally:
                 db.execute("COMMIT")
 
-    def append(self, game_id: str, expected: Head, actions: Sequence[str], over: bool) -> Head:
+    def append(
+        self,
+        game_id: str,
+        expected: Head,
+        actions: Sequence[str],
+        over: bool,
+        request: tuple[int, str, str] | None = None,
+        clock: tuple[str, float | None] | None = None,
+    ) -> Head:
         texts = _action_texts(actions)
         new = Head(expected.version + len(texts), expected.actions + len(texts), expected.resets)
 
@@ -374,9 +511,34 @@ class SQLiteStore(Store):
                 "INSERT INTO actions (game_id, seq, action) VALUES (?, ?, ?)",
                 [(game_id, expected.actions + i, a) for i, a in enumerate(texts)],
             )
+            if clock is not None:
+                db.execute("UPDATE games SET clock = ?, deadline = ? WHERE id = ?", (*clock, game_id))
+            if request is not None:
+                try:
+                    db.execute(
+                        "INSERT INTO requests (game_id, seat, id, answer) VALUES (?, ?, ?, ?)", (game_id, *request)
+                    )
+                except sqlite3.IntegrityError:
+                    raise Conflict(game_id) from None  # the id was used: the transaction is rolled back
             return new
 
         return self._transaction(write)
+
+    def answer(self, game_id: str, seat: int, action_id: str) -> str | None:
+        with self._reader() as db:
+            row = db.execute(
+                "SELECT answer FROM requests WHERE game_id = ? AND seat = ? AND id = ?", (game_id, seat, action_id)
+            ).fetchone()
+        return None if row is None else str(row[0])
+
+    def due(self, now: float, limit: int = 100) -> list[str]:
+        with self._reader() as db:
+            rows = db.execute(
+                "SELECT id FROM games WHERE deadline IS NOT NULL AND deadline <= ? AND over = 0 "
+                "ORDER BY deadline LIMIT ?",
+                (now, limit),
+            ).fetchall()
+        return [r[0] for r in rows]
 
     def truncate(self, game_id: str, expected: Head, keep: int) -> Head:
         if not 0 <= keep <= expected.actions:
@@ -409,6 +571,59 @@ class SQLiteStore(Store):
     def count(self) -> int:
         with self._reader() as db:
             return int(db.execute("SELECT COUNT(*) FROM games").fetchone()[0])
+
+    def running(self) -> int:
+        with self._reader() as db:
+            return int(db.execute("SELECT COUNT(*) FROM games WHERE over = 0").fetchone()[0])
+
+    def stale(self, before: float, limit: int = 100) -> list[str]:
+        with self._reader() as db:
+            rows = db.execute(
+                "SELECT id FROM games WHERE over IN (0, 1) AND updated < ? ORDER BY updated LIMIT ?", (before, limit)
+            ).fetchall()
+        return [r[0] for r in rows]
+
+    def delete(self, game_id: str, before: float) -> bool:
+        def write(db: sqlite3.Connection) -> bool:
+            row = db.execute("SELECT updated FROM games WHERE id = ?", (game_id,)).fetchone()
+            if row is None or row[0] >= before:
+                return False
+            for table in ("actions", "seats", "sockets", "requests"):
+                db.execute(f"DELETE FROM {table} WHERE game_id = ?", (game_id,))
+            db.execute("DELETE FROM games WHERE id = ?", (game_id,))
+            return True
+
+        return self._transaction(write)
+
+    def join(self, game_id: str, owner: str, cap: int, fresh: float) -> bool:
+        def write(db: sqlite3.Connection) -> bool:
+            (held,) = db.execute(
+                "SELECT COALESCE(SUM(count), 0) FROM sockets WHERE game_id = ? AND (owner = ? OR seen >= ?)",
+                (game_id, owner, fresh),
+            ).fetchone()
+            if held >= cap:
+                return False
+            db.execute(
+                "INSERT INTO sockets (game_id, owner, count, seen) VALUES (?, ?, 1, ?) "
+                "ON CONFLICT (game_id, owner) DO UPDATE SET count = count + 1, seen = excluded.seen",
+                (game_id, owner, time.time()),
+            )
+            return True
+
+        return self._transaction(write)
+
+    def leave(self, game_id: str, owner: str) -> None:
+        def write(db: sqlite3.Connection) -> None:
+            db.execute("UPDATE sockets SET count = count - 1 WHERE game_id = ? AND owner = ?", (game_id, owner))
+            db.execute("DELETE FROM sockets WHERE game_id = ? AND owner = ? AND count <= 0", (game_id, owner))
+
+        self._transaction(write)
+
+    def hold(self, owner: str) -> None:
+        self._transaction(lambda db: db.execute("UPDATE sockets SET seen = ? WHERE owner = ?", (time.time(), owner)))
+
+    def release(self, owner: str) -> None:
+        self._transaction(lambda db: db.execute("DELETE FROM sockets WHERE owner = ?", (owner,)))
 
 
 def _script(db: sqlite3.Connection, script: str) -> None:
@@ -480,6 +695,8 @@ class PostgresStore(Store):
                     row = db.execute("SELECT version FROM qwirkle_schema").fetchone()
                     if row is None:
                         db.execute("INSERT INTO qwirkle_schema (version) VALUES (%s)", (SCHEMA_VERSION,))
+                    elif row[0] == 2:  # the schema's ADD COLUMN IF NOT EXISTS made it version 3
+                        db.execute("UPDATE qwirkle_schema SET version = %s", (SCHEMA_VERSION,))
                     elif row[0] != SCHEMA_VERSION:
                         raise StoreError(f"database schema version {row[0]}; this server reads {SCHEMA_VERSION}")
         except psycopg.Error as e:
@@ -529,13 +746,22 @@ class PostgresStore(Store):
                 pass
         self._all.clear()
 
-    def create(self, game_id: str, agents: Sequence[str], digests: Sequence[str | None], header: str) -> Head:
+    def create(
+        self,
+        game_id: str,
+        agents: Sequence[str],
+        digests: Sequence[str | None],
+        header: str,
+        deal: str | None = None,
+        clock: str | None = None,
+        deadline: float | None = None,
+    ) -> Head:
         now = time.time()
         with self._conn() as db, db.transaction():
             db.execute(
-                "INSERT INTO games (id, created, updated, version, actions, resets, over, header) "
-                "VALUES (%s, %s, %s, 1, 0, 0, false, %s)",
-                (game_id, now, now, header),
+                "INSERT INTO games (id, created, updated, version, actions, resets, over, header, deal, clock, deadline) "
+                "VALUES (%s, %s, %s, 1, 0, 0, false, %s, %s, %s, %s)",
+                (game_id, now, now, header, deal, clock, deadline),
             )
             with db.cursor() as cur:
                 cur.executemany(
@@ -553,7 +779,7 @@ class PostgresStore(Store):
         with self._conn() as db, db.transaction():
             db.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ READ ONLY")
             row = db.execute(
-                "SELECT version, actions, resets, over, header FROM games WHERE id = %s", (game_id,)
+                "SELECT version, actions, resets, over, header, deal, clock FROM games WHERE id = %s", (game_id,)
             ).fetchone()
             if row is None:
                 return None
@@ -570,26 +796,72 @@ class PostgresStore(Store):
             Head(int(row[0]), int(row[1]), int(row[2])),
             bool(row[3]),
             start,
+            row[5],
+            row[6],
         )
 
-    def append(self, game_id: str, expected: Head, actions: Sequence[str], over: bool) -> Head:
+    def append(
+        self,
+        game_id: str,
+        expected: Head,
+        actions: Sequence[str],
+        over: bool,
+        request: tuple[int, str, str] | None = None,
+        clock: tuple[str, float | None] | None = None,
+    ) -> Head:
         texts = _action_texts(actions)
         new = Head(expected.version + len(texts), expected.actions + len(texts), expected.resets)
-        with self._conn() as db, db.transaction():
-            cur = db.execute(
-                "UPDATE games SET version = %s, actions = %s, over = %s, updated = %s "
-                "WHERE id = %s AND version = %s AND actions = %s AND resets = %s",
-                (new.version, new.actions, over, time.time(), game_id, *_cas(expected)),
-            )
-            if cur.rowcount != 1:
-                raise Conflict(game_id)
-            with db.cursor() as c:
-                c.executemany(
-                    "INSERT INTO actions (game_id, seq, action) VALUES (%s, %s, %s)",
-                    [(game_id, expected.actions + i, a) for i, a in enumerate(texts)],
-                )
-            db.execute("SELECT pg_notify(%s, %s)", (NOTIFY_CHANNEL, f"{game_id} {new.version}"))
+        try:
+            with self._conn() as db, db.transaction():
+                self._append(db, game_id, expected, new, texts, over, request, clock)
+        except self._psycopg.errors.UniqueViolation:
+            raise Conflict(game_id) from None  # the action id was used: rolled back
         return new
+
+    def _append(
+        self,
+        db: Any,
+        game_id: str,
+        expected: Head,
+        new: Head,
+        texts: list[str],
+        over: bool,
+        request: tuple[int, str, str] | None,
+        clock: tuple[str, float | None] | None,
+    ) -> None:
+        cur = db.execute(
+            "UPDATE games SET version = %s, actions = %s, over = %s, updated = %s "
+            "WHERE id = %s AND version = %s AND actions = %s AND resets = %s",
+            (new.version, new.actions, over, time.time(), game_id, *_cas(expected)),
+        )
+        if cur.rowcount != 1:
+            raise Conflict(game_id)
+        with db.cursor() as c:
+            c.executemany(
+                "INSERT INTO actions (game_id, seq, action) VALUES (%s, %s, %s)",
+                [(game_id, expected.actions + i, a) for i, a in enumerate(texts)],
+            )
+        if clock is not None:
+            db.execute("UPDATE games SET clock = %s, deadline = %s WHERE id = %s", (*clock, game_id))
+        if request is not None:
+            db.execute("INSERT INTO requests (game_id, seat, id, answer) VALUES (%s, %s, %s, %s)", (game_id, *request))
+        db.execute("SELECT pg_notify(%s, %s)", (NOTIFY_CHANNEL, f"{game_id} {new.version}"))
+
+    def answer(self, game_id: str, seat: int, action_id: str) -> str | None:
+        with self._conn() as db:
+            row = db.execute(
+                "SELECT answer FROM requests WHERE game_id = %s AND seat = %s AND id = %s", (game_id, seat, action_id)
+            ).fetchone()
+        return None if row is None else str(row[0])
+
+    def due(self, now: float, limit: int = 100) -> list[str]:
+        with self._conn() as db:
+            rows = db.execute(
+                "SELECT id FROM games WHERE deadline IS NOT NULL AND deadline <= %s AND NOT over "
+                "ORDER BY deadline LIMIT %s",
+                (now, limit),
+            ).fetchall()
+        return [r[0] for r in rows]
 
     def truncate(self, game_id: str, expected: Head, keep: int) -> Head:
         if not 0 <= keep <= expected.actions:
@@ -615,6 +887,57 @@ class PostgresStore(Store):
     def count(self) -> int:
         with self._conn() as db:
             return int(db.execute("SELECT COUNT(*) FROM games").fetchone()[0])
+
+    def running(self) -> int:
+        with self._conn() as db:
+            return int(db.execute("SELECT COUNT(*) FROM games WHERE NOT over").fetchone()[0])
+
+    def stale(self, before: float, limit: int = 100) -> list[str]:
+        with self._conn() as db:
+            rows = db.execute(
+                "SELECT id FROM games WHERE over IN (false, true) AND updated < %s ORDER BY updated LIMIT %s",
+                (before, limit),
+            ).fetchall()
+        return [r[0] for r in rows]
+
+    def delete(self, game_id: str, before: float) -> bool:
+        with self._conn() as db, db.transaction():
+            row = db.execute("SELECT updated FROM games WHERE id = %s FOR UPDATE", (game_id,)).fetchone()
+            if row is None or row[0] >= before:
+                return False
+            for table in ("actions", "seats", "sockets", "requests"):
+                db.execute(f"DELETE FROM {table} WHERE game_id = %s", (game_id,))
+            db.execute("DELETE FROM games WHERE id = %s", (game_id,))
+            return True
+
+    def join(self, game_id: str, owner: str, cap: int, fresh: float) -> bool:
+        with self._conn() as db, db.transaction():
+            db.execute("SELECT pg_advisory_xact_lock(7470020, hashtext(%s))", (game_id,))  # one joiner per game
+            (held,) = db.execute(
+                "SELECT COALESCE(SUM(count), 0) FROM sockets WHERE game_id = %s AND (owner = %s OR seen >= %s)",
+                (game_id, owner, fresh),
+            ).fetchone()
+            if held >= cap:
+                return False
+            db.execute(
+                "INSERT INTO sockets (game_id, owner, count, seen) VALUES (%s, %s, 1, %s) "
+                "ON CONFLICT (game_id, owner) DO UPDATE SET count = sockets.count + 1, seen = excluded.seen",
+                (game_id, owner, time.time()),
+            )
+            return True
+
+    def leave(self, game_id: str, owner: str) -> None:
+        with self._conn() as db, db.transaction():
+            db.execute("UPDATE sockets SET count = count - 1 WHERE game_id = %s AND owner = %s", (game_id, owner))
+            db.execute("DELETE FROM sockets WHERE game_id = %s AND owner = %s AND count <= 0", (game_id, owner))
+
+    def hold(self, owner: str) -> None:
+        with self._conn() as db:
+            db.execute("UPDATE sockets SET seen = %s WHERE owner = %s", (time.time(), owner))
+
+    def release(self, owner: str) -> None:
+        with self._conn() as db:
+            db.execute("DELETE FROM sockets WHERE owner = %s", (owner,))
 
 
 def _safe(url: str) -> str:

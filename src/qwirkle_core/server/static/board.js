@@ -1,15 +1,28 @@
-// The game page: /game/{id}?token=SEAT_TOKEN (a spectator without a token).
+// The game page: /game/{id}#token=SEAT_TOKEN (a spectator without a token; the older
+// form ?token= is moved into the fragment, which no request carries).
 // Pick a hand tile, see the cells where it can go (from the legal moves the server
 // sends), place tiles, see the move's points, then play it. Everything shown comes
 // from the seat's view (docs/server.md); updates arrive over a WebSocket.
 
-import { request, watch } from "./api.js";
+import { postAction, request, watch } from "./api.js";
 import { BoardView } from "./boardview.js";
 import { formatCells, installTileDefs, parseCells, tileIcon, tileName } from "./tiles.js";
 
 const $ = (id) => document.getElementById(id);
 const gameId = decodeURIComponent(location.pathname.split("/").pop());
-const token = new URLSearchParams(location.search).get("token");
+const token = seatToken();
+
+function seatToken() {
+  const fromHash = new URLSearchParams(location.hash.slice(1)).get("token");
+  const query = new URLSearchParams(location.search);
+  const fromQuery = query.get("token");
+  if (fromQuery) {
+    query.delete("token");
+    const rest = query.toString();
+    history.replaceState(null, "", `${location.pathname}${rest ? `?${rest}` : ""}#token=${encodeURIComponent(fromQuery)}`);
+  }
+  return fromHash || fromQuery;
+}
 
 const state = {
   view: null,
@@ -21,6 +34,7 @@ const state = {
   marked: new Set(), // hand indexes marked for an exchange
   busy: false,
   endShown: false,
+  clockOffset: 0, // the server's clock minus this one's, in seconds (from the last view)
 };
 
 installTileDefs();
@@ -106,10 +120,46 @@ function renderScores() {
       if (i === 2) td.classList.add("score");
       tr.append(td);
     });
+    if (v.clock) {
+      const td = document.createElement("td");
+      td.className = "num clock";
+      td.dataset.seat = seat;
+      tr.append(td);
+    }
     return tr;
   });
+  $("clock-head").hidden = !v.clock;
   $("scores").tBodies[0].replaceChildren(...rows);
+  tickClocks();
 }
+
+// -- the clocks (docs/server.md, time controls): counted down here between views -----------
+
+const formatSeconds = (s) => {
+  const t = Math.max(0, Math.ceil(s));
+  return `${Math.floor(t / 60)}:${String(t % 60).padStart(2, "0")}`;
+};
+
+function tickClocks() {
+  const v = state.view;
+  if (!v || !v.clock) return;
+  const c = v.clock;
+  const now = Date.now() / 1000 + state.clockOffset; // the server's time
+  for (const td of document.querySelectorAll("#scores td.clock")) {
+    const seat = Number(td.dataset.seat);
+    let text = "", left = null;
+    if (v.seats[seat].agent !== "human") text = "";
+    else if (seat === v.to_move && c.deadline !== null) left = c.deadline - now;
+    else if (c.remaining) left = c.remaining[seat];
+    else text = `${c.move_s}s/move`;
+    if (left !== null) text = formatSeconds(left);
+    td.textContent = text;
+    td.classList.toggle("running", seat === v.to_move && c.deadline !== null);
+    td.classList.toggle("low", left !== null && left < 10);
+  }
+}
+
+setInterval(tickClocks, 250);
 
 function renderHand() {
   const v = state.view;
@@ -170,7 +220,8 @@ function renderHistory() {
     const li = document.createElement("li");
     li.dataset.player = a.player;
     const move = a.kind === "exchange" && a.move === null ? `exchanges ${a.tiles} tile${a.tiles === 1 ? "" : "s"}` : a.move;
-    li.textContent = `${seatName(a.player)}: ${move}${a.kind === "place" ? ` (${a.points})` : ""}`;
+    const timeout = a.timeout ? ` [out of time: ${state.view.clock.fallback} played]` : "";
+    li.textContent = `${seatName(a.player)}: ${move}${a.kind === "place" ? ` (${a.points})` : ""}${timeout}`;
     if (i === v.history.length - 1) li.classList.add("last");
     return li;
   });
@@ -225,6 +276,7 @@ function applyView(v) {
   if (state.view && v.version < state.view.version) return; // an older push
   const changed = !state.view || v.version !== state.view.version || v.seat !== state.view.seat;
   state.view = v;
+  if (v.clock) state.clockOffset = v.clock.now - Date.now() / 1000;
   if (changed) {
     state.moves = v.legal_moves.map((m) => ({ text: m.move, points: m.points, cells: parseCells(m.move) }));
     resetTurn();
@@ -240,9 +292,11 @@ async function send(path, body) {
   state.busy = true;
   render();
   try {
-    await request("POST", `/api/games/${encodeURIComponent(gameId)}/${path}`, { token, body });
+    if (path === "actions") await postAction(gameId, token, body.move, state.view.version);
+    else await request("POST", `/api/games/${encodeURIComponent(gameId)}/${path}`, { token, body });
     await refresh();
   } catch (e) {
+    if (e.view) applyView(e.view); // the move was made on an old view: show the current one
     toast(e.message);
   } finally {
     state.busy = false;

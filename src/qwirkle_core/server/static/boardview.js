@@ -2,12 +2,16 @@
 // the tiles as the game grows, until you move it yourself ("fit" brings that back).
 // A cell is 100 units; cell (row, col) spans x = 100 col .. 100 col + 100,
 // y = 100 row .. 100 row + 100 (rows grow downward, as in the notation).
+// The row numbers run down the left edge and the column numbers along the top edge of
+// the view, redrawn as it pans and zooms, so a move's cells (R1@-2,3) can be found.
 
 import { svg, tileUse, tileName } from "./tiles.js";
 
 const CELL = 100;
 const MIN_PX = 14; // pixels per cell, zoomed out
 const MAX_PX = 120;
+// pixels: the strips, the text, the least room per column label and per row label
+const RULER = { top: 18, left: 28, font: 11, colGap: 26, rowGap: 14 };
 
 export class BoardView {
   // onCell(kind, row, col): kind "target" (a cell where the selected tile may go) or
@@ -19,7 +23,7 @@ export class BoardView {
     this.view = { cx: 50, cy: 50, px: 64 }; // centre in units, pixels per cell
     this.autoFit = true;
     this.layers = {};
-    for (const name of ["grid", "tiles", "last", "staged", "targets", "cursor"]) {
+    for (const name of ["grid", "tiles", "last", "staged", "targets", "cursor", "coords"]) {
       this.layers[name] = svg("g", { class: `layer-${name}` });
       el.append(this.layers[name]);
     }
@@ -29,7 +33,7 @@ export class BoardView {
     el.addEventListener("pointerup", (e) => this.pointerUp(e));
     el.addEventListener("pointercancel", () => { this.drag = null; });
     el.addEventListener("wheel", (e) => this.wheel(e), { passive: false });
-    new ResizeObserver(() => this.layout()).observe(el);
+    new ResizeObserver(() => (this.autoFit ? this.fit(false) : this.layout())).observe(el); // a phone: the panels grow
   }
 
   set(content) {
@@ -69,7 +73,31 @@ export class BoardView {
   layout() {
     const w = this.el.clientWidth || 800, h = this.el.clientHeight || 600;
     const upp = CELL / this.view.px; // units per pixel
-    this.el.setAttribute("viewBox", `${this.view.cx - (w * upp) / 2} ${this.view.cy - (h * upp) / 2} ${w * upp} ${h * upp}`);
+    const x = this.view.cx - (w * upp) / 2, y = this.view.cy - (h * upp) / 2;
+    this.el.setAttribute("viewBox", `${x} ${y} ${w * upp} ${h * upp}`);
+    this.drawCoords(x, y, w * upp, h * upp, upp);
+  }
+
+  // The rulers: column numbers in a strip along the top, row numbers down the left, for
+  // the cells in view (every k-th one when zoomed out so far that they would touch).
+  drawCoords(x, y, w, h, upp) {
+    const g = this.layers.coords;
+    g.replaceChildren();
+    const top = RULER.top * upp, left = RULER.left * upp, font = RULER.font * upp;
+    g.append(svg("rect", { x, y, width: w, height: top, class: "ruler" }));
+    g.append(svg("rect", { x, y, width: left, height: h, class: "ruler" }));
+    const every = (n, gap) => {
+      const step = Math.max(1, Math.ceil(gap / this.view.px));
+      return ((n % step) + step) % step === 0;
+    };
+    for (let c = Math.floor((x + left) / CELL); c * CELL < x + w; c++) {
+      if (!every(c, RULER.colGap) || (c + 0.5) * CELL < x + left) continue;
+      g.append(svg("text", { x: (c + 0.5) * CELL, y: y + top - 5 * upp, "font-size": font, "text-anchor": "middle", class: "coord", "data-col": c }, [document.createTextNode(c)]));
+    }
+    for (let r = Math.floor((y + top) / CELL); r * CELL < y + h; r++) {
+      if (!every(r, RULER.rowGap) || (r + 0.5) * CELL < y + top) continue;
+      g.append(svg("text", { x: x + left - 5 * upp, y: (r + 0.5) * CELL + 0.35 * font, "font-size": font, "text-anchor": "end", class: "coord", "data-row": r }, [document.createTextNode(r)]));
+    }
   }
 
   toUnits(e) {

@@ -46,7 +46,8 @@ function setCount(n) {
 
 function link(gameId, seat) {
   const url = new URL(`/game/${encodeURIComponent(gameId)}`, location.href);
-  if (seat.token) url.searchParams.set("token", seat.token);
+  // the token goes in the fragment, which the browser never sends to the server (no log holds it)
+  if (seat.token) url.hash = new URLSearchParams({ token: seat.token }).toString();
   return url.href;
 }
 
@@ -56,6 +57,8 @@ async function start(e) {
   const body = { seats: seatSpecs() };
   const seed = $("seed").value.trim();
   if (seed) body.seed = Number(seed);
+  const clock = $("clock").value; // "move_s=30" or "base_s=300,increment_s=5"
+  if (clock) body.clock = Object.fromEntries(clock.split(",").map((kv) => [kv.split("=")[0], Number(kv.split("=")[1])]));
   $("start").disabled = true;
   try {
     const game = await request("POST", "/api/games", { body });

@@ -1,0 +1,145 @@
+"""The compile notice (qwirkle_core._compiling): a first call that compiles says so once,
+with an estimate; a scope speaks for its kernels once; the switch silences it; the
+command line prints it and plain progress lines when stdout is not a terminal.
+
+The mechanism is tested with small kernels of the test's own (numba, no disk cache);
+one test compiles a real batch from an empty cache in a fresh process (about 10 s).
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import numba
+import pytest
+
+from qwirkle_core import _compiling
+
+SRC = Path(__file__).resolve().parent.parent / "src"
+
+
+def _kernel():
+    """A fresh numba function (nothing compiled yet, no disk cache)."""
+
+    @numba.njit(cache=False)
+    def add_one(x):
+        return x + 1
+
+    return add_one
+
+
+def _notices(caplog: pytest.LogCaptureFixture) -> list[str]:
+    return [r.getMessage() for r in caplog.records if r.name == "qwirkle_core.compile"]
+
+
+@pytest.fixture(autouse=True)
+def _loud(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("QWIRKLE_QUIET_COMPILE", raising=False)
+
+
+def test_a_scope_says_so_once_with_its_estimate(caplog: pytest.LogCaptureFixture) -> None:
+    caplog.set_level(logging.WARNING, logger="qwirkle_core.compile")
+    first, second = _kernel(), _kernel()
+    with _compiling.compiling("the test kernels", 12.4):
+        assert first(1) == 2  # compiles: the notice
+        assert second(1.5) == 2.5  # compiles too: no second notice in the same scope
+        assert first(2) == 3  # compiled already
+    assert _notices(caplog) == ["qwirkle-core: compiling the test kernels, about 12 s; cached afterwards"]
+    with _compiling.compiling("the test kernels", 12.4):
+        first(3)  # nothing compiles: nothing said
+    assert len(_notices(caplog)) == 1
+
+
+def test_the_outermost_scope_speaks_and_a_lazy_estimate_is_asked_only_on_a_compile(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    caplog.set_level(logging.WARNING, logger="qwirkle_core.compile")
+    asked = []
+
+    def notice() -> tuple[str, float | None]:
+        asked.append(1)
+        return "the outer kernels", 3.0
+
+    k = _kernel()
+    with _compiling.compiling(notice):
+        with _compiling.compiling("the inner kernels", 1.0):
+            k(1)
+    assert _notices(caplog) == ["qwirkle-core: compiling the outer kernels, about 3 s; cached afterwards"]
+    assert asked == [1]
+    with _compiling.compiling(notice):
+        k(2)
+    assert asked == [1]  # nothing compiled: not asked
+
+
+def test_a_known_kernel_says_so_once_outside_a_scope(
+    caplog: pytest.LogCaptureFixture, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    caplog.set_level(logging.WARNING, logger="qwirkle_core.compile")
+    k = _kernel()
+    name = f"{k.py_func.__module__.rsplit('.', 1)[-1]}.{k.py_func.__qualname__}"
+    monkeypatch.setitem(_compiling.KERNELS, name, ("the add-one kernel", 7.0))
+    monkeypatch.setattr(_compiling, "_said", set())
+    k(1)
+    k(1.5)  # another signature compiles: said already
+    assert _notices(caplog) == ["qwirkle-core: compiling the add-one kernel, about 7 s; cached afterwards"]
+    _kernel()(1)  # an unknown (small) kernel says nothing
+    assert len(_notices(caplog)) == 1
+
+
+def test_the_switch_and_the_quiet_scope_silence_it(
+    caplog: pytest.LogCaptureFixture, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    caplog.set_level(logging.WARNING, logger="qwirkle_core.compile")
+    monkeypatch.setenv("QWIRKLE_QUIET_COMPILE", "1")
+    with _compiling.compiling("the test kernels", 1.0):
+        _kernel()(1)
+    monkeypatch.delenv("QWIRKLE_QUIET_COMPILE")
+    with _compiling.quiet(), _compiling.compiling("the test kernels", 1.0):
+        _kernel()(1)
+    assert _notices(caplog) == []
+
+
+def _fresh_env(tmp_path: Path, name: str) -> dict[str, str]:
+    cache = tmp_path / name
+    cache.mkdir()
+    env = {k: v for k, v in os.environ.items() if k not in ("QWIRKLE_QUIET_COMPILE", "QWIRKLE_NO_CACHE")}
+    env.update(NUMBA_CACHE_DIR=str(cache), PYTHONPATH=str(SRC), QWIRKLE_COMPILE_PROCESSES="1")
+    return env
+
+
+def test_a_first_simulate_says_so_once_on_stderr_from_an_empty_cache(tmp_path: Path) -> None:
+    """The real thing: a fresh process, an empty kernel cache, no logging configured
+    (Python's last-resort handler prints the notice on stderr)."""
+    script = "import qwirkle_core as qc\nfor _ in range(3):\n    qc.simulate(10, threads=1)\nprint('done')\n"
+    env = _fresh_env(tmp_path, "cache")
+    done = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr
+    lines = [line for line in done.stderr.splitlines() if "qwirkle-core: compiling" in line]
+    assert lines == ["qwirkle-core: compiling the greedy batch kernels, about 12 s; cached afterwards"]
+    again = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True, timeout=600)
+    assert again.returncode == 0 and "compiling" not in again.stderr  # cached: nothing to say
+
+
+def test_the_command_line_piped_prints_the_notice_and_plain_progress(tmp_path: Path) -> None:
+    """stdout not a terminal: the notice once (on stdout with the progress, not again
+    on stderr) and plain progress lines with the rate; the kernels are cached by the
+    test above only if it ran first, so either a notice or none."""
+    env = {**os.environ, "PYTHONPATH": str(SRC)}
+    env.pop("QWIRKLE_QUIET_COMPILE", None)
+    done = subprocess.run(
+        [sys.executable, "-m", "qwirkle_core.cli", "simulate", "--games", "3000", "--agents", "greedy,greedy"],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert done.returncode == 0, done.stderr
+    assert "qwirkle-core: compiling" not in done.stderr
+    assert done.stdout.count("qwirkle-core: compiling") <= 1
+    progress = [line for line in done.stdout.splitlines() if line.startswith("games: ")]
+    assert progress and progress[-1].startswith("games: 3,000 of 3,000 (100%), ")
+    assert "games/s" in progress[-1] and "in all" in progress[-1]
