@@ -9,6 +9,12 @@ arrays handed out are the environment's own). ``extra_info``: ``steps_per_second
 ``aec_steps_per_second`` (median rounds) and ``ratio`` (the median of the rounds'
 ratios), both measured in alternating rounds so that the machine's load falls on both
 alike.
+
+``test_vector_modes``: the move-list mode (``actions="moves"``, self-play and against
+greedy, a step a whole turn) beside the tile mode, with the default ``copy=False`` and
+with ``copy=True``, at N = 1,024, W = 40, one thread, the kernel's random sampler, in
+interleaved rounds; ``extra_info`` the median steps per second of each and their ratios
+to the tile mode's default.
 """
 
 import statistics
@@ -35,13 +41,14 @@ def vector_steps(envs, calls):
     return calls * envs.num_envs
 
 
-def ready(n, window, threads, spread=200):
+def ready(n, window, threads, spread=200, **options):
     """A VectorEnv of ``n`` envs, compiled, whose games are staggered: over ``spread``
     calls (about a game of masked random play) env ``i`` is reset at call ``i %
     spread``, so that the envs are at every stage of their games, as in a long run
     (games dealt at once stay in step for a while, and a round would then time one
     stage of a game)."""
-    envs = VectorEnv(n, players=2, window=window, threads=threads, copy=False)
+    options = {"players": 2, "copy": False, **options}
+    envs = VectorEnv(n, window=window, threads=threads, **options)
     envs.reset(seed=1)
     every = np.arange(n) % spread
     for k in range(spread):
@@ -78,3 +85,31 @@ def test_vector_against_aec(benchmark):
     vec, aec = (statistics.median(rates[k]) for k in ("vector", "aec"))
     ratio = statistics.median(v / a for v, a in zip(rates["vector"], rates["aec"]))
     benchmark.extra_info.update(vector_steps_per_second=vec, aec_steps_per_second=aec, ratio=ratio)
+
+
+MODES = {
+    "tiles": {},
+    "tiles_copy": {"copy": True},
+    "moves": {"actions": "moves"},
+    "moves_copy": {"actions": "moves", "copy": True},
+    "moves_greedy": {"actions": "moves", "opponents": ["greedy"], "players": None},
+}
+
+
+def test_vector_modes(benchmark):
+    """N = 1024, W = 40, one thread: every mode of MODES in interleaved rounds."""
+    envs = {name: ready(1024, 40, 1, spread=100, **options) for name, options in MODES.items()}
+    rates = {name: [] for name in MODES}
+
+    def round_():
+        for name, e in envs.items():
+            t = time.perf_counter()
+            steps = vector_steps(e, 30)
+            rates[name].append(steps / (time.perf_counter() - t))
+
+    benchmark.pedantic(round_, rounds=7, iterations=1)
+    med = {name: statistics.median(r) for name, r in rates.items()}
+    benchmark.extra_info.update({f"{name}_steps_per_second": v for name, v in med.items()})
+    for name in MODES:
+        ratio = statistics.median(a / b for a, b in zip(rates[name], rates["tiles"]))
+        benchmark.extra_info[f"{name}_over_tiles"] = ratio

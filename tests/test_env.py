@@ -398,7 +398,7 @@ def test_gym_wrapper_rewards_add_up_and_illegal_actions_are_no_ops():
                     bad = int(np.flatnonzero(obs["action_mask"] == 0)[0])
                     again, reward, term, trunc, info = e.step(bad)
                     assert info["illegal_action"] and reward == 0 and not term
-                    np.testing.assert_array_equal(again["observation"]["board"], obs["observation"]["board"])
+                    np.testing.assert_array_equal(again["board"], obs["board"])
                     illegal_tried += 1
                 np.testing.assert_array_equal(e.action_masks(), obs["action_mask"].astype(bool))
                 obs, reward, term, trunc, info = e.step(int(rng.choice(np.flatnonzero(obs["action_mask"]))))
@@ -431,3 +431,169 @@ def test_describe_and_origin():
     assert e.describe(2 * W2 + (0 - r0) * WINDOW + (1 - c0)) == f"place slot 2 ({qc.tile_code(hand[2])}) at (0, 1)"
     assert e.describe(DONE) == "done" and e.describe(PASS) == "pass"
     assert e.describe(EXCHANGE0 + 0b101 - 1) == f"exchange slots 0 2 ({qc.tile_code(hand[0])} {qc.tile_code(hand[2])})"
+
+
+# -- library conventions: gymnasium.make, observation modes, rewards, the move list -------
+
+
+def test_registered_id_takes_the_options_as_make_arguments():
+    from qwirkle_core.env import ENV_ID
+
+    e = gymnasium.make(ENV_ID, opponents=("greedy", "random"), seat=1, reward="margin", actions="moves", k=64)
+    inner = e.unwrapped
+    assert isinstance(inner, QwirkleGymEnv) and inner.seat == 1 and inner.reward == "margin" and inner.k == 64
+    obs, info = e.reset(seed=4)
+    assert e.observation_space.contains(obs) and obs["move_features"].shape == (64, inner.move_list()[0].shape[1])
+    assert all(isinstance(s, gymnasium.spaces.Box) for s in e.observation_space.spaces.values())
+    with pytest.raises(ValueError, match="reward must be one of"):
+        gymnasium.make(ENV_ID, reward="score")
+    with pytest.raises(ValueError, match="actions must be one of"):
+        QwirkleGymEnv(actions="tile")
+    with pytest.raises(ValueError, match="observation must be one of"):
+        QwirkleGymEnv(observation="box")
+
+
+@pytest.mark.parametrize("actions", ["tiles", "moves"])
+@pytest.mark.parametrize("observation", ["dict", "flat", "nested"])
+def test_observation_modes_pass_the_checker_and_hold_the_same_arrays(actions, observation):
+    e = QwirkleGymEnv(window=24, actions=actions, observation=observation)
+    check_env(e, skip_render_check=True)
+    ref = QwirkleGymEnv(window=24, actions=actions, observation="dict")
+    obs, _ = e.reset(seed=9)
+    flat, _ = ref.reset(seed=9)
+    if observation == "nested":
+        obs = {**obs["observation"], "action_mask": obs["action_mask"]}
+    elif observation == "flat":
+        obs = gymnasium.spaces.unflatten(ref.observation_space, obs)
+    assert set(obs) == set(flat)
+    for key in flat:
+        np.testing.assert_array_equal(obs[key], flat[key], err_msg=key)
+    np.testing.assert_array_equal(e.action_masks(), flat["action_mask"].astype(bool))
+
+
+def play_out(e, rng, seed, illegal_every=0.0):
+    """Masked random play of one episode: (reward sum, last info, steps)."""
+    obs, _ = e.reset(seed=seed)
+    total, steps = 0.0, 0
+    while True:
+        mask = e.action_masks()
+        if rng.random() < illegal_every and not mask.all():
+            again, reward, term, trunc, info = e.step(int(np.flatnonzero(~mask)[0]))
+            assert info["illegal_action"] and reward == 0 and not term and not trunc
+        obs, reward, term, trunc, info = e.step(int(rng.choice(np.flatnonzero(mask))))
+        total += reward
+        steps += 1
+        if term or trunc:
+            return total, info, steps, term
+
+
+@pytest.mark.parametrize("reward", ["points", "margin", "win"])
+def test_reward_sums_equal_the_final_values_and_the_end_is_reported(reward):
+    """Over many episodes (moves mode, opponents in either seat, Python opponents too) the
+    rewards add up to the final points, margin or outcome, the opponents' opening
+    before the learner's first turn included; info at the end holds the scores, the
+    winner and the outcome."""
+    rng = np.random.default_rng(7)
+    episodes = 0
+    for seat, opponents in ((0, ("greedy",)), (1, ("random",)), (2, ("bots:Best", "greedy"))):
+        e = QwirkleGymEnv(opponents=opponents, seat=seat, reward=reward, actions="moves")
+        for i in range(30 * SCALE):
+            total, info, _, term = play_out(e, rng, seed=1000 * seat + i, illegal_every=0.02)
+            scores = list(e.game.scores)
+            assert term and list(info["final_scores"]) == scores and info["winner"] == e.game.winner
+            best_other = max(s for q, s in enumerate(scores) if q != seat)
+            outcome = 1 if scores[seat] > best_other else 0 if scores[seat] == best_other else -1
+            assert info["outcome"] == outcome
+            expected = {"points": scores[seat], "margin": scores[seat] - best_other, "win": outcome}[reward]
+            assert total == expected, (seat, i, total, expected)
+            episodes += 1
+    assert episodes == 90 * SCALE
+
+
+def test_tile_actions_rewards_add_up_with_margin_and_a_truncating_window():
+    rng = np.random.default_rng(3)
+    e = QwirkleGymEnv(opponents=("greedy",), seat=1, reward="margin", window=14)
+    truncated = 0
+    for i in range(12):
+        total, info, steps, term = play_out(e, rng, seed=i)
+        scores = e.game.scores
+        assert total == scores[1] - scores[0]
+        if not term:  # truncated: judged as in VectorEnv
+            truncated += 1
+            assert info["winner"] == -2 and info["outcome"] == 0
+    assert truncated >= 1
+
+
+def test_the_move_list_is_the_kernels_and_plays_its_moves():
+    from qwirkle_core.env.movelist import move_list
+
+    e = QwirkleGymEnv(opponents=("greedy",), actions="moves")
+    obs, _ = e.reset(seed=12)
+    rng = np.random.default_rng(0)
+    for _ in range(60):
+        features, mask, moves = move_list(e.game)
+        np.testing.assert_array_equal(obs["move_features"], features)
+        np.testing.assert_array_equal(obs["action_mask"].astype(bool), mask)
+        assert e.describe(0) == str(moves[0]) and e.encode(moves[-1]) == [len(moves) - 1]
+        i = int(rng.integers(len(moves)))
+        before = len(e.game.history)
+        obs, _, term, trunc, _ = e.step(i)
+        assert e.game.history[before].move == moves[i]
+        if term or trunc:
+            break
+    e.reset(seed=12)
+    with pytest.raises(qc.IllegalMoveError, match="not in the move list"):
+        e.encode("pass")  # placements are listed at the start: the pass is not
+    again, reward, *_, info = e.step(len(e.move_list()[2]))  # past the listed moves
+    assert info["illegal_action"] and reward == 0
+
+
+def test_the_policy_agent_lists_the_same_moves_from_what_its_seat_sees():
+    """baselines.game_from_observation: the move list of a game rebuilt from an
+    Observation (hidden tiles dealt at random) equals the real game's, in openings,
+    middle games and with the bag empty."""
+    from qwirkle_core.env.baselines import game_from_observation
+    from qwirkle_core.env.movelist import move_list
+
+    checked = 0
+    for seed in range(12):
+        g = qc.Game(players=2 + seed % 3, seed=seed)
+        while not g.is_over:
+            if g.turn % 3 == 0 or g.bag_size == 0:
+                real = move_list(g)
+                for s in (1, 2):
+                    seen = move_list(game_from_observation(g.observation(g.current_player), seed=s))
+                    # the same moves with the same features (the order may differ: the
+                    # board is laid out anew; so, in a full list, may the choice among
+                    # placements tied on the lowest score kept)
+                    rows = {str(m): tuple(seen[0][j]) for j, m in enumerate(seen[2])}
+                    common = [j for j, m in enumerate(real[2]) if str(m) in rows]
+                    assert all(rows[str(real[2][j])] == tuple(real[0][j]) for j in common)
+                    assert sorted(r[3] for r in rows.values()) == sorted(real[0][: len(real[2]), 3])
+                    if len(real[2]) < len(real[1]):
+                        assert len(common) == len(real[2]) == len(seen[2])
+                checked += 1
+            g.play_agent("greedy")
+    assert checked > 100
+
+
+def test_the_shipped_policy_plays_in_a_tournament_and_bad_files_are_refused(tmp_path):
+    from qwirkle_core.env.baselines import PolicyAgent, PPOAgent
+
+    result = qc.tournament([PPOAgent, "greedy"], games=2, seed=3, threads=1)
+    assert not result.failures and result.games == 2
+    with pytest.raises(qc.AgentError, match="cannot load policy weights"):
+        PolicyAgent(tmp_path / "missing.npz")
+    np.savez(tmp_path / "other.npz", w1=np.zeros((3, 4)))
+    with pytest.raises(qc.AgentError, match="cannot load policy weights"):
+        PolicyAgent(tmp_path / "other.npz")
+
+
+def test_make_vec_builds_the_vector_env():
+    from qwirkle_core.env import ENV_ID, VectorEnv
+
+    envs = gymnasium.make_vec(ENV_ID, num_envs=4, opponents=["greedy"], window=16, reward="margin")
+    assert isinstance(envs, VectorEnv) and envs.num_envs == 4 and envs.reward_kind == "margin"
+    obs, _ = envs.reset(seed=2)
+    assert obs["board"].shape == (4, 13, 16, 16)
+    envs.close()

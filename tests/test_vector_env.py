@@ -22,7 +22,7 @@ from qwirkle_core.env import QwirkleGymEnv, VectorEnv, raw_env  # noqa: E402
 
 
 def _flat(obs: dict, i: int) -> dict[str, np.ndarray]:
-    return {**{k: v[i] for k, v in obs["observation"].items()}, "action_mask": obs["action_mask"][i]}
+    return {k: v[i] for k, v in obs.items()}
 
 
 def _same(vec: dict[str, np.ndarray], one: dict, where: str) -> None:
@@ -290,3 +290,308 @@ def test_the_training_example_runs(tmp_path) -> None:
     assert np.any(rounds[-1][3] != 0)  # the weights moved
     example.plot(rounds, str(tmp_path / "curve.png"))
     assert (tmp_path / "curve.png").stat().st_size > 1000
+
+
+# -- rewards, the move-list mode, wrappers, pools (issue 58) ---------------------------------
+
+
+def _values(final: np.ndarray, winner: np.ndarray, kind: str) -> np.ndarray:
+    """float[E, P]: each seat's final value of reward ``kind`` from the final scores."""
+    final = final.astype(np.int64)
+    if kind == "points":
+        return final.astype(float)
+    other = np.stack([np.delete(final, q, axis=1).max(axis=1) for q in range(final.shape[1])], axis=1)
+    if kind == "margin":
+        return (final - other).astype(float)
+    out = np.sign(final - other).astype(float)
+    out[winner == -2] = 0  # truncated: no outcome
+    return out
+
+
+def reward_sums(envs: VectorEnv, episodes: int, seed: int) -> int:
+    """Random play until ``episodes`` ended; every ended episode's reward sums (each
+    seat's ``info["rewards"]`` column, and the learner's ``reward``) must equal its final
+    value. Returns the episodes whose first observation came after an opponent's turn
+    (an opening played in the step that dealt the game)."""
+    n, players = envs.num_envs, envs.state.scores.shape[1]
+    envs.reset(seed=seed)
+    seats = np.zeros((n, players))
+    own = np.zeros(n)
+    late = int((envs.state.gmeta[:, 7] > 0).sum())
+    done = 0
+    while done < episodes:
+        dealt = envs.state.pending.astype(bool)
+        _, reward, term, trunc, info = envs.step(envs.sample_actions())
+        late += int((dealt & (envs.state.gmeta[:, 7] > 0)).sum())
+        assert not info["rewards"][dealt].any() and not reward[dealt].any()
+        seats += info["rewards"]
+        own += reward
+        ended = term | trunc
+        if ended.any():
+            assert ended.sum() == info["_final_scores"].sum()
+            want = _values(info["final_scores"][ended], info["winner"][ended], envs.reward_kind)
+            np.testing.assert_array_equal(seats[ended], want)
+            if envs.learner >= 0:
+                np.testing.assert_array_equal(own[ended], want[:, envs.learner])
+            done += int(ended.sum())
+            seats[ended] = 0
+            own[ended] = 0
+    return late
+
+
+@pytest.mark.parametrize(
+    ("actions", "reward", "opponents", "seat", "players"),
+    [
+        ("moves", "margin", ["greedy"], 1, None),
+        ("moves", "win", ["random", "greedy"], 2, None),
+        ("moves", "points", None, 0, 3),
+        ("moves", "margin", None, 0, 2),
+        ("tiles", "margin", ["greedy"], 1, None),
+        ("tiles", "win", None, 0, 2),
+    ],
+)
+def test_reward_sums_equal_final_values(actions, reward, opponents, seat, players) -> None:
+    """Over 1,000 episodes each (masked random play, W = 118: the games end, none
+    outgrows the window): a seat's rewards sum to its final score, margin or outcome,
+    the opponents' openings before the learner's first observation included."""
+    envs = VectorEnv(256, players=players, opponents=opponents, seat=seat, window=118, actions=actions, reward=reward)
+    late = reward_sums(envs, 1000, seed=58)
+    if opponents is not None:
+        assert late > 200  # the opponents opened before the learner's first observation
+
+
+def _leave_features(leave: list[int]) -> list[float]:
+    groups = [len({t for t in leave if t // 6 == c}) for c in range(6)]
+    groups += [len({t for t in leave if t % 6 == s}) for s in range(6)]
+    colours = len({t // 6 for t in leave})
+    shapes = len({t % 6 for t in leave})
+    return [len(leave), colours, shapes, max(groups), len(leave) - len(set(leave))]
+
+
+def _minus(hand: list[int], tiles: list[int]) -> list[int]:
+    left = list(hand)
+    for t in tiles:
+        left.remove(t)
+    return left
+
+
+def naive_move_list(game) -> tuple[dict, dict]:
+    """The reference of :func:`qwirkle_core.env.movelist.move_list`, from the rule text
+    (tests/naive.py) and ``Game``'s public API: ``({placement: features}, {sorted
+    exchanged tiles: features})`` of every legal placement and the exchanges the
+    documented rule lists (the pass: key ``()`` of the second)."""
+    board = game.board
+    hand = list(game.hand())
+    bag = game.bag_size
+    seen = {t: list(board.values()).count(t) + hand.count(t) for t in range(36)}
+    places = {}
+    for move in game.legal_moves():
+        cells = {(r, c): t for r, c, t in move.placements}
+        after = {**board, **cells}
+        lines = {
+            tuple(run) for cell in cells for d in naive.DIRECTIONS if len(run := naive.run_through(after, cell, d)) >= 2
+        }
+        tiles = [t for _, _, t in move.placements]
+        leave = _minus(hand, tiles)
+        out = bag == 0 and len(tiles) == len(hand)
+        qwirkles = fives = fopen = fmine = 0
+        for line in lines:
+            if len(line) == 6:
+                qwirkles += 1
+            if len(line) == 5:
+                fives += 1
+                kept = [after[c] for c in line]
+                (missing,) = [t for t in range(36) if t not in kept and naive.naive_is_valid_line([*kept, t])]
+                fopen += seen[missing] < 3
+                fmine += missing in leave
+        points = naive.naive_score(board, move.placements) + 6 * out
+        places[frozenset(move.placements)] = [1, 0, 0, points, len(tiles), qwirkles, fives, fopen, fmine, out]
+        places[frozenset(move.placements)] += _leave_features(leave)
+    sets = []
+    if bag and board:
+        firsts = sorted(set(hand), key=hand.index)
+        dup = _minus(hand, firsts)
+        sets = [list(hand), dup]
+        for a in range(12):
+            keep = [t for t in firsts if (t // 6 if a < 6 else t % 6) == a % 6]
+            if keep:
+                sets.append(_minus(hand, keep))
+        sets = [x for x in sets if 0 < len(x) <= bag]
+        if not sets:
+            sets = [[t] for t in firsts]
+    exchanges = {}
+    for x in sets:
+        exchanges.setdefault(tuple(sorted(x)), [0, 1, 0, 0, len(x), 0, 0, 0, 0, 0, *_leave_features(_minus(hand, x))])
+    if not places and not exchanges:
+        exchanges[()] = [0, 0, 1, 0, 0, 0, 0, 0, 0, 0, *_leave_features(hand)]
+    return places, exchanges
+
+
+def check_move_list(game, features: np.ndarray, mask: np.ndarray, moves: list) -> int:
+    """The listed moves and features against :func:`naive_move_list`; returns the
+    placements that did not fit in the list."""
+    from qwirkle_core import MoveKind
+
+    places, exchanges = naive_move_list(game)
+    k = features.shape[0]
+    assert mask.sum() == len(moves) and mask[: len(moves)].all()
+    assert not features[len(moves) :].any()
+    listed_x = [m for m in moves if m.kind is not MoveKind.PLACE]
+    listed_p = [m for m in moves if m.kind is MoveKind.PLACE]
+    keys = [tuple(sorted(m.tiles)) if m.kind is MoveKind.EXCHANGE else () for m in listed_x]
+    assert sorted(keys) == sorted(exchanges), (keys, exchanges)
+    assert len(listed_p) == min(len(places), k - len(exchanges))
+    best = max([f[3] for f in places.values()], default=0)
+    for j, m in enumerate(moves):
+        want = places[frozenset(m.placements)] if m.kind is MoveKind.PLACE else exchanges[keys[j - len(listed_p)]]
+        np.testing.assert_array_equal(features[j], [*want, want[3] - best], err_msg=str(m))
+    dropped = set(places) - {frozenset(m.placements) for m in listed_p}
+    if dropped:  # the best-scoring placements are kept
+        assert min(places[frozenset(m.placements)][3] for m in listed_p) >= max(places[d][3] for d in dropped)
+    return len(dropped)
+
+
+def test_move_list_against_the_naive_reference() -> None:
+    """Whole games of random listed moves, 2 to 4 players: every list equals the naive
+    reference's, features included, also with room for 32 moves only."""
+    import random
+
+    import qwirkle_core as qc
+    from qwirkle_core.env.movelist import MoveLister, move_list
+
+    rng = random.Random(58)
+    small = MoveLister(32)
+    checked = dropped = 0
+    for g in range(6):
+        game = qc.Game(players=2 + g % 3, seed=100 + g)
+        while not game.is_over and game.turn < 400:
+            features, mask, moves = move_list(game)
+            dropped += check_move_list(game, features, mask, moves)
+            if game.turn % 5 == 0:
+                dropped += check_move_list(game, *small(game))
+            checked += 1
+            game.play(moves[rng.randrange(len(moves))])
+    assert checked > 300 and dropped > 20
+
+
+def test_moves_mode_plays_the_games_of_game() -> None:
+    """VectorEnv(actions="moves") in self-play beside qwirkle_core.Game of the same seeds,
+    given the same listed moves: the same lists, features, masks, scores and ends."""
+    import qwirkle_core as qc
+    from qwirkle_core.env.movelist import move_list
+
+    n = 6
+    envs = VectorEnv(n, players=3, window=118, actions="moves", copy=True)
+    obs, info = envs.reset(seed=4)
+    games = [qc.Game(players=3, seed=int(s)) for s in info["game_seed"]]
+    ended = 0
+    for _ in range(400):
+        pending = envs.state.pending.astype(bool)
+        for i, game in enumerate(games):
+            if pending[i]:
+                assert not obs["action_mask"][i].any()
+                continue
+            features, mask, moves = move_list(game)
+            np.testing.assert_array_equal(obs["move_features"][i], features)
+            np.testing.assert_array_equal(obs["action_mask"][i], mask)
+            np.testing.assert_array_equal(envs.action_masks()[i], mask)
+            assert envs.listed_moves(i) == moves
+            assert info["seat"][i] == game.current_player
+        actions = envs.sample_actions()
+        obs, reward, term, trunc, info = envs.step(actions)
+        for i in range(n):
+            if pending[i]:  # the step dealt the env's next game
+                assert reward[i] == 0 and not term[i]
+                games[i] = qc.Game(players=3, seed=int(info["game_seed"][i]))
+                continue
+            game = games[i]
+            mover, before = game.current_player, game.scores[game.current_player]
+            game.play(move_list(game)[2][actions[i]])
+            assert reward[i] == game.scores[mover] - before
+            assert term[i] == game.is_over and not trunc[i]
+            if term[i]:
+                ended += 1
+                assert list(info["final_scores"][i]) == list(game.scores)
+                assert info["winner"][i] == game.winner
+    assert ended >= 2
+
+
+def test_gymnasium_vector_wrappers() -> None:
+    """RecordEpisodeStatistics, NormalizeReward, FlattenObservation, NormalizeObservation
+    (over the flattened observation, since it normalizes one array) and
+    DtypeObservation take VectorEnv as it is, in both action modes."""
+    from gymnasium.wrappers import vector as wrappers
+
+    for actions in ("moves", "tiles"):
+        envs = VectorEnv(8, opponents=["greedy"], window=16, actions=actions, reward="margin")
+        stats = wrappers.RecordEpisodeStatistics(envs)
+        stack = wrappers.NormalizeObservation(wrappers.FlattenObservation(wrappers.NormalizeReward(stats)))
+        obs, _ = stack.reset(seed=3)
+        size = sum(int(np.prod(s.shape)) for s in envs.single_observation_space.values())
+        assert obs.shape == (8, size) and obs.dtype == np.float32
+        returns = np.zeros(8)
+        episodes = 0
+        for _ in range(200):
+            obs, reward, term, trunc, info = stack.step(envs.sample_actions())
+            assert np.isfinite(obs).all() and np.isfinite(reward).all()
+            returns += envs.state.rewards[np.arange(8), 0]
+            if "episode" in info:
+                done = info["_episode"]
+                np.testing.assert_array_equal(info["episode"]["r"][done], returns[done])
+                np.testing.assert_array_equal(info["episode"]["r"][done], info["final_scores"][done] @ [1, -1])
+                episodes += int(done.sum())
+                returns[done] = 0
+        assert episodes >= 8
+        typed = wrappers.DtypeObservation(wrappers.FlattenObservation(envs), np.float32)
+        obs, _ = typed.reset(seed=1)
+        assert obs.dtype == np.float32
+
+
+def test_pool_of_kernel_agents_and_batched_policies() -> None:
+    """A pool mixing a built-in agent and two batched Python policies: each policy is
+    called once a round on the whole batch (never per env), sees the observation of the
+    seat it plays, and the learner's rewards still sum to its final margins."""
+    from qwirkle_core.env.movelist import FEATURE_NAMES
+
+    points = FEATURE_NAMES.index("points")
+    calls = []
+
+    def greedy_py(obs, envs):
+        calls.append(int(envs.sum()))
+        assert (vec.state.gmeta[envs, 1] != 0).all()  # never the learner's seat
+        assert (obs["action_mask"][envs].sum(axis=1) > 0).all()
+        values = np.where(obs["action_mask"] == 1, obs["move_features"][:, :, points], -1e9)
+        return values.argmax(axis=1)
+
+    def first_py(obs, envs):
+        calls.append(int(envs.sum()))
+        return np.zeros(len(envs), np.int64)
+
+    vec = VectorEnv(128, players=3, window=118, actions="moves", reward="margin", pool=["random", greedy_py, first_py])
+    late = reward_sums(vec, 300, seed=5)
+    assert late > 30
+    assert len(calls) > 100 and np.mean(calls) > 10  # batched: many envs a call
+    assert set(np.unique(vec._seat_entry[:, 1:])) == {0, 1, 2}
+    with pytest.raises(ValueError, match="pool"):
+        VectorEnv(2, pool=["random"])
+    with pytest.raises(Exception, match="batched policy"):
+        VectorEnv(2, opponents=["bots:Best"], actions="moves")
+
+
+def test_moves_mode_illegal_actions() -> None:
+    envs = VectorEnv(4, opponents=["greedy"], window=40, actions="moves")
+    envs.reset(seed=2)
+    actions = envs.sample_actions()
+    bad = actions.copy()
+    bad[2] = envs.state.nlisted[2]
+    before = [a.copy() for a in envs.state]
+    with pytest.raises(IllegalMoveError, match="env 2: action"):
+        envs.step(bad)
+    for a, b in zip(before, envs.state):
+        np.testing.assert_array_equal(a, b)
+    listed, counts = envs.legal_actions()
+    assert (counts == envs.state.nlisted).all() and (listed[np.arange(4), counts - 1] == counts - 1).all()
+    with pytest.raises(ValueError, match="actions must be"):
+        VectorEnv(2, actions="cells")
+    with pytest.raises(ValueError, match="reward must be"):
+        VectorEnv(2, reward="score")

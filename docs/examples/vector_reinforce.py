@@ -31,7 +31,7 @@ def features(obs: dict, actions: np.ndarray, window: int) -> np.ndarray:
     """float64[N, K, FEATURES] of the actions ``actions`` (int64[N, K], -1 padding)."""
     w2 = window * window
     done = 6 * w2
-    board = obs["observation"]["board"]
+    board = obs["board"]
     n = board.shape[0]
     tiles = np.pad(board[:, :12].any(axis=1), ((0, 0), (1, 1), (1, 1))).astype(np.int64)
     fresh = np.pad(board[:, 12], ((0, 0), (1, 1), (1, 1))).astype(np.int64)

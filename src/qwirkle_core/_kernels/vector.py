@@ -83,6 +83,7 @@ from .layout import (
     GameState,
 )
 from .movegen import generate, new_scratch_array
+from .movelist import FEATURES, MoveScratch, move_list
 from .policies import play_turns
 from .rng import game_seed, seed_streams
 from .state import HAND, NTILES, NUM_TILE_TYPES, hand_mask, new_game, opening_len, unseen_counts
@@ -95,12 +96,16 @@ LEGAL = 1024  # legal actions listed per env (more: the mask alone holds them)
 BORDER = 4 * NTILES  # the empty cells next to the tiles: at most four a tile
 ALL_SLOTS = (1 << HAND) - 1  # every hand slot, as bits
 KEEP = 2  # resets[i] == KEEP: env i is left as it is (a reset of other envs)
+R_POINTS, R_MARGIN, R_WIN = 0, 1, 2  # the reward kinds (config[CFG_REWARD])
+CFG_REWARD = 0
+ROLE_LEARNER, ROLE_POLICY, ROLE_KERNEL = 0, 1, 2  # who plays a seat (actions="moves": roles[i, q])
 
 VecState = namedtuple(
     "VecState",
     "board anchors bmeta hands bag gmeta rng tcells bcells bwords nborder saved "
     "moves nmoves partial npartial origin drawn seeds episodes game_seeds pending "
-    "planes hand scores hand_sizes bag_size unseen mask legal nlegal observer rewards reward terminated truncated",
+    "planes hand scores hand_sizes bag_size unseen mask legal nlegal observer rewards reward terminated truncated "
+    "credit config lmoves lkind feats lmask nlisted",
 )
 VecState.__doc__ = """The arrays of N games (leading axis N), one per field:
 
@@ -128,7 +133,16 @@ VecState.__doc__ = """The arrays of N games (leading axis N), one per field:
   first ``nlegal[i]`` int64[N], in no order; all of them when ``nlegal[i] <= LEGAL``),
   ``observer`` int64[N] the seat observed, ``rewards`` int32[N, P] each seat's points
   this step, ``reward`` float32[N] the acting seat's, ``terminated`` and ``truncated``
-  bool[N]."""
+  bool[N];
+- the rewards: ``credit`` int32[N, P] each seat's reward value (``config[CFG_REWARD]``:
+  R_POINTS its score, R_MARGIN its score minus the best other score, R_WIN its outcome
+  +1/0/-1 once the game is over) as far as ``rewards`` handed it out (set to 0 at a new
+  game and brought up to date at each turn committed: a step's ``rewards[i, q]`` is
+  the change since, so they sum to the final value over an episode, an opening played
+  by opponents in the step that dealt the game included); ``config`` int64[4];
+- the move lists (``actions="moves"``; K 1 otherwise): ``lmoves`` int32[N, K, MOVE_COLS],
+  ``lkind`` int8[N, K], ``feats`` float32[N, K, FEATURES], ``lmask`` int8[N, K] (see
+  :func:`.movelist.move_list`) and ``nlisted`` int64[N] the moves listed."""
 
 Scratch = namedtuple("Scratch", "cross moves values rmoves gen act tslots unseen agent seen")
 Scratch.__doc__ = """One thread's scratch: the cross-check masks ``cross`` int64[NCELLS, 2]
@@ -141,11 +155,16 @@ per tile), ``unseen`` int64[36], the agents' :class:`.layout.AgentScratch`
 entry is set, per window cell, while a mask is being set)."""
 
 
-def new_vec_state(n, players, window):
+def new_vec_state(n, players, window, k=0, reward=0):
     """The zeroed :class:`VecState` of ``n`` games of ``players`` seats and a window of
-    side ``window`` (plain numpy: nothing to compile)."""
+    side ``window`` (plain numpy: nothing to compile); ``k`` > 0: lists of ``k`` whole
+    moves (the tile actions' mask is then not kept); ``reward``: R_POINTS, R_MARGIN or
+    R_WIN."""
     w = window
-    actions = HAND * w * w + 1 + EXCHANGES + 1
+    actions = HAND * w * w + 1 + EXCHANGES + 1 if k == 0 else 1
+    rows = max(k, 1)
+    config = np.zeros(4, np.int64)
+    config[CFG_REWARD] = reward
     return VecState(
         np.full((n, NCELLS), -1, np.int8),
         np.zeros((n, MAX_ANCHORS), np.int32),
@@ -176,13 +195,20 @@ def new_vec_state(n, players, window):
         np.zeros((n, 1), np.int32),
         np.zeros((n, NUM_TILE_TYPES), np.int8),
         np.zeros((n, actions), np.int8),
-        np.zeros((n, LEGAL), np.int32),
+        np.zeros((n, LEGAL if k == 0 else 1), np.int32),
         np.zeros(n, np.int64),
         np.zeros(n, np.int64),
         np.zeros((n, players), np.int32),
         np.zeros(n, np.float32),
         np.zeros(n, np.bool_),
         np.zeros(n, np.bool_),
+        np.zeros((n, players), np.int32),
+        config,
+        np.zeros((n, rows, MOVE_COLS), np.int32),
+        np.full((n, rows), PASS, np.int8),
+        np.zeros((n, rows, FEATURES), np.float32),
+        np.zeros((n, rows), np.int8),
+        np.zeros(n, np.int64),
     )
 
 
@@ -665,6 +691,7 @@ def _reset(vs, i, cross, players, rule_opening):
     vs.truncated[i] = False
     for q in range(players):
         vs.rewards[i, q] = 0
+        vs.credit[i, q] = 0
     vs.reward[i] = 0
     clear_board(vs.board[i], cross, vs.anchors[i], vs.bmeta[i])
     vs.nborder[i] = 0
@@ -673,6 +700,34 @@ def _reset(vs, i, cross, players, rule_opening):
     vs.game_seeds[i] = seed
     seed_streams(vs.rng[i], seed)
     new_game(vs.hands[i], vs.bag[i], vs.gmeta[i], vs.rng[i], players, rule_opening)
+
+
+@njit(_nrt=False, inline="always")
+def _value(gm, q, kind):
+    """Seat ``q``'s reward value (``kind`` R_POINTS, R_MARGIN or R_WIN; see VecState)."""
+    s = gm[G_SCORE + q]
+    if kind == R_POINTS:
+        return s
+    best = np.int64(-(1 << 40))
+    for r in range(gm[G_PLAYERS]):
+        if r != q:
+            best = max(best, gm[G_SCORE + r])
+    if kind == R_MARGIN:
+        return s - best
+    if gm[G_OVER] == 0:
+        return np.int64(0)
+    return np.int64(1) if s > best else (np.int64(0) if s == best else np.int64(-1))
+
+
+@njit(_nrt=False, inline="always")
+def _credit(vs, i, players):
+    """Add each seat's change of value since it was last credited to ``rewards[i]``."""
+    gm = vs.gmeta[i]
+    kind = vs.config[CFG_REWARD]
+    for q in range(players):
+        v = _value(gm, q, kind)
+        vs.rewards[i, q] += v - vs.credit[i, q]
+        vs.credit[i, q] = v
 
 
 @njit(_nrt=False)
@@ -726,8 +781,6 @@ def _act(vs, i, a, reset, cross, rmoves, gen, act, tslots, seen, rule_opening):
                 copy_into(vs.moves[i, m], moves[m])
             vs.nmoves[i] = n
         return 0, actor
-    for q in range(gm[G_PLAYERS]):
-        vs.rewards[i, q] = -gm[G_SCORE + q]
     _commit(vs, i, a, moves, cross, act)
     return 1, actor
 
@@ -742,13 +795,15 @@ def _finish(vs, i, cross, gen, tslots, seen, unseen, learner, max_turns, actor, 
     gm = vs.gmeta[i]
     players = gm[G_PLAYERS]
     if mode == 1:
-        for q in range(players):
-            vs.rewards[i, q] += gm[G_SCORE + q]
+        _credit(vs, i, players)
         vs.reward[i] = vs.rewards[i, actor]
     r0, c0, fits = _window(vs.bmeta[i], vs.planes.shape[2])
     _redraw(vs, i, r0, c0, fits)
     over = gm[G_OVER] != 0
     if over or gm[G_TURNS] >= max_turns or not fits:
+        if mode == 2:  # it ended in the step that dealt it (the opening outgrew the window)
+            _credit(vs, i, players)
+            vs.reward[i] = vs.rewards[i, learner if learner >= 0 else actor]
         vs.terminated[i] = over
         vs.truncated[i] = not over
         vs.pending[i] = 1
@@ -1096,6 +1151,266 @@ def check_actions(vs, actions, out):
         if vs.pending[i]:
             continue
         if a < 0 or a >= vs.mask.shape[1] or vs.mask[i, a] == 0:
+            if first < 0:
+                first = i
+            bad += 1
+        else:
+            out[i] = a
+    return first, bad
+
+
+# -- actions="moves": a step plays a whole move from the env's list -----------------------
+#
+# The kernels below step envs lo .. hi-1: reset (as above) or apply the listed move
+# ``actions[i]``, let the seats played inside the kernel (``roles[i, q]`` ROLE_KERNEL,
+# agent ``specs[i, q]``) move until a seat played from Python (ROLE_LEARNER or
+# ROLE_POLICY) is to move, then list that seat's moves (:func:`.movelist.move_list`)
+# and write its observation. ``rewards`` is added to (the caller clears it at the start
+# of a step: a step of the Python layer may call a kernel more than once, for the seats
+# of its frozen policies).
+
+
+@njit(_nrt=False, inline="always")
+def _due_roles(vs, i, roles, max_turns):
+    """Whether a seat played inside the kernel is to move in env ``i``."""
+    gm = vs.gmeta[i]
+    if gm[G_OVER] != 0 or roles[i, gm[G_CURRENT]] != ROLE_KERNEL or gm[G_TURNS] >= max_turns:
+        return False
+    return _window(vs.bmeta[i], vs.planes.shape[2])[2]
+
+
+@njit(_nrt=False, inline="always")
+def _listed_action(vs, i, a, act):
+    """Write env ``i``'s listed move ``a`` into the action word ``act``."""
+    row = vs.lmoves[i, a]
+    kind = vs.lkind[i, a]
+    act[A_POINTS] = 0
+    act[A_QWIRKLES] = 0
+    act[A_N] = 0
+    if kind == PLACE:
+        act[A_KIND] = PLACE
+        act[A_N] = row[M_N]
+        act[A_POINTS] = row[M_SCORE]
+        for j in range(row[M_N]):
+            act[A_CELL + j] = row[M_CELL + j]
+            act[A_TILE + j] = row[M_TILE + j]
+    elif kind == EXCHANGE:
+        act[A_KIND] = EXCHANGE
+        act[A_N] = row[M_N]
+        for j in range(row[M_N]):
+            act[A_TILE + j] = row[M_TILE + j]
+    else:
+        act[A_KIND] = PASS
+
+
+@njit(_nrt=False, inline="always")
+def _moves_begin(vs, i, a, reset, cross, act, rule_opening):
+    """Reset env ``i`` or apply its listed move ``a`` (its cross-check masks then
+    loaded into ``cross``). Returns ``(mode, actor)``: 0 left as it is (KEEP), 1 a
+    move applied, 2 a new game; the seat to move before."""
+    gm = vs.gmeta[i]
+    actor = gm[G_CURRENT]
+    if reset == KEEP:
+        return 0, actor
+    if reset or vs.pending[i]:
+        if vs.pending[i] and not reset:
+            vs.episodes[i] += np.uint64(1)
+        _reset(vs, i, cross, vs.scores.shape[1], rule_opening)
+        return 2, gm[G_CURRENT]
+    vs.terminated[i] = False
+    vs.truncated[i] = False
+    _listed_action(vs, i, a, act)
+    _load(vs, i, cross)
+    before = vs.bmeta[i, B_TILES]
+    apply_action(vs.board[i], cross, vs.anchors[i], vs.bmeta[i], vs.hands[i], vs.bag[i], gm, vs.rng[i], act)
+    _record(vs, i, act, before)
+    return 1, actor
+
+
+@njit(inline="always")
+def _grown(ms, n):
+    """``ms`` with a placements buffer of ``2 n`` rows."""
+    return MoveScratch(np.zeros((2 * n, MOVE_COLS), np.int32), *ms[1:])
+
+
+@njit(_nrt=False, inline="always")
+def _moves_finish(vs, i, cross, ms, unseen, roles, max_turns, actor, mode):
+    """After env ``i``'s kernel seats have moved (``mode`` of :func:`_moves_begin`, not
+    0): the rewards, the planes, the end of the episode or the move list of the seat to
+    move, its observation; saves the masks. Returns the placements generated when there
+    were more than ``ms`` holds (-1: done); calling it again then changes nothing twice
+    (a seat is credited the change since it was last credited)."""
+    gm = vs.gmeta[i]
+    players = gm[G_PLAYERS]
+    if mode == 1:
+        _credit(vs, i, players)
+    r0, c0, fits = _window(vs.bmeta[i], vs.planes.shape[2])
+    _redraw(vs, i, r0, c0, fits)
+    over = gm[G_OVER] != 0
+    if over or gm[G_TURNS] >= max_turns or not fits:
+        if mode == 2:  # it ended in the step that dealt it (the opening outgrew the window)
+            _credit(vs, i, players)
+        vs.terminated[i] = over
+        vs.truncated[i] = not over
+        vs.pending[i] = 1
+        for r in range(vs.nlisted[i]):
+            vs.lmask[i, r] = 0
+            vs.lkind[i, r] = PASS
+            for c in range(FEATURES):
+                vs.feats[i, r, c] = 0
+        vs.nlisted[i] = 0
+        seat = actor
+        if roles[i, seat] != ROLE_LEARNER:
+            for q in range(players - 1, -1, -1):
+                if roles[i, q] == ROLE_LEARNER:
+                    seat = q
+        _observe(vs, i, seat, unseen)
+        _save(vs, i, cross)
+        return -1
+    count, n = move_list(
+        vs.board[i],
+        cross,
+        vs.anchors[i],
+        vs.bmeta[i],
+        vs.hands[i],
+        vs.bag[i],
+        gm,
+        ms,
+        vs.lmoves[i],
+        vs.lkind[i],
+        vs.feats[i],
+        vs.lmask[i],
+        vs.nlisted[i],
+    )
+    if count < 0:
+        return n
+    vs.nlisted[i] = count
+    _observe(vs, i, gm[G_CURRENT], unseen)
+    _save(vs, i, cross)
+    return -1
+
+
+M_OPPONENTS, M_GROW = 1, 2  # what _moves_advance returns for an env that needs the caller
+
+
+@njit(_nrt=False)
+def _moves_advance(vs, sc, ms, i, hi, actions, resets, roles, max_turns, rule_opening, mode, actor):
+    """Step envs ``i``, ``i + 1``, ... below ``hi`` as far as they need nothing of the
+    caller (``mode`` not 0: env ``i``'s kernel seats have played after :func:`_moves_begin`
+    returned ``(mode, actor)``; only :func:`_moves_finish` is left). No reference counts
+    (``_nrt=False``): a kernel that counts them would count each array view of ``vs``.
+
+    Returns ``(i, what, mode, actor, n)``: ``i == hi`` when every env is stepped; else
+    env ``i`` needs the caller: ``what`` M_OPPONENTS, its kernel seats to play; M_GROW,
+    a placements buffer of ``n`` rows (then this again with ``mode``)."""
+    cross, act, unseen = sc.cross, sc.act, sc.unseen
+    while i < hi:
+        if mode == 0:
+            mode, actor = _moves_begin(vs, i, actions[i], resets[i], cross, act, rule_opening)
+            if mode == 0:
+                i += 1
+                continue
+            if _due_roles(vs, i, roles, max_turns):
+                return i, M_OPPONENTS, mode, actor, 0
+        n = _moves_finish(vs, i, cross, ms, unseen, roles, max_turns, actor, mode)
+        if n >= 0:
+            return i, M_GROW, mode, actor, n
+        mode = 0
+        i += 1
+    return hi, 0, 0, 0, 0
+
+
+@njit(nogil=True)
+def moves_plain(vs, lo, hi, actions, resets, specs, roles, max_turns, rule_opening, sc, ms):
+    """Step envs ``lo .. hi-1`` of ``vs`` in the move-list mode (see above), the seats
+    played inside the kernel random or greedy agents (``specs`` float64[N, P,
+    SPEC_COLS]: env ``i``'s seat ``q`` plays ``specs[i, q]``; ``roles`` int8[N, P]).
+    ``resets`` and ``actions`` as for :func:`step_self` (the action: an index into the
+    env's list). Returns ``(ms, moves, values)``: the scratch buffers, perhaps grown."""
+    moves, values = sc.moves, sc.values
+    cross, gen, act = sc.cross, sc.gen, sc.act
+    i, mode, actor = lo, 0, 0
+    while True:
+        i, what, mode, actor, n = _moves_advance(
+            vs, sc, ms, i, hi, actions, resets, roles, max_turns, rule_opening, mode, actor
+        )
+        if i == hi:
+            break
+        if what == M_GROW:
+            ms = _grown(ms, n)
+            continue
+        gm = vs.gmeta[i]
+        while _due_roles(vs, i, roles, max_turns):
+            before = vs.bmeta[i, B_TILES]
+            moves, values = play_turns(
+                specs[i],
+                vs.board[i],
+                cross,
+                vs.anchors[i],
+                vs.bmeta[i],
+                vs.hands[i],
+                vs.bag[i],
+                gm,
+                vs.rng[i],
+                gen,
+                act,
+                moves,
+                values,
+                values,
+                gm[G_TURNS] + 1,
+                True,
+                None,
+                None,
+            )
+            _record(vs, i, act, before)
+    return ms, moves, values
+
+
+@njit(nogil=True)
+def moves_any(vs, lo, hi, actions, resets, specs, roles, max_turns, rule_opening, sc, ms):
+    """:func:`moves_plain` with any built-in agents inside the kernel (each turn through
+    :func:`.agents.take_turn`)."""
+    moves = sc.moves
+    i, mode, actor = lo, 0, 0
+    while True:
+        i, what, mode, actor, n = _moves_advance(
+            vs, sc, ms, i, hi, actions, resets, roles, max_turns, rule_opening, mode, actor
+        )
+        if i == hi:
+            break
+        if what == M_GROW:
+            ms = _grown(ms, n)
+            continue
+        gs = _state(vs, i, sc)
+        while _due_roles(vs, i, roles, max_turns):
+            before = gs.bmeta[B_TILES]
+            moves = take_turn(specs[i, gs.gmeta[G_CURRENT]], gs, moves, sc.agent)
+            _record(vs, i, sc.act, before)
+    return ms, moves, sc.values
+
+
+@njit
+def sample_listed(vs, counter, out):
+    """A uniformly random listed move of each env into ``out`` (int64[N]; 0 when it has
+    none), drawn from (``game_seeds[i]``, ``counter``) as :func:`sample_masked`."""
+    for i in range(vs.nlisted.shape[0]):
+        n = vs.nlisted[i]
+        out[i] = 0
+        if n > 0:
+            out[i] = np.int64(game_seed(vs.game_seeds[i], counter) % np.uint64(n))
+
+
+@njit
+def check_listed(vs, actions, out, active):
+    """:func:`check_actions` for the move lists: the envs with ``active[i]`` (uint8[N])
+    whose game goes on must name a listed move."""
+    first, bad = -1, 0
+    for i in range(actions.shape[0]):
+        a = actions[i]
+        out[i] = 0
+        if vs.pending[i] or not active[i]:
+            continue
+        if a < 0 or a >= vs.nlisted[i] or vs.lmask[i, a] == 0:
             if first < 0:
                 first = i
             bad += 1

@@ -1,5 +1,6 @@
-"""Reinforcement-learning environments: PettingZoo AEC (``env``, ``raw_env``) and a
-single-seat Gymnasium wrapper (``QwirkleGymEnv``). Needs ``pip install 'qwirkle-core[rl]'``.
+"""The PettingZoo AEC environment (``env``, ``raw_env``) and the tile-at-a-time encoding
+that the single-seat Gymnasium environment (:mod:`.gym_env`) and
+:class:`~qwirkle_core.env.VectorEnv` share. Needs ``pip install 'qwirkle-core[rl]'``.
 
 The encoding (observation arrays, actions, rewards) is described in docs/env.md:
 
@@ -21,8 +22,7 @@ The encoding (observation arrays, actions, rewards) is described in docs/env.md:
 from __future__ import annotations
 
 import functools
-from collections.abc import Iterable
-from typing import Any, SupportsFloat
+from typing import Any
 
 import gymnasium
 import numpy as np
@@ -31,7 +31,6 @@ from pettingzoo import AECEnv
 from pettingzoo.utils import wrappers
 
 from .._checks import check_int, check_seed
-from ..batch.players import Player, Seat, check_time_limit, resolve_agents
 from ..cli.play import board_text
 from ..errors import IllegalMoveError
 from ..game.game import MAX_TURNS, Game
@@ -43,7 +42,6 @@ from ..game.tiles import COPIES, NUM_TILE_TYPES, NUM_TILES, tile_code
 __all__ = [
     "MIN_WINDOW",
     "WINDOW",
-    "QwirkleGymEnv",
     "action_count",
     "check_window",
     "env",
@@ -96,12 +94,13 @@ def _window_start(coords: list[int], w: int) -> tuple[int, bool]:
     return min(coords) - REACH - (w - need) // 2, need <= w
 
 
-class _Table:
+class Table:
     """A game plus the tiles put down so far in the current placement, and the
     encoding of observations and actions (shared by both environments)."""
 
-    def __init__(self, rules: Rules, window: int, max_turns: int) -> None:
+    def __init__(self, rules: Rules, window: int, max_turns: int, tiles: bool = True) -> None:
         self.rules, self.window, self.max_turns = rules, window, max_turns
+        self.tiles = tiles  # the tile actions' codes (not needed by the move-list mode)
         self.cells = window * window
         self.done = SLOTS * self.cells
         self.exchange0 = self.done + 1
@@ -137,7 +136,7 @@ class _Table:
             self.planes[tiles // 6, rows - self.r0, cols - self.c0] = 1
             self.planes[6 + tiles % 6, rows - self.r0, cols - self.c0] = 1
         self.hand = g.hand() if not g.is_over else ()
-        if self.fits:
+        if self.fits and self.tiles:
             a = g.legal_move_arrays()
             self.codes = np.where(
                 a.tiles >= 0, ((a.rows - self.r0) * w + (a.cols - self.c0)) * NUM_TILE_TYPES + a.tiles, -1
@@ -149,7 +148,8 @@ class _Table:
 
     @property
     def truncated(self) -> bool:
-        """The game cannot go on in this encoding: past ``max_turns`` or outgrowing the window."""
+        """The game cannot go on in this encoding: past ``max_turns`` or (tile actions)
+        outgrowing the window."""
         return not self.game.is_over and (self.game.turn >= self.max_turns or not self.fits)
 
     def _cell(self, r: int, c: int) -> int:
@@ -383,7 +383,7 @@ def check_window(window: Any) -> int:
     return check_int(window, "window", MIN_WINDOW, WINDOW)
 
 
-def _check_render_mode(mode: Any) -> str | None:
+def check_render_mode(mode: Any) -> str | None:
     if mode is None:
         return None
     if mode not in RENDER_MODES:
@@ -431,8 +431,8 @@ class raw_env(AECEnv):  # type: ignore[misc]  # noqa: N801  (PettingZoo's naming
     ) -> None:
         super().__init__()
         rules = Rules(players=players, opening=opening)
-        self._table = _Table(rules, check_window(window), check_int(max_turns, "max_turns", 1))
-        self.render_mode = _check_render_mode(render_mode)
+        self._table = Table(rules, check_window(window), check_int(max_turns, "max_turns", 1))
+        self.render_mode = check_render_mode(render_mode)
         self.possible_agents = [f"player_{i}" for i in range(players)]
         self.observation_spaces = {a: self._table.observation_space() for a in self.possible_agents}
         self.action_spaces = {a: spaces.Discrete(self._table.n_actions) for a in self.possible_agents}
@@ -540,114 +540,3 @@ def env(**kwargs: Any) -> Any:
     e = raw_env(**kwargs)
     e = wrappers.AssertOutOfBoundsWrapper(e)
     return wrappers.OrderEnforcingWrapper(e)
-
-
-class QwirkleGymEnv(gymnasium.Env[Obs, Any]):  # actions: ints (Discrete samples numpy ints)
-    """One seat of Qwirkle as a single-agent Gymnasium environment; the other seats are
-    played by ``opponents`` (built-in names such as ``"greedy"``, ``package.module:Name``
-    specs or Python agents; one per other seat, so ``len(opponents) + 1`` players).
-
-    Attributes
-    ----------
-    seat
-        the learner's seat (0 by default; the rules decide who opens).
-    time_limit
-        seconds per move allowed to Python opponents (None: no limit).
-    window, opening, max_turns, render_mode
-        as for :class:`raw_env`.
-
-    Notes
-    -----
-    Observations and actions are those of :class:`raw_env` for the learner's seat.
-    ``step`` returns the learner's points as the reward (its rewards add up to its final
-    score). An action outside the mask changes nothing: the same observation comes back
-    with reward 0 and ``info["illegal_action"] = True`` (Gymnasium's checker and many
-    libraries sample without the mask). An opponent that fails raises
-    :class:`~qwirkle_core.AgentFailure`. Raises AgentError/TypeError/ValueError for bad
-    arguments.
-    """
-
-    metadata = {"render_modes": RENDER_MODES, "render_fps": 2}
-
-    def __init__(
-        self,
-        opponents: Iterable[Any] | str = ("greedy",),
-        seat: int = 0,
-        window: int = WINDOW,
-        opening: str = "largest_group",
-        max_turns: int = MAX_TURNS,
-        time_limit: float | None = None,
-        render_mode: str | None = None,
-    ) -> None:
-        players = resolve_agents(opponents)
-        rules = Rules(players=len(players) + 1, opening=opening)
-        self.seat = check_int(seat, "seat", 0, len(players))
-        self.time_limit = check_time_limit(time_limit)
-        self._table = _Table(rules, check_window(window), check_int(max_turns, "max_turns", 1))
-        self.render_mode = _check_render_mode(render_mode)
-        self.observation_space = self._table.observation_space()
-        self.action_space = spaces.Discrete(self._table.n_actions)
-        self._players: dict[int, Player] = dict(zip((q for q in range(rules.players) if q != self.seat), players))
-        self._seats: dict[int, Seat] = {}
-
-    @property
-    def game(self) -> Game:
-        """The :class:`~qwirkle_core.Game` being played (do not change it; read it)."""
-        return self._table.game
-
-    def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> tuple[Obs, dict[str, Any]]:
-        """Deal a new game (from ``seed``, or the next seed of the environment's
-        generator; ``options={"game": g}`` as for :meth:`raw_env.reset`) and let the
-        opponents play until it is the learner's turn. ``info["game_seed"]``: the
-        game's seed."""
-        super().reset(seed=seed)
-        game_seed = check_seed(seed) if seed is not None else int(self.np_random.integers(2**63))
-        self._table.new_game(game_seed, options)
-        self._seats = {q: p.seat(self.game.seed, q) for q, p in self._players.items()}
-        self._opponents_play()
-        return self._table.observe(self.seat), {"game_seed": self.game.seed}
-
-    def _opponents_play(self) -> None:
-        g, table = self.game, self._table
-        while not g.is_over and g.current_player != self.seat and not table.truncated:
-            self._seats[g.current_player].play(g, self.time_limit)
-            table.sync()
-
-    def step(self, action: Any) -> tuple[Obs, SupportsFloat, bool, bool, dict[str, Any]]:
-        """Take ``action`` for the learner, then let the opponents play until it is the
-        learner's turn again: ``(observation, reward, terminated, truncated, info)``."""
-        table = self._table
-        try:
-            table.check_action(action)
-        except IllegalMoveError:
-            return table.observe(self.seat), 0.0, self.game.is_over, table.truncated, {"illegal_action": True}
-        before = self.game.scores[self.seat]
-        committed, _ = table.apply(action)
-        if committed:
-            self._opponents_play()
-        reward = float(self.game.scores[self.seat] - before)
-        return table.observe(self.seat), reward, self.game.is_over, table.truncated, {"illegal_action": False}
-
-    def render(self) -> str | np.ndarray | None:
-        """The board as text (``render_mode="ansi"``) or a picture (``"rgb_array"``)."""
-        if self.render_mode is None:
-            gymnasium.logger.warn("render() called without a render_mode; pass render_mode='ansi' or 'rgb_array'")
-            return None
-        return self._table.render(self.render_mode)
-
-    @property
-    def origin(self) -> tuple[int, int]:
-        """``(row, col)`` of window cell 0 this turn (see :attr:`raw_env.origin`)."""
-        return (self._table.r0, self._table.c0)
-
-    def action_masks(self) -> np.ndarray:
-        """The learner's action mask as bool[n] (the method sb3-contrib's MaskablePPO calls)."""
-        return self._table.mask().astype(bool)
-
-    def encode(self, move: Move | str) -> list[int]:
-        """The actions that play ``move`` for the learner; see docs/env.md."""
-        return self._table.encode(move)
-
-    def describe(self, action: int) -> str:
-        """``action`` in words (for the learner's hand and window)."""
-        return self._table.describe(action)

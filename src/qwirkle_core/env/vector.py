@@ -2,12 +2,14 @@
 
 :class:`VectorEnv` keeps N games in numpy arrays and follows Gymnasium's ``VectorEnv``
 conventions (arrays with a leading axis of N, autoreset mode ``NEXT_STEP``). Its
-observations and actions are those of :class:`~qwirkle_core.env.raw_env` (a policy
-trained on one runs on the other); the built-in opponents play inside the kernel, so a
-step returns when every env's learner is to move again. See docs/env.md.
+observation arrays and tile actions are those of :class:`~qwirkle_core.env.raw_env`
+(a policy trained on one runs on the other), in a flat ``Dict``; with
+``actions="moves"`` an action is an index into a list of whole moves with features
+(:mod:`.movelist`). The built-in opponents play inside the kernel, so a step returns
+when every env's learner is to move again. See docs/env.md.
 
 >>> from qwirkle_core.env import VectorEnv
->>> envs = VectorEnv(256, opponents=["greedy"], window=40)
+>>> envs = VectorEnv(256, opponents=["greedy"], window=40, actions="moves", reward="margin")
 >>> obs, info = envs.reset(seed=1)
 >>> for _ in range(100):
 ...     obs, reward, terminated, truncated, info = envs.step(envs.sample_actions())
@@ -31,19 +33,36 @@ from .._checks import check_int, check_seed
 from .._kernels import vector as _kv
 from .._kernels.agents import bind_leaves, bind_search
 from .._kernels.batch import seeds_for
-from .._kernels.layout import AGENT_IDS
+from .._kernels.layout import AGENT_IDS, G_CURRENT, G_OVER, G_SCORE, G_WINNER
+from .._kernels.movelist import MOVE_ROOM, new_move_scratch
 from ..batch.players import resolve_agents
 from ..errors import AgentError, IllegalMoveError
 from ..game.agents import spec_row
 from ..game.game import MAX_TURNS
 from ..game.rules import Rules
-from .aec import WINDOW, action_count, check_window, observation_space
+from .aec import WINDOW, action_count, check_window
+from .movelist import K_MOVES, flat_observation_space, moves_of
 
-__all__ = ["VectorEnv"]
+__all__ = ["REWARDS", "VectorEnv"]
 
 MIN_ENVS_PER_THREAD = 64  # fewer envs a thread: handing them out costs more than it saves
 _PLAIN = {AGENT_IDS["random"], AGENT_IDS["greedy"]}
 _HEURISTIC = _PLAIN | {AGENT_IDS["heuristic"]}
+REWARDS = {"points": _kv.R_POINTS, "margin": _kv.R_MARGIN, "win": _kv.R_WIN}
+"""The reward options: a seat's reward over an episode sums to its final score, its
+final margin (score minus the best other score) or its outcome (+1 won, 0 tied for the
+best score or truncated, -1 lost)."""
+_OBS_KEYS = ("board", "hand", "scores", "hand_sizes", "bag_size", "unseen")
+
+
+def _mix(x: np.ndarray) -> np.ndarray:
+    """splitmix64's finalizer over a uint64 array (wrapping arithmetic): the pools' draws."""
+    x = x.astype(np.uint64)
+    with np.errstate(over="ignore"):
+        x = (x ^ (x >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
+        x = (x ^ (x >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
+    out: np.ndarray = x ^ (x >> np.uint64(31))
+    return out
 
 
 class VectorEnv(gymnasium.vector.VectorEnv):
@@ -59,28 +78,70 @@ class VectorEnv(gymnasium.vector.VectorEnv):
         side of the board window (as for :class:`~qwirkle_core.env.raw_env`; default 118).
     opponents
         None: every seat is played through :meth:`step` (self-play; the observation
-        and mask are those of the player to move). Else one built-in agent per other
-        seat (``"greedy"``, ``"heuristic"``, ``"mc:playouts=32"``, ...), played inside
-        the kernel; the learner sits in ``seat``.
+        and mask are those of the player to move, ``info["seat"]``). Else one agent per
+        other seat: built-in agents (``"greedy"``, ``"heuristic"``, ``"mc:playouts=32"``,
+        ...) play inside the kernel; with ``actions="moves"`` a seat may also be a
+        batched Python policy (see ``pool``). The learner sits in ``seat``.
     seat
-        the learner's seat with opponents (0 by default).
+        the learner's seat with opponents or a pool (0 by default).
     opening, max_turns
         as for :class:`~qwirkle_core.env.raw_env`.
     threads
         threads stepping ranges of envs (default 1; at most one per 64 envs); the
         results do not depend on it.
     copy
-        True (default): :meth:`reset` and :meth:`step` return new arrays; False: views of
-        the environment's arrays, overwritten by the next call (no copying).
+        False (default): :meth:`reset` and :meth:`step` return views of the
+        environment's arrays, overwritten by the next call (nothing is copied: store
+        them, e.g. in a rollout buffer, before stepping again); True: new arrays.
+    actions
+        ``"tiles"`` (default): an action puts down one tile, ends the placement,
+        exchanges or passes (6 W^2 + 65 actions, the AEC environment's);
+        ``"moves"``: an action is an index into the list of up to ``k`` whole moves
+        of the observation (``move_features``, ``action_mask`` of ``k``).
+    reward
+        ``"points"`` (default), ``"margin"`` or ``"win"`` (see :data:`REWARDS`).
+    k
+        moves listed per observation with ``actions="moves"`` (default 128).
+    pool
+        ``actions="moves"`` only, instead of ``opponents``: the opponents each episode
+        draws from, for each seat but ``seat`` of each env (uniformly, from the env's
+        seed, episode and seat: the same whatever N or the threads): built-in agents (played inside the kernel) and batched Python policies.
+        A batched policy is a callable ``policy(obs, envs) -> actions`` over the batched
+        observation (this env's ``obs`` dict of arrays, observed by the seat it plays)
+        and ``envs`` bool[N] (the envs where it is to move), returning int[N] listed
+        move indices (read where ``envs``); it is called once per step and round of
+        turns on the whole batch, never per env. ``players`` is then required.
+
+    Observations, rewards, infos
+    ----------------------------
+    ``obs``: a non-nested ``Dict`` (:func:`.movelist.flat_observation_space`):
+    ``board`` int8[N, 13, W, W], ``hand`` int8[N, 6, 13], ``scores`` int32[N, P] and
+    ``hand_sizes`` int8[N, P] (the observer first), ``bag_size`` int32[N, 1], ``unseen``
+    int8[N, 36], ``action_mask`` int8[N, A] (A = 6 W^2 + 65, or ``k``), and with
+    ``actions="moves"`` ``move_features`` float32[N, k, FEATURES] (columns
+    :data:`.movelist.FEATURE_NAMES`). :meth:`action_masks` gives the mask as bool.
+
+    ``reward`` float32[N]: the learner's reward (self-play: that of the seat that acted
+    in the step). ``info``: ``seat`` int64[N] the seat observed (to act next);
+    ``rewards`` float32[N, P] each seat's reward in the step, by seat number (each
+    seat's value change since it was last credited: a seat's column summed over the
+    steps of an episode is its final score, margin or outcome; in self-play, seat
+    ``q``'s reward for its move is the sum of ``rewards[:, q]`` from that step to its
+    next move); ``game_seed`` uint64[N]; at the end of an episode (masked by
+    ``_final_scores``) ``final_scores`` int32[N, P] by seat and ``winner`` int64[N]
+    (the seat, -1 a tie, -2 truncated).
 
     Notes
     -----
     Env ``i``'s game of episode ``e`` is ``qwirkle_core.Game(seed=game_seed(game_seed(S,
     i), e))``, ``S`` the seed of the last ``reset(seed=S)``; its opponents draw from that
-    game's agent stream, as in :class:`~qwirkle_core.env.QwirkleGymEnv`. ``info["game_seed"]``
-    holds the seeds. Rewards: the points the acting seat (the learner) scored in the step,
-    going-out bonus included. Autoreset (``NEXT_STEP``): the step after the one that
-    ended an episode ignores that env's action, deals its next game and returns reward 0.
+    game's agent stream, as in :class:`~qwirkle_core.env.QwirkleGymEnv`. Autoreset
+    (``NEXT_STEP``): the step after the one that ended an episode ignores that env's
+    action, deals its next game and returns reward 0 (points an opponent scores in an
+    opening played then are credited at the learner's next step, so the sums above
+    hold). An action outside the mask raises IllegalMoveError (nothing changes). A
+    batched policy's unlisted choice or malformed answer raises AgentError after the
+    learner's actions were applied (the batch is then mid-step: reset it).
     """
 
     metadata = {"autoreset_mode": AutoresetMode.NEXT_STEP, "render_modes": []}
@@ -95,43 +156,83 @@ class VectorEnv(gymnasium.vector.VectorEnv):
         opening: str = "largest_group",
         max_turns: int = MAX_TURNS,
         threads: int = 1,
-        copy: bool = True,
+        copy: bool = False,
+        actions: str = "tiles",
+        reward: str = "points",
+        k: int = K_MOVES,
+        pool: Iterable[Any] | None = None,
     ) -> None:
         self.num_envs = check_int(num_envs, "num_envs", 1)
-        specs = self._opponent_specs(opponents, players)
-        n_players = specs.shape[0]
+        if actions not in ("tiles", "moves"):
+            raise ValueError(f"actions must be 'tiles' or 'moves', not {actions!r:.60}")
+        if reward not in REWARDS:
+            raise ValueError(f"reward must be one of {', '.join(REWARDS)}, not {reward!r:.60}")
+        self.actions = actions
+        self.reward_kind = reward
+        self.k = check_int(k, "k", 1, 4096) if actions == "moves" else 0
+        moves = actions == "moves"
+        if pool is not None and not moves:
+            raise ValueError("pool takes actions='moves'")
+        if pool is not None and opponents is not None:
+            raise ValueError("pass opponents or pool, not both")
+        self._entries: list[tuple[np.ndarray | None, Any]] = []  # (spec row, batched policy)
+        if pool is not None:
+            if players is None:
+                raise ValueError("a pool needs players")
+            n_players = check_int(players, "players", 2, 6)
+            self._entries = self._pool_entries(pool)
+        elif opponents is None:
+            n_players = 2 if players is None else check_int(players, "players", 2, 6)
+        else:
+            self._entries = self._pool_entries(opponents, python=moves)
+            n_players = len(self._entries) + 1
+            if players is not None and check_int(players, "players", 2, 6) != n_players:
+                raise ValueError(f"players={players} but {n_players - 1} opponents make {n_players} seats")
+            if not 2 <= n_players <= 6:
+                raise ValueError(f"1 to 5 opponents make a game of 2 to 6 seats, not {n_players - 1}")
+        self._pooled = pool is not None
         self.rules = Rules(players=n_players, opening=opening)
         self.window = check_window(window)
         self.max_turns = check_int(max_turns, "max_turns", 1)
-        self.learner = -1 if opponents is None else check_int(seat, "seat", 0, n_players - 1)
+        self.self_play = opponents is None and pool is None
+        self.learner = -1 if self.self_play else check_int(seat, "seat", 0, n_players - 1)
         self.threads = check_int(threads, "threads", 1, max(1, os.cpu_count() or 1))
         if not isinstance(copy, bool):
             raise TypeError(f"copy must be True or False, not {copy!r:.60}")
         self.copy = copy
-        self._specs = specs
-        ids = {int(row[0]) for q, row in enumerate(specs) if q != self.learner}
-        self._kernel: Any = (
-            _kv.step_self
-            if opponents is None
-            else _kv.step_plain
-            if ids <= _PLAIN
-            else _kv.step_heuristic
-            if ids <= _HEURISTIC
-            else _kv.step_any
-        )
-        search = self._kernel is _kv.step_any and AGENT_IDS["search"] in ids
+        builtin = [row for row, _ in self._entries if row is not None]
+        ids = {int(row[0]) for row in builtin}
+        search = AGENT_IDS["search"] in ids
+        if moves:
+            self._kernel: Any = _kv.moves_plain if ids <= _PLAIN else _kv.moves_any
+            search = search and self._kernel is _kv.moves_any
+        else:
+            specs = np.stack([spec_row("greedy")] * n_players) if self.self_play else np.stack([builtin[0], *builtin])
+            self._specs = specs
+            self._kernel = (
+                _kv.step_self
+                if self.self_play
+                else _kv.step_plain
+                if ids <= _PLAIN
+                else _kv.step_heuristic
+                if ids <= _HEURISTIC
+                else _kv.step_any
+            )
+            search = self._kernel is _kv.step_any and search
         if search:
             bind_search()
         if AGENT_IDS["static"] in ids:
             bind_leaves()
-        self.n_actions = action_count(self.window)
-        self.single_observation_space = observation_space(n_players, self.window)
+        self.n_actions = self.k if moves else action_count(self.window)
+        self.single_observation_space = flat_observation_space(n_players, self.window, actions, max(self.k, 1))
         self.single_action_space = spaces.Discrete(self.n_actions)
         self.action_space = batch_space(self.single_action_space, self.num_envs)
-        self._state = _kv.new_vec_state(self.num_envs, n_players, self.window)
+        self._state = _kv.new_vec_state(self.num_envs, n_players, self.window, self.k, REWARDS[reward])
         workers = max(1, min(self.threads, self.num_envs // MIN_ENVS_PER_THREAD))
         self._scratch = [_kv.new_scratch(search, self.window) for _ in range(workers)]
-        _kv.bind_advance(self._state, self._scratch[0])
+        self._mscratch = [new_move_scratch(MOVE_ROOM) for _ in range(workers)] if moves else []
+        if not moves:
+            _kv.bind_advance(self._state, self._scratch[0])
         bounds = np.linspace(0, self.num_envs, workers + 1).astype(np.int64)
         self._ranges = [(int(lo), int(hi)) for lo, hi in zip(bounds[:-1], bounds[1:])]
         self._pool = ThreadPoolExecutor(workers) if workers > 1 else None
@@ -139,25 +240,56 @@ class VectorEnv(gymnasium.vector.VectorEnv):
         self._draws = 0
         self._resets = np.zeros(self.num_envs, np.uint8)
         self._actions = np.zeros(self.num_envs, np.int64)
+        self._active = np.ones(self.num_envs, np.uint8)
         self._np_random_seed: int | None = None
+        # actions="moves": who plays each seat of each env (the pool's entry, -1 the learner)
+        self._roles = np.full((self.num_envs, n_players), _kv.ROLE_LEARNER, np.int8)
+        self._seat_entry = np.full((self.num_envs, n_players), -1, np.int64)
+        self._seat_specs = np.zeros((self.num_envs, n_players, len(spec_row("greedy"))), np.float64)
+        if moves and not self.self_play and not self._pooled:
+            others = [q for q in range(n_players) if q != self.learner]
+            for j, q in enumerate(others):
+                self._seat_entry[:, q] = j
+            self._assign(np.ones(self.num_envs, bool))
 
     @staticmethod
-    def _opponent_specs(opponents: Any, players: Any) -> np.ndarray:
-        """float64[P, SPEC_COLS]: a spec row per seat (the learner's row is unused)."""
-        if opponents is None:
-            n = 2 if players is None else check_int(players, "players", 2, 6)
-            return np.stack([spec_row("greedy")] * n)
-        resolved = resolve_agents(opponents)
-        python = [p.label for p in resolved if p.spec is None]
-        if python:
-            raise AgentError(f"VectorEnv plays built-in opponents only, not {', '.join(python)}")
-        n = len(resolved) + 1
-        if players is not None and check_int(players, "players", 2, 6) != n:
-            raise ValueError(f"players={players} but {len(resolved)} opponents make {n} seats")
-        if not 2 <= n <= 6:
-            raise ValueError(f"1 to 5 opponents make a game of 2 to 6 seats, not {len(resolved)}")
-        rows = [p.spec.row() for p in resolved if p.spec is not None]
-        return np.stack([rows[0], *rows])
+    def _pool_entries(agents: Any, python: bool = True) -> list[tuple[np.ndarray | None, Any]]:
+        """(spec row, None) per built-in agent, (None, policy) per batched policy."""
+        items: list[Any] = agents.split(",") if isinstance(agents, str) else list(agents)
+        if not items:
+            raise AgentError("no opponents given")
+        out: list[tuple[np.ndarray | None, Any]] = []
+        for item in items:
+            if python and callable(item) and not isinstance(item, (str, type)):
+                out.append((None, item))
+                continue
+            (player,) = resolve_agents([item])
+            if player.spec is None:
+                how = "with actions='moves' as a batched policy" if not python else "as a batched policy callable"
+                raise AgentError(f"VectorEnv plays built-in opponents, or {how}; not {player.label}")
+            out.append((player.spec.row(), None))
+        return out
+
+    def _assign(self, envs: np.ndarray) -> None:
+        """Set the roles and agent specs of the seats of ``envs`` (bool[N]) from their
+        pool entries; with a pool, draw the entries first for their next game."""
+        s = self._state
+        idx = np.flatnonzero(envs)
+        if idx.size == 0:
+            return
+        if self._pooled:
+            nxt = s.episodes[idx] + np.where(s.pending[idx] == 1, np.uint64(1), np.uint64(0))
+            for q in range(self._roles.shape[1]):
+                if q == self.learner:
+                    continue
+                draw = _mix(s.seeds[idx] ^ _mix(nxt * np.uint64(8) + np.uint64(q)))
+                self._seat_entry[idx, q] = (draw % np.uint64(len(self._entries))).astype(np.int64)
+        for j, (row, _) in enumerate(self._entries):
+            hit = self._seat_entry[idx] == j
+            rows, seats = np.nonzero(hit)
+            self._roles[idx[rows], seats] = _kv.ROLE_KERNEL if row is not None else _kv.ROLE_POLICY
+            if row is not None:
+                self._seat_specs[idx[rows], seats] = row
 
     @functools.cached_property
     def observation_space(self) -> spaces.Space[Any]:  # type: ignore[override]
@@ -179,33 +311,56 @@ class VectorEnv(gymnasium.vector.VectorEnv):
 
     def _observation(self) -> dict[str, Any]:
         s = self._state
-        return {
-            "observation": {
-                "board": self._out(s.planes),
-                "hand": self._out(s.hand),
-                "scores": self._out(s.scores),
-                "hand_sizes": self._out(s.hand_sizes),
-                "bag_size": self._out(s.bag_size),
-                "unseen": self._out(s.unseen),
-            },
-            "action_mask": self._out(s.mask),
+        obs = {
+            "board": self._out(s.planes),
+            "hand": self._out(s.hand),
+            "scores": self._out(s.scores),
+            "hand_sizes": self._out(s.hand_sizes),
+            "bag_size": self._out(s.bag_size),
+            "unseen": self._out(s.unseen),
         }
+        if self.actions == "moves":
+            obs["move_features"] = self._out(s.feats)
+            obs["action_mask"] = self._out(s.lmask)
+        else:
+            obs["action_mask"] = self._out(s.mask)
+        return obs
 
     def _info(self) -> dict[str, Any]:
         s = self._state
         every = np.ones(self.num_envs, bool)
-        return {
+        ended = s.pending.astype(bool)
+        info: dict[str, Any] = {
             "game_seed": s.game_seeds.copy(),
             "_game_seed": every,
             "seat": s.observer.copy(),
             "_seat": every,
-            "rewards": s.rewards.copy(),
+            "rewards": s.rewards.astype(np.float32),
             "_rewards": every,
         }
+        if ended.any():
+            players = s.scores.shape[1]
+            info["final_scores"] = s.gmeta[:, G_SCORE : G_SCORE + players].astype(np.int32)
+            info["_final_scores"] = ended
+            info["winner"] = np.where(s.gmeta[:, G_OVER] != 0, s.gmeta[:, G_WINNER], -2)
+            info["_winner"] = ended
+        return info
+
+    def action_masks(self) -> np.ndarray:
+        """bool[N, A]: the legal actions of each env now (sb3-contrib's convention; a
+        new array)."""
+        s = self._state
+        mask: np.ndarray = s.lmask if self.actions == "moves" else s.mask
+        return mask.astype(bool)
 
     def _run(self, resets: np.ndarray, actions: np.ndarray) -> None:
+        moves = self.actions == "moves"
+
         def part(t: int) -> Any:
             lo, hi = self._ranges[t]
+            if moves:
+                roles = (resets, self._seat_specs, self._roles, self.max_turns, self.rules.opening_code)
+                return self._kernel(self._state, lo, hi, actions, *roles, self._scratch[t], self._mscratch[t])
             args = (resets, self._specs, self.learner, self.max_turns, self.rules.opening_code)
             return self._kernel(self._state, lo, hi, actions, *args, self._scratch[t])
 
@@ -213,10 +368,65 @@ class VectorEnv(gymnasium.vector.VectorEnv):
             grown = [part(0)]
         else:
             grown = list(self._pool.map(part, range(len(self._ranges))))
-        for t, (moves, values, rmoves) in enumerate(grown):
+        for t, out in enumerate(grown):
             sc = self._scratch[t]
-            if moves.shape != sc.moves.shape or rmoves.shape != sc.rmoves.shape or values.shape != sc.values.shape:
-                self._scratch[t] = _kv.Scratch(sc.cross, moves, values, rmoves, *sc[4:])
+            if moves:
+                ms, mv, values = out
+                self._mscratch[t] = ms
+                if mv.shape != sc.moves.shape or values.shape != sc.values.shape:
+                    self._scratch[t] = _kv.Scratch(sc.cross, mv, values, *sc[3:])
+                continue
+            mv, values, rmoves = out
+            if mv.shape != sc.moves.shape or rmoves.shape != sc.rmoves.shape or values.shape != sc.values.shape:
+                self._scratch[t] = _kv.Scratch(sc.cross, mv, values, rmoves, *sc[4:])
+
+    def _run_moves(self, resets: np.ndarray, actions: np.ndarray) -> None:
+        """A step in the move-list mode: the kernel, then the rounds of the batched
+        policies' turns (each policy called once a round on the whole batch) until a
+        learner seat is to move (or the game ended) in every env."""
+        s = self._state
+        s.rewards[:] = 0
+        dealt = (resets == 1) | ((resets == 0) & (s.pending == 1))
+        if self._pooled:
+            self._assign(dealt)
+        self._run(resets, actions)
+        policies = [(j, f) for j, (row, f) in enumerate(self._entries) if row is None]
+        if not policies:
+            return
+        self._policy_rounds(policies)
+        # a policy's move in the step that dealt a game is credited at the learner's
+        # first step, as the kernel seats' are (unless the game already ended)
+        undo = dealt & (s.pending == 0)
+        s.credit[undo] = 0
+        s.rewards[undo] = 0
+
+    def _policy_rounds(self, policies: list[tuple[int, Any]]) -> None:
+        """Play the batched policies' turns, a round at a time, until no env has a
+        policy's seat to move."""
+        s = self._state
+        keep = np.full(self.num_envs, _kv.KEEP, np.uint8)
+        rows = np.arange(self.num_envs)
+        while True:
+            current = s.gmeta[:, G_CURRENT]
+            entry = self._seat_entry[rows, current]
+            due = (self._roles[rows, current] == _kv.ROLE_POLICY) & (s.pending == 0)
+            if not due.any():
+                return
+            todo = np.zeros(self.num_envs, np.int64)
+            obs = self._observation()
+            for j, policy in policies:
+                mine = due & (entry == j)
+                if mine.any():
+                    chosen = np.asarray(policy(obs, mine))
+                    if chosen.shape != (self.num_envs,) or not np.issubdtype(chosen.dtype, np.integer):
+                        raise AgentError(
+                            f"a batched policy must return int[{self.num_envs}], not {chosen.dtype} {chosen.shape}"
+                        )
+                    todo[mine] = chosen[mine]
+            first, bad = _kv.check_listed(s, todo, self._actions, due.astype(np.uint8))
+            if first >= 0:
+                raise AgentError(f"a batched policy chose move {int(todo[first])} of env {first}, not listed")
+            self._run(np.where(due, 0, keep).astype(np.uint8), self._actions)
 
     # -- the Gymnasium API ---------------------------------------------------------------
 
@@ -246,13 +456,18 @@ class VectorEnv(gymnasium.vector.VectorEnv):
                 raise ValueError("reset(seed=...) reseeds every env: pass seed or reset_mask, not both")
             s.seeds[:] = seeds_for(np.uint64(base), 0, self.num_envs)
             s.episodes[:] = 0
+            s.pending[:] = 0
             self._np_random_seed = base
             resets = np.ones(self.num_envs, np.uint8)
         else:
             resets = np.ones(self.num_envs, np.uint8) if mask is None else np.where(mask, 1, _kv.KEEP).astype(np.uint8)
             s.episodes[resets == 1] += np.uint64(1)
+            s.pending[resets == 1] = 0
         self._started = True
-        self._run(resets, self._actions)
+        if self.actions == "moves":
+            self._run_moves(resets, self._actions)
+        else:
+            self._run(resets, self._actions)
         return self._observation(), self._info()
 
     def step(self, actions: Any) -> tuple[dict[str, Any], np.ndarray, np.ndarray, np.ndarray, dict[str, Any]]:
@@ -266,11 +481,17 @@ class VectorEnv(gymnasium.vector.VectorEnv):
             raise RuntimeError("call reset() before step()")
         a = self._check_actions(actions)
         self._resets[:] = 0
-        self._run(self._resets, a)
         s = self._state
+        if self.actions == "moves":
+            acting = s.observer.copy()
+            self._run_moves(self._resets, a)
+            reward = s.rewards[np.arange(self.num_envs), acting if self.self_play else self.learner].astype(np.float32)
+        else:
+            self._run(self._resets, a)
+            reward = s.reward.copy() if self.copy else s.reward
         return (
             self._observation(),
-            s.reward.copy() if self.copy else s.reward,
+            reward,
             self._out(s.terminated),
             self._out(s.truncated),
             self._info(),
@@ -282,7 +503,11 @@ class VectorEnv(gymnasium.vector.VectorEnv):
             raise ValueError(f"actions must have shape ({self.num_envs},), not {a.shape}")
         if a.dtype == bool or not np.issubdtype(a.dtype, np.integer):
             raise TypeError(f"actions must be integers, not {a.dtype}")
-        first, bad = _kv.check_actions(self._state, np.ascontiguousarray(a, np.int64), self._actions)
+        a64 = np.ascontiguousarray(a, np.int64)
+        if self.actions == "moves":
+            first, bad = _kv.check_listed(self._state, a64, self._actions, self._active)
+        else:
+            first, bad = _kv.check_actions(self._state, a64, self._actions)
         if first >= 0:
             more = f" (and {bad - 1} more envs)" if bad > 1 else ""
             inside = 0 <= a[first] < self.n_actions
@@ -296,6 +521,12 @@ class VectorEnv(gymnasium.vector.VectorEnv):
         entries, ascending; the rest -1), ``counts`` int64[N], K the largest count now.
         The same actions as the ones of the mask."""
         s = self._state
+        if self.actions == "moves":
+            counts = s.nlisted.copy()
+            k = int(counts.max(initial=0))
+            actions = np.broadcast_to(np.arange(k), (self.num_envs, k)).copy()
+            actions[actions >= counts[:, None]] = -1
+            return actions, counts
         counts = s.nlegal.copy()
         k = int(counts.max(initial=0))
         if k <= s.legal.shape[1]:
@@ -315,9 +546,22 @@ class VectorEnv(gymnasium.vector.VectorEnv):
         be reset), from the env's game seed and a call counter: the same draws whatever
         N or the threads."""
         out = np.empty(self.num_envs, np.int64)
-        _kv.sample_masked(self._state, self._draws, out)
+        if self.actions == "moves":
+            _kv.sample_listed(self._state, self._draws, out)
+        else:
+            _kv.sample_masked(self._state, self._draws, out)
         self._draws += 1
         return out
+
+    def listed_moves(self, i: int) -> list[Any]:
+        """Env ``i``'s listed moves as :class:`~qwirkle_core.Move` (``actions="moves"``;
+        entry ``j`` is action ``j``), for display and tests."""
+        if self.actions != "moves":
+            raise ValueError("listed_moves needs actions='moves'")
+        i = check_int(i, "i", 0, self.num_envs - 1)
+        s = self._state
+        n = int(s.nlisted[i])
+        return moves_of(s.bmeta[i], s.lmoves[i, :n], s.lkind[i, :n])
 
     def close_extras(self, **kwargs: Any) -> None:
         """Stop the worker threads."""

@@ -1,0 +1,147 @@
+"""Stable-Baselines3 and sb3-contrib on the environments, as a user runs them: MaskablePPO
+trains on ``gymnasium.make("qwirkle_core/Qwirkle-v0", ...)`` and on
+``qwirkle_core.env.sb3.make_vec_env(...)`` with no wrapper of ours, the SB3 VecEnv's
+same-step autoreset against the VectorEnv's games, and the trained-policy agent in a
+tournament. Real libraries (the [rl-train] extra), no mocks; skipped without them."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+pytest.importorskip("gymnasium")
+sb3_contrib = pytest.importorskip("sb3_contrib")
+torch = pytest.importorskip("torch")
+
+import gymnasium  # noqa: E402
+from sb3_contrib import MaskablePPO  # noqa: E402
+from sb3_contrib.common.maskable.utils import get_action_masks, is_masking_supported  # noqa: E402
+from stable_baselines3.common.callbacks import BaseCallback  # noqa: E402
+from stable_baselines3.common.env_checker import check_env as sb3_check_env  # noqa: E402
+from stable_baselines3.common.vec_env import VecEnv  # noqa: E402
+
+import qwirkle_core as qc  # noqa: E402
+from qwirkle_core.env import ENV_ID, VectorEnv  # noqa: E402
+from qwirkle_core.env.baselines import PolicyAgent, initial_policy, write_policy  # noqa: E402
+from qwirkle_core.env.sb3 import QwirkleVecEnv, make_vec_env  # noqa: E402
+
+
+class Infos(BaseCallback):
+    """Counts the steps, the finished episodes and any illegal action seen in the infos."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.steps = self.episodes = self.illegal = 0
+        self.outcomes: list[int] = []
+
+    def _on_step(self) -> bool:
+        for info, done in zip(self.locals["infos"], self.locals["dones"]):
+            self.steps += 1
+            self.illegal += bool(info.get("illegal_action", False))
+            if done:
+                self.episodes += 1
+                if "outcome" in info:
+                    self.outcomes.append(int(info["outcome"]))
+        return True
+
+
+def params_of(model) -> np.ndarray:
+    return torch.cat([p.detach().flatten() for p in model.policy.parameters()]).numpy().copy()
+
+
+def test_maskable_ppo_trains_on_the_registered_env_in_both_action_modes():
+    for kwargs, steps in (
+        (dict(actions="moves", reward="margin"), 512),
+        (dict(window=16, reward="win", max_turns=40), 512),
+    ):
+        env = gymnasium.make(ENV_ID, opponents=("greedy",), **kwargs)
+        assert is_masking_supported(env)
+        sb3_check_env(env.unwrapped, warn=False)
+        model = MaskablePPO("MultiInputPolicy", env, n_steps=256, batch_size=64, n_epochs=2, seed=0, device="cpu")
+        before = params_of(model)
+        seen = Infos()
+        model.learn(steps, callback=seen)
+        assert model.num_timesteps >= steps and seen.steps >= steps
+        assert seen.illegal == 0 and seen.episodes >= 1
+        assert not np.allclose(before, params_of(model))
+        obs, _ = env.reset(seed=5)
+        for _ in range(50):  # the trained policy's masked choices are legal
+            action, _ = model.predict(obs, action_masks=env.unwrapped.action_masks(), deterministic=True)
+            assert env.unwrapped.action_masks()[int(action)]
+            obs, _, term, trunc, info = env.step(int(action))
+            assert not info["illegal_action"]
+            if term or trunc:
+                break
+
+
+def test_maskable_ppo_trains_on_make_vec_env():
+    # the move-list mode (the tile mode's SB3 plumbing is the same; the test below steps it)
+    actions = "moves"
+    venv = make_vec_env(8, opponents=["greedy"], window=16, actions=actions, reward="margin")
+    assert isinstance(venv, VecEnv) and is_masking_supported(venv)
+    model = MaskablePPO("MultiInputPolicy", venv, n_steps=128, batch_size=256, n_epochs=2, seed=0, device="cpu")
+    before = params_of(model)
+    seen = Infos()
+    model.learn(2048, callback=seen)
+    assert model.num_timesteps >= 2048 and seen.episodes > 0
+    assert not np.allclose(before, params_of(model))
+    assert get_action_masks(venv).shape == (8, 128 if actions == "moves" else 6 * 16 * 16 + 65)
+    venv.close()
+
+
+def test_the_vec_env_resets_in_the_same_step_and_episodes_add_up():
+    """Masked random play through QwirkleVecEnv against the VectorEnv's games: each
+    episode's rewards add up to the learner's final score in terminal_observation, the
+    step after a reset is a real move of the new game (its seed does not change again),
+    and seeding deals VectorEnv.reset(seed=...)'s games."""
+    n = 16
+    venv = QwirkleVecEnv(n, opponents=["greedy"], window=40)
+    reference = VectorEnv(n, opponents=["greedy"], window=40)
+    venv.seed(7)
+    obs = venv.reset()
+    ref_obs, ref_info = reference.reset(seed=7)
+    np.testing.assert_array_equal(obs["board"], ref_obs["board"])
+    assert [i["game_seed"] for i in venv.reset_infos] == list(ref_info["game_seed"])
+    assert set(obs) == set(venv.observation_space.spaces) and venv.observation_space.contains(
+        {k: v[0] for k, v in obs.items()}
+    )
+    rng = np.random.default_rng(1)
+    totals, seeds, episodes, just_reset = np.zeros(n), [i["game_seed"] for i in venv.reset_infos], 0, np.zeros(n, bool)
+    for _ in range(1500):
+        masks = np.stack(venv.env_method("action_masks"))
+        np.testing.assert_array_equal(masks, obs["action_mask"].astype(bool))
+        actions = np.array([rng.choice(np.flatnonzero(m)) for m in masks])
+        obs, reward, done, infos = venv.step(actions)
+        totals += reward
+        for i in range(n):
+            if just_reset[i]:  # the first step of a new game plays it: no second reset
+                assert infos[i]["game_seed"] == seeds[i]
+            if done[i]:
+                last = infos[i]["terminal_observation"]
+                assert not infos[i]["TimeLimit.truncated"]
+                assert totals[i] == last["scores"][0], (totals[i], last["scores"])
+                assert venv.reset_infos[i]["game_seed"] != seeds[i]
+                seeds[i] = venv.reset_infos[i]["game_seed"]
+                totals[i] = 0
+                episodes += 1
+            else:
+                assert infos[i]["game_seed"] == seeds[i]
+        just_reset = done
+    assert episodes >= n
+    assert venv.has_attr("window") and venv.get_attr("window", [0, 3]) == [40, 40]
+    assert not venv.has_attr("no_such_thing")
+    with pytest.raises(qc.IllegalMoveError):
+        venv.step(np.full(n, 6 * 40 * 40 + 64))  # the pass is never legal with placements left
+    with pytest.raises(ValueError, match="copy=True"):
+        QwirkleVecEnv(2, opponents=["greedy"], copy=False)
+    venv.close()
+
+
+def test_a_policy_file_plays_as_a_python_agent(tmp_path):
+    path = tmp_path / "policy.npz"
+    write_policy(path, initial_policy(seed=3))
+    agent = PolicyAgent(path)
+    record = qc.play_game((agent, "greedy"), seed=2)
+    assert record.final_scores[0] > 0
+    result = qc.tournament([agent, "greedy"], games=4, seed=1, threads=1)
+    assert not result.failures
