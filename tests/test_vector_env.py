@@ -26,7 +26,8 @@ def _flat(obs: dict, i: int) -> dict[str, np.ndarray]:
 
 
 def _same(vec: dict[str, np.ndarray], one: dict, where: str) -> None:
-    one = {**one["observation"], "action_mask": one["action_mask"]}
+    if "observation" in one:  # raw_env's nested observation; QwirkleGymEnv's is flat already
+        one = {**one["observation"], "action_mask": one["action_mask"]}
     for key, value in one.items():
         np.testing.assert_array_equal(vec[key], value, err_msg=f"{where}: {key}")
 
