@@ -471,7 +471,9 @@ def test_cli_tournament_on_local_workers(capsys: pytest.CaptureFixture[str]) -> 
     text = capsys.readouterr().out
     here = tournament("greedy,random", games=40, seed=3, timing_games=1, timing_seconds=0.0)
     m = here.matches[0]
-    assert f"{m.wins}-{m.losses}-{m.ties}" in text
+    low, high = m.interval()
+    assert f"{m.win_rate:.1%} [{100 * low:.1f}, {100 * high:.1f}]" in text  # the same games as here
+    assert f"{m.margin.mean():+.1f} ±" in text
 
 
 @pytest.mark.parametrize(
