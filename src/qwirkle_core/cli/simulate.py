@@ -172,12 +172,12 @@ def print_summary(result: SimulationResult, console: Console) -> None:
         if result.resumed:
             console.print(f"{result.resumed:,} games were already in the part files (resumed)")
         console.print(
-            f"{result.games - result.resumed:,} games in {result.elapsed:.1f} s ({result.games_per_second:,.0f} games/s) on {result.workers} workers\n"
-            f"({result.threads} worker threads; kernels ready in {result.compile_seconds:.1f} s)"
+            f"{result.games - result.resumed:,} games in {result.elapsed:.1f} s ({result.games_per_second:,.0f} games/s) on {plural(result.workers, 'worker')}\n"
+            f"({plural(result.threads, 'worker thread')}; kernels ready in {result.compile_seconds:.1f} s)"
         )
     else:
         console.print(
-            f"{result.games:,} games in {result.elapsed:.1f} s ({result.games_per_second:,.0f} games/s, {result.threads} threads)"
+            f"{result.games:,} games in {result.elapsed:.1f} s ({result.games_per_second:,.0f} games/s, {plural(result.threads, 'thread')})"
         )
 
 
