@@ -124,6 +124,22 @@ def test_a_first_simulate_says_so_once_on_stderr_from_an_empty_cache(tmp_path: P
     assert again.returncode == 0 and "compiling" not in again.stderr  # cached: nothing to say
 
 
+@pytest.mark.slow
+def test_a_first_learn_says_so_once_from_an_empty_cache(tmp_path: Path) -> None:
+    """``qc.learn``'s self-play kernels (an empty cache): one notice for the whole call,
+    none for the second call in the same process."""
+    script = (
+        "from qwirkle_core.batch.learn import learn\n"
+        "for _ in range(2):\n    learn(seed=1, games=4, iterations=1, threads=1)\nprint('done')\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", script], env=_fresh_env(tmp_path, "cache"), capture_output=True, text=True, timeout=600
+    )
+    assert done.returncode == 0, done.stderr
+    lines = [line for line in done.stderr.splitlines() if "qwirkle-core: compiling" in line]
+    assert lines == ["qwirkle-core: compiling the self-play learning kernels, about 18 s; cached afterwards"]
+
+
 def test_the_command_line_piped_prints_the_notice_and_plain_progress(tmp_path: Path) -> None:
     """stdout not a terminal: the notice once (on stdout with the progress, not again
     on stderr) and plain progress lines with the rate; the kernels are cached by the
