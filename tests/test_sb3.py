@@ -130,8 +130,21 @@ def test_the_vec_env_resets_in_the_same_step_and_episodes_add_up():
     assert episodes >= n
     assert venv.has_attr("window") and venv.get_attr("window", [0, 3]) == [40, 40]
     assert not venv.has_attr("no_such_thing")
-    with pytest.raises(qc.IllegalMoveError):
-        venv.step(np.full(n, 6 * 40 * 40 + 64))  # the pass is never legal with placements left
+    # an illegal action (the pass, never legal with placements left) in env 2 only:
+    # that env is left as it was, not done, reward 0, flagged; the others step
+    masks = np.stack(venv.env_method("action_masks"))
+    actions = np.array([rng.choice(np.flatnonzero(m)) for m in masks])
+    actions[2] = 6 * 40 * 40 + 64
+    assert not masks[2, actions[2]]
+    before = {k: v[2].copy() for k, v in obs.items()}
+    seeds_before = [i["game_seed"] for i in infos]
+    after, reward, done, infos = venv.step(actions)
+    assert [bool(i["illegal_action"]) for i in infos] == [i == 2 for i in range(n)]
+    assert reward[2] == 0 and not done[2] and infos[2]["game_seed"] == seeds_before[2]
+    assert (infos[2]["rewards"] == 0).all()
+    for key, value in before.items():
+        np.testing.assert_array_equal(after[key][2], value, err_msg=key)
+    assert any(not np.array_equal(after["board"][i], obs["board"][i]) or done[i] for i in range(n) if i != 2)
     with pytest.raises(ValueError, match="copy=True"):
         QwirkleVecEnv(2, opponents=["greedy"], copy=False)
     venv.close()

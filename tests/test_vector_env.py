@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 pytest.importorskip("gymnasium")
 
 import naive  # noqa: E402
-from qwirkle_core import IllegalMoveError  # noqa: E402
+from qwirkle_core._kernels.layout import M_CELL, M_N, M_TILE  # noqa: E402
 from qwirkle_core._kernels.vector import TURN_MOVES  # noqa: E402
 from qwirkle_core.env import QwirkleGymEnv, VectorEnv, raw_env  # noqa: E402
 
@@ -204,25 +204,185 @@ def test_masks_equal_the_naive_placements() -> None:
     assert checked > 800
 
 
-def test_illegal_action_names_the_env_and_changes_nothing() -> None:
-    envs = VectorEnv(5, players=2, window=40)
-    obs, _ = envs.reset(seed=1)
-    actions = envs.sample_actions()
-    bad = actions.copy()
-    bad[3] = int(np.flatnonzero(obs["action_mask"][3] == 0)[0])
-    before = [a.copy() for a in envs.state]
-    with pytest.raises(IllegalMoveError, match="env 3: action"):
-        envs.step(bad)
-    bad[3] = envs.n_actions
-    with pytest.raises(IllegalMoveError, match="env 3: action .* outside"):
-        envs.step(bad)
-    for a, b in zip(before, envs.state):
-        np.testing.assert_array_equal(a, b)
-    with pytest.raises(ValueError, match="shape"):
-        envs.step(actions[:4])
-    with pytest.raises(TypeError, match="integers"):
-        envs.step(actions.astype(float))
-    envs.step(actions)  # the legal actions still go through
+_OUTPUTS = ("reward", "rewards", "terminated", "truncated")  # a step's outputs in the state
+
+
+def _rows(envs: VectorEnv, i: int) -> dict[str, np.ndarray]:
+    """Env ``i``'s row of every per-env array of the state (copies). The columns of the
+    placements past a move's tiles are zeroed: they are not read, and hold what the
+    thread's scratch held (another env's moves) when the list was copied from it."""
+    out = {k: np.array(v[i]) for k, v in envs.state._asdict().items() if k != "config"}
+    for key in ("moves", "lmoves"):
+        rows = out[key]
+        unused = np.arange(M_TILE - M_CELL) >= rows[:, M_N, None]
+        rows[:, M_CELL:M_TILE][unused] = 0
+        rows[:, M_TILE : 2 * M_TILE - M_CELL][unused] = 0
+    return out
+
+
+def _obs_row(obs: dict, i: int) -> dict[str, np.ndarray]:
+    return {k: np.array(v[i]) for k, v in obs.items()}
+
+
+def _same_rows(a: dict, b: dict, where: str, skip: tuple[str, ...] = ()) -> None:
+    assert a.keys() == b.keys()
+    for key in a:
+        if key not in skip:
+            np.testing.assert_array_equal(a[key], b[key], err_msg=f"{where}: {key}")
+
+
+ILLEGAL_SETUPS = {
+    "tiles, self-play": dict(players=2, window=40),
+    "tiles, greedy": dict(opponents=["greedy"], window=40),
+    "moves, self-play": dict(players=3, window=40, actions="moves", reward="margin"),
+    "moves, greedy": dict(opponents=["greedy"], window=40, actions="moves", reward="margin"),
+}
+
+
+@pytest.mark.parametrize("setup", list(ILLEGAL_SETUPS))
+def test_an_illegal_action_leaves_its_env_as_it_was_and_the_others_step(setup: str) -> None:
+    """Two envs get an illegal action (outside the mask; out of range) in a step; a
+    second VectorEnv of the same seed steps only legal ones. The illegal envs' game,
+    observation and mask are exactly as before (reward 0, neither flag, flagged in the
+    info); the others are exactly the reference's. At the next step the refused envs
+    take the reference's action: they are then where the reference's were, one step
+    late."""
+    kw = ILLEGAL_SETUPS[setup]
+    n = 6
+    envs, ref = VectorEnv(n, **kw), VectorEnv(n, **kw)
+    obs, _ = envs.reset(seed=4)
+    ref.reset(seed=4)
+    moves = kw.get("actions") == "moves"
+    for t in range(12):
+        actions = envs.sample_actions()
+        assert (actions == ref.sample_actions()).all()
+        live = np.flatnonzero(envs.state.pending == 0)
+        masked = [int(q) for q in live if (obs["action_mask"][q] == 0).any()]  # room for an illegal one
+        if t < 3 or live.size < 3 or not masked:
+            obs, *_ = envs.step(actions)
+            ref.step(actions)
+            continue
+        i = masked[0]
+        j = int(live[live != i][0])
+        mask = obs["action_mask"][i]
+        bad = actions.copy()
+        bad[i] = int(np.flatnonzero(mask == 0)[-1])  # in range, outside the mask
+        bad[j] = [-1, envs.n_actions, 2**62][t % 3]  # out of range
+        before = {q: (_rows(envs, q), _obs_row(obs, q), envs.action_masks()[q]) for q in (i, j)}
+        if moves:
+            listed = {q: envs.listed_moves(q) for q in (i, j)}
+        obs, reward, term, trunc, info = envs.step(bad)
+        r_obs, r_reward, r_term, r_trunc, r_info = ref.step(actions)
+        assert info["illegal_action"].dtype == bool and info["_illegal_action"].all()
+        np.testing.assert_array_equal(info["illegal_action"], np.isin(np.arange(n), [i, j]))
+        for q in (i, j):
+            state, seen, legal = before[q]
+            _same_rows(_rows(envs, q), state, f"{setup}: env {q}", skip=("reward", "rewards"))
+            _same_rows(_obs_row(obs, q), seen, f"{setup}: env {q}'s observation")
+            np.testing.assert_array_equal(envs.action_masks()[q], legal)
+            assert reward[q] == 0 and not term[q] and not trunc[q]
+            assert (info["rewards"][q] == 0).all() and (envs.state.rewards[q] == 0).all()
+            assert info["game_seed"][q] == state["game_seeds"] and info["seat"][q] == state["observer"]
+            if moves:
+                assert envs.listed_moves(q) == listed[q]
+        others = [q for q in range(n) if q not in (i, j)]
+        for q in others:
+            _same_rows(_rows(envs, q), _rows(ref, q), f"{setup}: env {q}")
+            _same_rows(_obs_row(obs, q), _obs_row(r_obs, q), f"{setup}: env {q}'s observation")
+        np.testing.assert_array_equal(reward[others], r_reward[others])
+        np.testing.assert_array_equal(info["rewards"][others], r_info["rewards"][others])
+        # the next step: the refused envs take the reference's action of this step
+        late = {q: (_rows(ref, q), _obs_row(r_obs, q), r_reward[q]) for q in (i, j)}
+        nxt, mixed = ref.sample_actions(), envs.sample_actions()
+        assert (mixed[others] == nxt[others]).all()  # the refused envs' draws differ: their states do
+        mixed[[i, j]] = actions[[i, j]]
+        obs, reward, _, _, info = envs.step(mixed)
+        r_obs, r_reward, *_ = ref.step(nxt)
+        assert not info["illegal_action"].any()
+        for q in (i, j):
+            _same_rows(_rows(envs, q), late[q][0], f"{setup}: env {q} a step late")
+            _same_rows(_obs_row(obs, q), late[q][1], f"{setup}: env {q}'s observation a step late")
+            assert reward[q] == late[q][2]
+        for q in others:
+            _same_rows(_rows(envs, q), _rows(ref, q), f"{setup}: env {q}")
+        return
+    raise AssertionError("no step with two envs in play")
+
+
+def test_an_action_to_an_env_being_reset_is_ignored_not_illegal() -> None:
+    """NEXT_STEP autoreset: the step after an episode ended deals the next game whatever
+    the action (out of range included), as the reference given legal ones; the
+    malformed arrays raise and change nothing."""
+    for kw in (dict(players=2, window=40), dict(opponents=["greedy"], window=40, actions="moves")):
+        envs, ref = VectorEnv(5, max_turns=6, **kw), VectorEnv(5, max_turns=6, **kw)
+        envs.reset(seed=3)
+        ref.reset(seed=3)
+        checked = 0
+        for _ in range(20):
+            actions = envs.sample_actions()
+            ref.sample_actions()
+            ended = envs.state.pending == 1
+            bad = np.where(ended, -7, actions)
+            obs, reward, term, trunc, info = envs.step(bad)
+            r_obs, r_reward, r_term, r_trunc, r_info = ref.step(actions)
+            assert not info["illegal_action"].any()
+            checked += int(ended.sum())
+            for q in range(5):
+                _same_rows(_rows(envs, q), _rows(ref, q), f"{kw}: env {q}")
+            np.testing.assert_array_equal(reward, r_reward)
+            np.testing.assert_array_equal(term, r_term)
+            np.testing.assert_array_equal(info["game_seed"], r_info["game_seed"])
+        assert checked >= 5
+        before = [np.array(a) for a in envs.state]
+        with pytest.raises(ValueError, match="shape"):
+            envs.step(actions[:4])
+        with pytest.raises(TypeError, match="integers"):
+            envs.step(actions.astype(float))
+        with pytest.raises(TypeError, match="integers"):
+            envs.step(actions > 0)
+        for a, b in zip(before, envs.state):
+            np.testing.assert_array_equal(a, b)
+
+
+def test_the_check_kernels_against_a_naive_reference() -> None:
+    """check_actions and check_listed (the kernels behind step's check) against a
+    loop over the masks: legal actions copied, the envs being reset 0 and never
+    illegal, the rest illegal (0)."""
+    from qwirkle_core._kernels import vector as kv
+
+    rng = np.random.default_rng(5)
+    for kw in (dict(players=2, window=16), dict(opponents=["greedy"], window=40, actions="moves")):
+        envs = VectorEnv(8, max_turns=5, **kw)
+        envs.reset(seed=8)
+        s = envs.state
+        moves = kw.get("actions") == "moves"
+        mask = s.lmask if moves else s.mask
+        seen_pending = seen_illegal = seen_legal = 0
+        for _ in range(30):
+            legal = envs.sample_actions()
+            wild = rng.integers(-3, mask.shape[1] + 3, 8)
+            actions = np.where(rng.random(8) < 0.5, legal, wild).astype(np.int64)
+            active = (rng.random(8) < 0.8).astype(np.uint8) if moves else np.ones(8, np.uint8)
+            out, illegal = np.full(8, -99, np.int64), np.ones(8, bool)
+            if moves:
+                bad = kv.check_listed(s, actions, out, active, illegal)
+            else:
+                bad = kv.check_actions(s, actions, out, illegal)
+            want_out, want_illegal = np.zeros(8, np.int64), np.zeros(8, bool)
+            for i, a in enumerate(actions):
+                if s.pending[i] or not active[i]:
+                    seen_pending += 1
+                    continue
+                inside = 0 <= a < mask.shape[1] and mask[i, a] == 1 and (not moves or a < s.nlisted[i])
+                want_illegal[i] = not inside
+                want_out[i] = a if inside else 0
+                seen_illegal += not inside
+                seen_legal += inside
+            np.testing.assert_array_equal(out, want_out)
+            np.testing.assert_array_equal(illegal, want_illegal)
+            assert bad == want_illegal.sum()
+            envs.step(legal)
+        assert seen_pending and seen_illegal and seen_legal
 
 
 def test_results_do_not_depend_on_n_or_threads() -> None:
@@ -579,17 +739,9 @@ def test_pool_of_kernel_agents_and_batched_policies() -> None:
         VectorEnv(2, opponents=["bots:Best"], actions="moves")
 
 
-def test_moves_mode_illegal_actions() -> None:
+def test_moves_mode_legal_actions_and_arguments() -> None:
     envs = VectorEnv(4, opponents=["greedy"], window=40, actions="moves")
     envs.reset(seed=2)
-    actions = envs.sample_actions()
-    bad = actions.copy()
-    bad[2] = envs.state.nlisted[2]
-    before = [a.copy() for a in envs.state]
-    with pytest.raises(IllegalMoveError, match="env 2: action"):
-        envs.step(bad)
-    for a, b in zip(before, envs.state):
-        np.testing.assert_array_equal(a, b)
     listed, counts = envs.legal_actions()
     assert (counts == envs.state.nlisted).all() and (listed[np.arange(4), counts - 1] == counts - 1).all()
     with pytest.raises(ValueError, match="actions must be"):

@@ -1140,23 +1140,24 @@ def sample_masked(vs, counter, out):
 
 
 @njit
-def check_actions(vs, actions, out):
-    """Copy the actions of the envs whose game goes on (int64[N]) into ``out`` (0 for
-    those about to be reset); returns ``(first, count)``: the first env whose action is
-    outside the mask (-1: none) and how many are."""
-    first, bad = -1, 0
+def check_actions(vs, actions, out, illegal):
+    """Check the actions (int64[N]) against the masks: copy those of the envs whose game
+    goes on into ``out`` and set ``illegal[i]`` (bool[N]) for each env whose action is
+    outside its mask (its ``out[i]`` 0, as for an env about to be reset, whose action is
+    ignored, never illegal). Returns how many are illegal."""
+    bad = 0
     for i in range(actions.shape[0]):
         a = actions[i]
         out[i] = 0
+        illegal[i] = False
         if vs.pending[i]:
             continue
         if a < 0 or a >= vs.mask.shape[1] or vs.mask[i, a] == 0:
-            if first < 0:
-                first = i
+            illegal[i] = True
             bad += 1
         else:
             out[i] = a
-    return first, bad
+    return bad
 
 
 # -- actions="moves": a step plays a whole move from the env's list -----------------------
@@ -1401,19 +1402,19 @@ def sample_listed(vs, counter, out):
 
 
 @njit
-def check_listed(vs, actions, out, active):
+def check_listed(vs, actions, out, active, illegal):
     """:func:`check_actions` for the move lists: the envs with ``active[i]`` (uint8[N])
-    whose game goes on must name a listed move."""
-    first, bad = -1, 0
+    whose game goes on must name a listed move (the others: ``out[i]`` 0, not illegal)."""
+    bad = 0
     for i in range(actions.shape[0]):
         a = actions[i]
         out[i] = 0
+        illegal[i] = False
         if vs.pending[i] or not active[i]:
             continue
         if a < 0 or a >= vs.nlisted[i] or vs.lmask[i, a] == 0:
-            if first < 0:
-                first = i
+            illegal[i] = True
             bad += 1
         else:
             out[i] = a
-    return first, bad
+    return bad

@@ -64,8 +64,10 @@ class QwirkleVecEnv(VecEnv):
     returns the N masks (bool); ``get_attr``/``set_attr``/``has_attr`` read and write
     attributes of the ``VectorEnv`` (the same value for every index), and
     ``env_method`` calls one of its methods once. ``seed(s)`` makes the next
-    :meth:`reset` deal ``VectorEnv.reset(seed=s)``. Actions outside the mask raise
-    :class:`~qwirkle_core.IllegalMoveError`, as the ``VectorEnv`` does.
+    :meth:`reset` deal ``VectorEnv.reset(seed=s)``. An action outside its env's mask
+    changes nothing in that env, as in the ``VectorEnv``: the same observation, reward
+    0, not done, and ``infos[i]["illegal_action"]`` True (False for the others: every
+    step's ``infos[i]`` holds it).
     """
 
     def __init__(self, num_envs: int, **options: Any) -> None:

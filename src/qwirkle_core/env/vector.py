@@ -36,7 +36,7 @@ from .._kernels.batch import seeds_for
 from .._kernels.layout import AGENT_IDS, G_CURRENT, G_OVER, G_SCORE, G_WINNER
 from .._kernels.movelist import MOVE_ROOM, new_move_scratch
 from ..batch.players import resolve_agents
-from ..errors import AgentError, IllegalMoveError
+from ..errors import AgentError
 from ..game.agents import spec_row
 from ..game.game import MAX_TURNS
 from ..game.rules import Rules
@@ -129,7 +129,8 @@ class VectorEnv(gymnasium.vector.VectorEnv):
     ``q``'s reward for its move is the sum of ``rewards[:, q]`` from that step to its
     next move); ``game_seed`` uint64[N]; at the end of an episode (masked by
     ``_final_scores``) ``final_scores`` int32[N, P] by seat and ``winner`` int64[N]
-    (the seat, -1 a tie, -2 truncated).
+    (the seat, -1 a tie, -2 truncated); from :meth:`step`, ``illegal_action`` bool[N]
+    (below).
 
     Notes
     -----
@@ -139,9 +140,12 @@ class VectorEnv(gymnasium.vector.VectorEnv):
     (``NEXT_STEP``): the step after the one that ended an episode ignores that env's
     action, deals its next game and returns reward 0 (points an opponent scores in an
     opening played then are credited at the learner's next step, so the sums above
-    hold). An action outside the mask raises IllegalMoveError (nothing changes). A
-    batched policy's unlisted choice or malformed answer raises AgentError after the
-    learner's actions were applied (the batch is then mid-step: reset it).
+    hold). An action outside its env's mask (an integer out of range included) changes
+    nothing in that env, as in :class:`~qwirkle_core.env.QwirkleGymEnv`: its observation,
+    mask and game stay as they were, its rewards are 0, neither flag is set and
+    ``info["illegal_action"][i]`` is True; the other envs step as usual. A batched
+    policy's unlisted choice or malformed answer raises AgentError after the learner's
+    actions were applied (the batch is then mid-step: reset it).
     """
 
     metadata = {"autoreset_mode": AutoresetMode.NEXT_STEP, "render_modes": []}
@@ -326,7 +330,8 @@ class VectorEnv(gymnasium.vector.VectorEnv):
             obs["action_mask"] = self._out(s.mask)
         return obs
 
-    def _info(self) -> dict[str, Any]:
+    def _info(self, illegal: np.ndarray | None = None) -> dict[str, Any]:
+        """The info dict; ``illegal`` (a step's): ``illegal_action``."""
         s = self._state
         every = np.ones(self.num_envs, bool)
         ended = s.pending.astype(bool)
@@ -338,6 +343,9 @@ class VectorEnv(gymnasium.vector.VectorEnv):
             "rewards": s.rewards.astype(np.float32),
             "_rewards": every,
         }
+        if illegal is not None:
+            info["illegal_action"] = illegal
+            info["_illegal_action"] = every
         if ended.any():
             players = s.scores.shape[1]
             info["final_scores"] = s.gmeta[:, G_SCORE : G_SCORE + players].astype(np.int32)
@@ -423,8 +431,9 @@ class VectorEnv(gymnasium.vector.VectorEnv):
                             f"a batched policy must return int[{self.num_envs}], not {chosen.dtype} {chosen.shape}"
                         )
                     todo[mine] = chosen[mine]
-            first, bad = _kv.check_listed(s, todo, self._actions, due.astype(np.uint8))
-            if first >= 0:
+            unlisted = np.zeros(self.num_envs, bool)
+            if _kv.check_listed(s, todo, self._actions, due.astype(np.uint8), unlisted):
+                first = int(np.argmax(unlisted))
                 raise AgentError(f"a batched policy chose move {int(todo[first])} of env {first}, not listed")
             self._run(np.where(due, 0, keep).astype(np.uint8), self._actions)
 
@@ -475,13 +484,18 @@ class VectorEnv(gymnasium.vector.VectorEnv):
         for an env whose episode ended at the last step, which is reset instead), let the
         opponents play: ``(observations, rewards, terminations, truncations, infos)``.
 
-        Raises IllegalMoveError, naming the first env, when an action is not in its mask;
-        TypeError/ValueError for a malformed array. Nothing changes then."""
+        An env whose action is outside its mask is left as it was (reward 0, neither
+        flag, ``info["illegal_action"][i]`` True). Raises TypeError/ValueError for a
+        malformed array (nothing changes then)."""
         if not self._started:
             raise RuntimeError("call reset() before step()")
-        a = self._check_actions(actions)
-        self._resets[:] = 0
+        a, illegal = self._check_actions(actions)
         s = self._state
+        self._resets[:] = 0
+        if illegal.any():  # left as they are; their outputs of the last step cleared
+            self._resets[illegal] = _kv.KEEP
+            s.reward[illegal] = 0
+            s.rewards[illegal] = 0
         if self.actions == "moves":
             acting = s.observer.copy()
             self._run_moves(self._resets, a)
@@ -494,26 +508,24 @@ class VectorEnv(gymnasium.vector.VectorEnv):
             reward,
             self._out(s.terminated),
             self._out(s.truncated),
-            self._info(),
+            self._info(illegal),
         )
 
-    def _check_actions(self, actions: Any) -> np.ndarray:
+    def _check_actions(self, actions: Any) -> tuple[np.ndarray, np.ndarray]:
+        """The actions to step (those of the envs to reset and of the illegal ones 0)
+        and bool[N], the envs whose action is outside the mask."""
         a = np.asarray(actions)
         if a.shape != (self.num_envs,):
             raise ValueError(f"actions must have shape ({self.num_envs},), not {a.shape}")
         if a.dtype == bool or not np.issubdtype(a.dtype, np.integer):
             raise TypeError(f"actions must be integers, not {a.dtype}")
-        a64 = np.ascontiguousarray(a, np.int64)
+        a64 = np.ascontiguousarray(a, np.int64)  # uint64 beyond int64 wraps to < 0: illegal too
+        illegal = np.zeros(self.num_envs, bool)
         if self.actions == "moves":
-            first, bad = _kv.check_listed(self._state, a64, self._actions, self._active)
+            _kv.check_listed(self._state, a64, self._actions, self._active, illegal)
         else:
-            first, bad = _kv.check_actions(self._state, a64, self._actions)
-        if first >= 0:
-            more = f" (and {bad - 1} more envs)" if bad > 1 else ""
-            inside = 0 <= a[first] < self.n_actions
-            what = "not legal now" if inside else "outside 0.." + str(self.n_actions - 1)
-            raise IllegalMoveError(f"env {first}: action {int(a[first])} is {what}{more}")
-        return self._actions
+            _kv.check_actions(self._state, a64, self._actions, illegal)
+        return self._actions, illegal
 
     def legal_actions(self) -> tuple[np.ndarray, np.ndarray]:
         """The legal actions as a list per env, for policies that score only those:
