@@ -35,6 +35,18 @@ CALLS = {
         "from qwirkle_core.env import VectorEnv\n"
         "e = VectorEnv(64, window=40); e.reset(seed=1); e.step(e.sample_actions())"
     ),
+    "vectormoves": (
+        "from qwirkle_core.env import VectorEnv\n"
+        "e = VectorEnv(8, opponents=['greedy'], actions='moves'); e.reset(seed=1); e.step(e.sample_actions())"
+    ),
+    "vectormovesany": (
+        "from qwirkle_core.env import VectorEnv\n"
+        "e = VectorEnv(8, opponents=['heuristic'], actions='moves'); e.reset(seed=1); e.step(e.sample_actions())"
+    ),
+    "gymmoves": (
+        "from qwirkle_core.env import QwirkleGymEnv\n"
+        "e = QwirkleGymEnv(actions='moves'); e.reset(seed=1); e.step(int(e.action_masks().argmax()))"
+    ),
 }
 
 CHILD = """

@@ -90,6 +90,38 @@ def test_a_known_kernel_says_so_once_outside_a_scope(
     assert len(_notices(caplog)) == 1
 
 
+def test_a_scope_that_spoke_silences_the_group_of_its_words(
+    caplog: pytest.LogCaptureFixture, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """VectorEnv's construction speaks for its mode in a scope; its step kernel,
+    compiled later outside any scope, is of the same words' group: said already."""
+    caplog.set_level(logging.WARNING, logger="qwirkle_core.compile")
+    first, later = _kernel(), _kernel()
+    name = f"{later.py_func.__module__.rsplit('.', 1)[-1]}.{later.py_func.__qualname__}"
+    monkeypatch.setitem(_compiling.KERNELS, name, ("the test group", 7.0))
+    monkeypatch.setattr(_compiling, "_said", set())
+    with _compiling.compiling("the test group", 9.0):
+        first(1)
+    later(2.5)  # its group's words were said by the scope
+    assert _notices(caplog) == ["qwirkle-core: compiling the test group, about 9 s; cached afterwards"]
+
+
+def test_each_vector_environment_step_kernel_has_its_modes_estimate() -> None:
+    """The step kernels VectorEnv picks (each action mode, each set of opponents) are in
+    KERNELS, and vector_notice gives their group; the move-list mode's is its own."""
+    pytest.importorskip("gymnasium")
+    from qwirkle_core._kernels import vector as kv
+
+    names = [n for n in dir(kv) if n.startswith(("step_", "moves_")) and callable(getattr(kv, n))]
+    assert sorted(names) == ["moves_any", "moves_plain", "step_any", "step_heuristic", "step_plain", "step_self"]
+    for n in names:
+        assert _compiling.vector_notice(getattr(kv, n)) == _compiling.KERNELS[f"vector.{n}"]
+    tiles = _compiling.vector_notice(kv.step_plain)
+    moves, moves_any = _compiling.vector_notice(kv.moves_plain), _compiling.vector_notice(kv.moves_any)
+    assert len({tiles[0], moves[0], moves_any[0]}) == 3 and "move-list" in moves[0]
+    assert tiles[1] < moves[1] < moves_any[1]  # measured: 80.9, 91.2 and 141.9 CPU-s on one machine
+
+
 def test_the_switch_and_the_quiet_scope_silence_it(
     caplog: pytest.LogCaptureFixture, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -138,6 +170,29 @@ def test_a_first_learn_says_so_once_from_an_empty_cache(tmp_path: Path) -> None:
     assert done.returncode == 0, done.stderr
     lines = [line for line in done.stderr.splitlines() if "qwirkle-core: compiling" in line]
     assert lines == ["qwirkle-core: compiling the self-play learning kernels, about 18 s; cached afterwards"]
+
+
+@pytest.mark.slow
+def test_a_first_move_list_vector_env_says_its_own_estimate_once(tmp_path: Path) -> None:
+    """``VectorEnv(actions="moves")`` from an empty cache (about 90 CPU-s): one notice,
+    the move-list mode's words and estimate (not the tile mode's), none for a second
+    env in the same process."""
+    script = (
+        "from qwirkle_core.env import VectorEnv\n"
+        "for _ in range(2):\n"
+        "    e = VectorEnv(8, opponents=['greedy'], actions='moves'); e.reset(seed=1); e.step(e.sample_actions())\n"
+        "print('done')\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", script], env=_fresh_env(tmp_path, "cache"), capture_output=True, text=True, timeout=900
+    )
+    assert done.returncode == 0, done.stderr
+    lines = [line for line in done.stderr.splitlines() if "qwirkle-core: compiling" in line]
+    words, seconds = _compiling.KERNELS["vector.moves_plain"]
+    assert lines == [_compiling.message(words, seconds)]
+    assert lines == [
+        "qwirkle-core: compiling the vector environment's move-list kernels, about 50 s; cached afterwards"
+    ]
 
 
 def test_the_command_line_piped_prints_the_notice_and_plain_progress(tmp_path: Path) -> None:

@@ -31,11 +31,13 @@ import threading
 from collections.abc import Callable
 from typing import Any
 
-__all__ = ["KERNELS", "LOGGER", "compiling", "evaluation_notice", "message", "quiet", "turn_notice"]
+__all__ = ["KERNELS", "LOGGER", "compiling", "evaluation_notice", "message", "quiet", "turn_notice", "vector_notice"]
 
 LOGGER = logging.getLogger("qwirkle_core.compile")
 
 _VECTOR = ("the vector environment's kernels", 45.0)
+_VECTOR_MOVES = ("the vector environment's move-list kernels", 50.0)
+_VECTOR_MOVES_ANY = ("the vector environment's move-list kernels with the built-in agents", 80.0)
 
 KERNELS: dict[str, tuple[str, float]] = {
     "movegen.generate": ("the move generator", 2.0),
@@ -50,13 +52,17 @@ KERNELS: dict[str, tuple[str, float]] = {
     "vector.step_plain": _VECTOR,
     "vector.step_heuristic": _VECTOR,
     "vector.step_any": _VECTOR,
+    "vector.moves_plain": _VECTOR_MOVES,
+    "vector.moves_any": _VECTOR_MOVES_ANY,
+    "movelist.move_list": ("the move list", 4.0),
 }
 """The kernels that announce their own first compile outside a :func:`compiling` scope,
 ``module.function`` (under ``_kernels``) -> (what is compiled, the estimate in seconds).
 Kernels with the same words are one group: the first of them to compile says so, with
-the group's estimate, and the others say nothing. The estimates are CPU seconds from an
-empty cache on the project's 2-core machine (docs/cold-start.md has the measurements
-and the command); a machine shared with other work takes longer in wall time."""
+the group's estimate, and the others say nothing (nor do they after a scope with the
+group's words spoke). The estimates are CPU seconds from an empty cache on the
+project's 2-core machine (docs/cold-start.md has the measurements and the command); a
+machine shared with other work takes longer in wall time."""
 
 _lock = threading.Lock()
 _said: set[str] = set()  # descriptions already announced outside a scope
@@ -139,6 +145,14 @@ def evaluation_notice() -> tuple[str, float | None]:
     return ("the Monte Carlo evaluation", EVALUATION_SECONDS)
 
 
+def vector_notice(kernel: Any) -> tuple[str, float]:
+    """The words and estimate of a ``VectorEnv`` whose step kernel is ``kernel`` (its
+    group in :data:`KERNELS`): the scope of its construction, which compiles the
+    kernels that both action modes share, says the mode's (the step kernel, compiled at
+    the first ``reset``, is then of a group said already)."""
+    return KERNELS.get(_kernel_name(kernel), _VECTOR)
+
+
 def _kernel_name(dispatcher: Any) -> str:
     func = getattr(dispatcher, "py_func", None)
     module = getattr(func, "__module__", "") or ""
@@ -156,6 +170,7 @@ def _on_compile(dispatcher: Any) -> None:
             what, seconds = scope.what, scope.seconds
             if callable(what):
                 what, seconds = what()
+            _said.add(what)  # a kernel of the same words' group compiled later: said already
             text = message(what, seconds)
         else:
             known = KERNELS.get(_kernel_name(dispatcher))

@@ -30,6 +30,7 @@ from gymnasium.vector import AutoresetMode
 from gymnasium.vector.utils import batch_space
 
 from .._checks import check_int, check_seed
+from .._compiling import compiling, vector_notice
 from .._kernels import vector as _kv
 from .._kernels.agents import bind_leaves, bind_search
 from .._kernels.batch import seeds_for
@@ -233,10 +234,11 @@ class VectorEnv(gymnasium.vector.VectorEnv):
         self.action_space = batch_space(self.single_action_space, self.num_envs)
         self._state = _kv.new_vec_state(self.num_envs, n_players, self.window, self.k, REWARDS[reward])
         workers = max(1, min(self.threads, self.num_envs // MIN_ENVS_PER_THREAD))
-        self._scratch = [_kv.new_scratch(search, self.window) for _ in range(workers)]
-        self._mscratch = [new_move_scratch(MOVE_ROOM) for _ in range(workers)] if moves else []
-        if not moves:
-            _kv.bind_advance(self._state, self._scratch[0])
+        with compiling(*vector_notice(self._kernel)):  # the first to compile says the mode's estimate
+            self._scratch = [_kv.new_scratch(search, self.window) for _ in range(workers)]
+            self._mscratch = [new_move_scratch(MOVE_ROOM) for _ in range(workers)] if moves else []
+            if not moves:
+                _kv.bind_advance(self._state, self._scratch[0])
         bounds = np.linspace(0, self.num_envs, workers + 1).astype(np.int64)
         self._ranges = [(int(lo), int(hi)) for lo, hi in zip(bounds[:-1], bounds[1:])]
         self._pool = ThreadPoolExecutor(workers) if workers > 1 else None
