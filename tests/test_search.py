@@ -5,6 +5,7 @@ against the Monte Carlo module's (rebuilt boards) to the last margin."""
 from __future__ import annotations
 
 import random
+from collections import Counter
 
 import numpy as np
 import pytest
@@ -15,13 +16,17 @@ import qwirkle_core as qc
 from naive import naive_legal_placements
 from qwirkle_core._kernels import agents as _ag
 from qwirkle_core._kernels import layout as _lo
+from qwirkle_core._kernels import leaves as lv
 from qwirkle_core._kernels import mc as _mc
 from qwirkle_core._kernels import search as _se
 from qwirkle_core._kernels.actions import legal_moves
 from qwirkle_core._kernels.policies import heuristic_values
+from qwirkle_core.batch.learn import leave_class, shipped_table
 from qwirkle_core.batch.tournament import play_deals
 from qwirkle_core.evaluation.endgame import solve_endgame
+from qwirkle_core.game.agents import agent_params
 from strategies import advance, assert_same_rows, examples, reachable_games
+from test_leaves import reference_static
 
 FAST = "search:time_ms=1"  # about 220 playout turns per decision (WORK_PER_MS)
 
@@ -31,9 +36,9 @@ def legal_now(g: qc.Game, move: qc.Move) -> bool:
     moves = g.legal_moves()
     if move.kind == "place":
         return move in moves
-    if move.kind == "exchange":  # the agent exchanges only when it cannot place
+    if move.kind == "exchange":  # instead of a placement, after the opening
         return (
-            not moves
+            g.turn > 0
             and 0 < len(move.tiles) <= g.bag_size
             and all(move.tiles.count(t) <= g.hand().count(t) for t in move.tiles)
         )
@@ -105,6 +110,10 @@ def test_search_is_an_agent_with_checked_parameters():
         and spec.value("pgroup") == 0.0
         and spec.value("pdup") == 0.5
         and spec.value("pout") == 0.0
+        and spec.value("eval") == "learned"
+        and qc.parse_agent("search:eval=heuristic").row()[_lo.P_SEARCH_EVAL] == _lo.EVAL_HEURISTIC
+        and spec.value("policy") == "auto"
+        and qc.parse_agent("search:policy=static").value("policy") == "static"
     )
     for bad, message in (
         ("search:time_ms=0", "time_ms must be"),
@@ -117,6 +126,8 @@ def test_search_is_an_agent_with_checked_parameters():
         ("search:tempo=inf", "tempo must be"),
         ("search:pfits=nan", "pfits must be"),
         ("search:pout=inf", "pout must be"),
+        ("search:eval=neural", "eval must be one of heuristic, learned"),
+        ("mc:policy=static", "policy must be one of random, greedy, heuristic"),
     ):
         with pytest.raises(qc.AgentError, match=message):
             qc.parse_agent(bad)
@@ -125,12 +136,13 @@ def test_search_is_an_agent_with_checked_parameters():
 def test_the_playouts_heuristic_takes_the_p_parameters():
     """The playout policy's row is that policy's default row, except that a heuristic
     policy's ``cycle``, ``fits``, ``group``, ``dup`` and ``out`` are the search's
-    ``pcycle``, ``pfits``, ``pgroup``, ``pdup`` and ``pout``."""
+    ``pcycle``, ``pfits``, ``pgroup``, ``pdup`` and ``pout``; the policy auto is
+    static with eval learned (the default), the heuristic with eval heuristic."""
     out = np.full(_lo.SPEC_COLS, -1.0)
     columns = [_lo.P_HEUR_CYCLE, _lo.P_HEUR_FITS, _lo.P_HEUR_GROUP, _lo.P_HEUR_DUP, _lo.P_HEUR_OUT]
     for agent, weights in (
-        ("search", [1.0, 0.25, 0.0, 0.5, 0.0]),
-        ("search:pcycle=0:pfits=-2:pgroup=3:pdup=0:pout=-1", [0.0, -2.0, 3.0, 0.0, -1.0]),
+        ("search:eval=heuristic", [1.0, 0.25, 0.0, 0.5, 0.0]),
+        ("search:policy=heuristic:pcycle=0:pfits=-2:pgroup=3:pdup=0:pout=-1", [0.0, -2.0, 3.0, 0.0, -1.0]),
     ):
         _se._policy(qc.parse_agent(agent).row(), out)
         expected = _lo.DEFAULT_SPECS[_lo.HEURISTIC].copy()
@@ -138,6 +150,9 @@ def test_the_playouts_heuristic_takes_the_p_parameters():
         np.testing.assert_array_equal(out, expected)
     _se._policy(qc.parse_agent("search:policy=greedy:pcycle=3:pout=2").row(), out)
     np.testing.assert_array_equal(out, _lo.DEFAULT_SPECS[_lo.GREEDY])
+    for agent in ("search", "search:policy=static:eval=heuristic:pcycle=3"):
+        _se._policy(qc.parse_agent(agent).row(), out)
+        np.testing.assert_array_equal(out, _lo.DEFAULT_SPECS[_lo.STATIC])
 
 
 # -- legality -----------------------------------------------------------------------------
@@ -202,12 +217,12 @@ def test_with_few_tiles_in_the_bag_playouts_go_to_the_end(seed):
     """``finish``: once the bag holds at most that many tiles, ``depth`` no longer
     counts (the same choice as ``depth`` 0); with one tile more it counts again.
     The positions are ones where playouts of 2 turns and playouts to the end choose
-    differently."""
+    differently (with eval heuristic, which the positions were chosen for)."""
     g = greedy_until(seed, 2, lambda g: 0 < g.bag_size <= 20)
     b = g.bag_size
 
     def choice(agent: str) -> qc.Move:
-        return g.copy().play_agent(f"search:time_ms=2:candidates=4:{agent}").move
+        return g.copy().play_agent(f"search:time_ms=2:candidates=4:eval=heuristic:{agent}").move
 
     assert choice("finish=0:depth=2") != choice("finish=0:depth=0")
     assert choice(f"finish={b}:depth=2") == choice("finish=0:depth=0")
@@ -218,12 +233,13 @@ def test_with_few_tiles_in_the_bag_playouts_go_to_the_end(seed):
 def test_the_win_bonus_changes_choices_only_where_playouts_end(seed):
     """``win`` counts in playouts that reach the end of the game: with the bag at most
     ``finish`` it can change the choice (these positions are ones where it does); with
-    the bag above ``finish`` the playouts stop after ``depth`` turns and it cannot."""
+    the bag above ``finish`` the playouts stop after ``depth`` turns and it cannot
+    (with eval heuristic, which the positions were chosen for)."""
     g = greedy_until(seed, 2, lambda g: 0 < g.bag_size <= 12)
     b = g.bag_size
 
     def choice(agent: str) -> qc.Move:
-        return g.copy().play_agent(f"search:time_ms=2:candidates=4:{agent}").move
+        return g.copy().play_agent(f"search:time_ms=2:candidates=4:eval=heuristic:{agent}").move
 
     assert choice("win=0") != choice("win=40")
     assert choice(f"finish={b - 1}:win=0") == choice(f"finish={b - 1}:win=40")
@@ -243,8 +259,8 @@ def test_three_players_with_an_empty_bag_search_to_the_end():
 @examples(0.5)
 @given(reachable_games(min_turns=2, max_turns=40, players=2))
 def test_one_candidate_is_the_heuristics_best_placement(g):
-    """With candidates=1 there is nothing to search: the placement of the highest
-    heuristic value (checked where that value has a unique maximum)."""
+    """With candidates=1 and eval=heuristic there is nothing to search: the placement
+    of the highest heuristic value (checked where that value has a unique maximum)."""
     if g.bag_size == 0 or not g.legal_moves():
         return
     a = g.copy().kernel_arrays()
@@ -254,7 +270,76 @@ def test_one_candidate_is_the_heuristics_best_placement(g):
     if np.sum(values[:n] == values[:n].max()) > 1:
         return
     heuristic = g.copy().play_agent("heuristic").move
-    assert g.copy().play_agent("search:candidates=1").move == heuristic
+    assert g.copy().play_agent("search:candidates=1:eval=heuristic").move == heuristic
+
+
+def static_reference(g):
+    """The static agent's value of every move (its default weights; docs/agents.md):
+    {move text or 'x[tiles]': value}, from test_leaves' reference."""
+    w = {p.name: p.default for p in agent_params("static")}
+    return reference_static(g, shipped_table(), w)
+
+
+@examples(0.5)
+@given(reachable_games(min_turns=2, max_turns=40, players=2))
+def test_one_learned_candidate_is_the_static_agents_move(g):
+    """With candidates=1 and eval=learned (the default) there is nothing to search:
+    the move of the highest static value, an exchange included (checked where that
+    value has a unique maximum)."""
+    if g.bag_size == 0:
+        return
+    values = static_reference(g)
+    best = max(values.values())
+    if sum(v == pytest.approx(best, abs=1e-9) for v in values.values()) > 1:
+        return
+    move = g.copy().play_agent("search:candidates=1").move
+    key = str(move) if move.kind == "place" else f"x{sorted(move.tiles)}"
+    assert values[key] == pytest.approx(best, abs=1e-9)
+    assert move == g.copy().play_agent("static").move
+
+
+@examples(0.5)
+@given(reachable_games(min_turns=0, max_turns=60, players=2), st.integers(1, 16))
+def test_learned_candidates_are_the_best_moves_by_static_value(g, limit):
+    """rank_learned's list against the static reference: min(limit, moves) rows; the
+    placements' values descending; the exchange (at most one) is a best one and stands
+    where its value puts it, after the placements worth as much, and only while the bag
+    has tiles after the opening."""
+    a = g.copy().kernel_arrays()
+    moves, n = legal_moves(a, np.zeros((4096, _lo.MOVE_COLS), np.int32), False)
+    scratch = _ag.new_agent_scratch(True)
+    _se.bind_search(solver=False)
+    out = np.zeros((_lo.MAX_CANDIDATES, _lo.CAND_COLS), np.int64)
+    k = _se.rank_learned(a, moves, n, np.zeros(max(n, 1)), limit, out, scratch.work, scratch.search.static)
+    values = static_reference(g)
+    exchanges = {key: v for key, v in values.items() if key.startswith("x")}
+    placed = sorted((v for key, v in values.items() if not key.startswith("x")), reverse=True)
+    can_exchange = g.bag_size > 0 and g.turn > 0 and bool(exchanges)
+    assert k == min(limit, n + can_exchange)
+    hand = Counter(g.hand())
+    table = shipped_table()
+    b = int(sum(g.bag_size >= e for e in lv.BUCKET_EDGES))
+    got, where = [], []
+    for c in range(k):
+        row = out[c]
+        if row[_lo.A_KIND] == _lo.PLACE:
+            got.append(None)
+            continue
+        tiles = [int(t) for t in row[_lo.A_TILE : _lo.A_TILE + row[_lo.A_N]]]
+        leave = sorted((hand - Counter(tiles)).elements())
+        assert not Counter(tiles) - hand and len(tiles) <= g.bag_size
+        got.append(table.values[b, leave_class(leave)])
+        where.append(c)
+    assert len(where) <= 1
+    if can_exchange:
+        best_x = max(exchanges.values())
+        at = sum(v >= best_x - 1e-9 for v in placed)
+        if at < limit:
+            assert where == [at] and got[at] == pytest.approx(best_x, abs=1e-9)
+        else:
+            assert where == []
+    else:
+        assert where == []
 
 
 @examples(0.3)
@@ -383,12 +468,15 @@ def test_the_default_searchs_games_against_greedy_are_pinned():
     they are the first of the games every tuning round of docs/agents.md pairs its
     trials with. So a change meant to keep the games (a faster kernel, one compile
     fewer) cannot change them unnoticed; a change of play updates them with the docs."""
-    # The second agent is the fifteenth round's trial (docs/agents.md), the third plays
-    # the fifth round's defaults (before the fourteenth round's playout player).
+    # The first is the default (eval learned); the second the search before the learned
+    # values (eval heuristic), with the margins it had then; the third is the fifteenth
+    # round's trial (docs/agents.md), the fourth plays the fifth round's defaults
+    # (before the fourteenth round's playout player).
     pinned_games = (
-        ("search", [[19, 24], [25, 6], [31, 6]]),
-        ("search:pgroup=0.2:pdup=0.75:pout=6", [[17, 12], [-7, 6], [32, 1]]),
-        ("search:pcycle=0:pfits=0", [[15, 11], [67, 19], [44, -11]]),
+        ("search", [[-24, -8], [-22, -28], [20, 27]]),
+        ("search:eval=heuristic", [[19, 24], [25, 6], [31, 6]]),
+        ("search:eval=heuristic:pgroup=0.2:pdup=0.75:pout=6", [[17, 12], [-7, 6], [32, 1]]),
+        ("search:eval=heuristic:pcycle=0:pfits=0", [[15, 11], [67, 19], [44, -11]]),
     )
     for agent, pinned in pinned_games:
         ab, ba = play_deals(qc.parse_agent(agent), qc.parse_agent("greedy"), 1000, 0, 3, 2)

@@ -47,7 +47,7 @@ from .layout import (
 )
 from .leaves import BUCKETS, MAX_LEAVE, SCALE, bucket, rank_without
 from .movegen import generate_all
-from .policies import HEURISTIC_WORK, play_turns, static_choose
+from .policies import HEURISTIC_WORK, new_static_scratch, play_turns, static_choose
 from .rng import game_seed, seed_streams
 from .state import MAX_TURNS, hand_mask, new_game, opening_len, record_row
 
@@ -296,6 +296,7 @@ def learn_games(seeds, spec, index, lvalues, rule_opening, sums, counts, scores,
     board, cross, anchors, bmeta, hands, bag, gmeta, rng, st, act = gs
     values = np.zeros(1024, np.float64)
     work = np.zeros(HEURISTIC_WORK, np.float64)
+    sscratch = new_static_scratch()
     pend_b = np.full(2, -1, np.int64)
     pend_c = np.full(2, -1, np.int64)
     for g in range(seeds.shape[0]):
@@ -328,6 +329,7 @@ def learn_games(seeds, spec, index, lvalues, rule_opening, sums, counts, scores,
                 work,
                 index,
                 lvalues,
+                sscratch,
             )
             kind = act[A_KIND]
             k = act[A_N] if kind == PLACE or kind == EXCHANGE else 0

@@ -156,6 +156,9 @@ def _is_number(value: object) -> bool:
 
 
 _POLICIES = tuple((name, AGENT_IDS[name]) for name in ("random", "greedy", "heuristic"))
+POLICY_AUTO = -1  # the search's policy "auto": static with eval learned, else heuristic
+_SEARCH_POLICIES = (("auto", POLICY_AUTO), *_POLICIES, ("static", AGENT_IDS["static"]))
+EVAL_HEURISTIC, EVAL_LEARNED = 0, 1  # values of the search's eval parameter
 
 AGENT_PARAMS = (
     (),  # random
@@ -207,9 +210,18 @@ AGENT_PARAMS = (
             "work: a fixed amount of work per millisecond (reproducible); clock: the true time",
             (("work", 0), ("clock", 1)),
         ),
-        Param("candidates", 12, INT, 1, MAX_CANDIDATES, "the heuristic's best placements that are searched"),
+        Param("candidates", 12, INT, 1, MAX_CANDIDATES, "the best moves by the evaluation (eval) that are searched"),
         Param("depth", 4, INT, 0, 10_000, "turns played after the candidate (0: to the end of the game)"),
-        Param("policy", "heuristic", CHOICE, None, None, "the agent that plays every seat in the playouts", _POLICIES),
+        Param(
+            "policy",
+            "auto",
+            CHOICE,
+            None,
+            None,
+            "the agent that plays every seat in the playouts (auto: static with eval learned, heuristic with eval"
+            " heuristic)",
+            _SEARCH_POLICIES,
+        ),
         Param(
             "solver", 1, INT, 0, 1, "1: the exact endgame solver once the bag is empty (two players); 0: keep searching"
         ),
@@ -280,6 +292,17 @@ AGENT_PARAMS = (
             1000.0,
             "the playouts' heuristic (policy heuristic): its out, the bonus for going out",
         ),
+        Param(
+            "eval",
+            "learned",
+            CHOICE,
+            None,
+            None,
+            "the evaluation that ranks the candidates (and, with policy auto, plays the playouts): learned: the"
+            " static agent's (learned leave values; the best exchange competes), heuristic: the heuristic's"
+            " (placements only; the search before the learned values)",
+            (("heuristic", EVAL_HEURISTIC), ("learned", EVAL_LEARNED)),
+        ),
     ),
     (  # static (see leaves.static_choose)
         Param("leave", 1.0, FLOAT, -1000.0, 1000.0, "weight of the learned value of the tiles kept (leaves.json)"),
@@ -346,6 +369,7 @@ P_SEARCH_PFITS = _column(SEARCH, "pfits")
 P_SEARCH_PGROUP = _column(SEARCH, "pgroup")
 P_SEARCH_PDUP = _column(SEARCH, "pdup")
 P_SEARCH_POUT = _column(SEARCH, "pout")
+P_SEARCH_EVAL = _column(SEARCH, "eval")
 P_STATIC_LEAVE = _column(STATIC, "leave")
 P_STATIC_DANGER = _column(STATIC, "danger")
 P_STATIC_SETUP = _column(STATIC, "setup")

@@ -352,6 +352,7 @@ def play_turns(
             continue
         if static is not None and static and plays_static:  # None: pruned before typing
             index, lvalues = leave_tables()
+            sscratch = new_static_scratch()
             static_choose(
                 specs[row],
                 board,
@@ -369,6 +370,7 @@ def play_turns(
                 work,
                 index,
                 lvalues,
+                sscratch,
             )
         elif n == 0:
             fallback(hands, gmeta, rng, act, agent != RANDOM)
@@ -387,16 +389,39 @@ def play_turns(
 
 
 @njit(_nrt=False)  # no reference counts: see :mod:`._kernels`
-def choose(spec, board, cross, anchors, bmeta, hands, bag, gmeta, rng, act, moves, n, values, work):
-    """The action of the simple policy ``spec`` (random, greedy, heuristic) for the
-    current player of a game's arrays into its action word ``act``: the choice
-    :func:`play_turns` makes (its loop has it inline), for callers that play one turn
-    at a time (the search agent's playouts). ``moves[:n]``: the legal placements, for
+def choose(
+    spec, board, cross, anchors, bmeta, hands, bag, gmeta, rng, act, moves, n, values, work, index, lvalues, sscratch
+):
+    """The action of the one-pass policy ``spec`` (random, greedy, heuristic, or static
+    with its leave table bound) for the current player of a game's arrays into its
+    action word ``act``: the choice :func:`play_turns` makes (its loop has it inline),
+    for callers that play one turn at a time (the search agent's playouts). ``moves[:n]``: the legal placements, for
     greedy only the best-scoring ones (``legal_moves(..., best_only=True)``);
-    ``values``: float64[>= n]; ``work``: HEURISTIC_WORK values. The arrays are passed
-    one by one, like :func:`play_turns`'s (see :mod:`.actions`)."""
+    ``values``: float64[>= n]; ``work``: HEURISTIC_WORK values; ``index``, ``lvalues``
+    and ``sscratch``: :func:`static_choose`'s (read by the static policy alone). The
+    arrays are passed one by one, like :func:`play_turns`'s (see :mod:`.actions`)."""
     agent = int(spec[SPEC_ID])
-    if n == 0:
+    if agent == STATIC:
+        static_choose(
+            spec,
+            board,
+            cross,
+            anchors,
+            bmeta,
+            hands,
+            bag,
+            gmeta,
+            rng,
+            act,
+            moves,
+            n,
+            values,
+            work,
+            index,
+            lvalues,
+            sscratch,
+        )
+    elif n == 0:
         fallback(hands, gmeta, rng, act, agent != RANDOM)
     elif agent == RANDOM:
         set_place(act, moves, below(rng, R_AGENTS, n))
@@ -504,8 +529,8 @@ def exchange_choice(hands, gmeta, index, lvalues, kv, w_leave, best_value, act):
     bag holds, in the order of their bit masks over the hand's slots) with
     ``best_value`` (the best placement's value; -inf for none): an exchange is worth
     ``w_leave`` times its leave's value (:func:`kept_values`' ``kv``). Writes the first
-    best exchange into ``act`` when it is worth more than ``best_value``. Returns True
-    if it did."""
+    best exchange into ``act`` when it is worth more than ``best_value``. Returns the
+    best value: ``best_value``, or the exchange's when it wrote one."""
     p = gmeta[G_CURRENT]
     size = gmeta[G_HAND + p]
     bagn = gmeta[G_BAG]
@@ -532,30 +557,52 @@ def exchange_choice(hands, gmeta, index, lvalues, kv, w_leave, best_value, act):
         act[A_POINTS] = 0
         act[A_QWIRKLES] = 0
     keep(hands, gmeta, index, lvalues, kv, act)
-    return best_mask != 0
+    return best_value
 
 
 @njit
-def static_choose(
-    spec, board, cross, anchors, bmeta, hands, bag, gmeta, rng, act, moves, n, values, work, index, lvalues
-):
-    """The static agent's action into ``act``: the placement of the best
-    :func:`static_fill` value (ties broken at random, agents' stream), or (parameter
-    ``exchange``, or no placement) the exchange whose leave is worth more; a pass with
-    nothing else. ``moves[:n]`` every legal placement; ``values`` float64[>= n];
-    ``work`` HEURISTIC_WORK values; ``index`` and ``lvalues`` the leave table
-    (:func:`.leaves.leave_tables`). The weights go to :func:`heuristic_fill` as a
-    heuristic spec made here."""
-    hspec = np.zeros(SPEC_COLS, np.float64)
+def new_static_scratch():
+    """The static agent's scratch ``(kv, slot, hspec)``: :func:`kept_values`' float64[64]
+    and int64[NUM_TILE_TYPES + 64], and a heuristic spec row float64[SPEC_COLS]
+    (:func:`static_heuristic_spec`). Made once by the callers of :func:`static_choose`,
+    so that it allocates nothing (the playouts' kernels may not)."""
+    return (
+        np.empty(1 << HAND, np.float64),
+        np.zeros(NUM_TILE_TYPES + (1 << HAND), np.int64),
+        np.zeros(SPEC_COLS, np.float64),
+    )
+
+
+@njit
+def static_heuristic_spec(spec, hspec):
+    """Into ``hspec`` (float64[SPEC_COLS]) the heuristic spec row whose
+    :func:`heuristic_fill` the static agent's values add the learned leave to: the
+    static spec ``spec``'s ``danger``, ``setup``, ``follow`` and ``fits``, and 6 points
+    for going out."""
+    for i in range(hspec.shape[0]):  # element by element: no runtime (see :func:`choose`)
+        hspec[i] = 0.0
     hspec[SPEC_ID] = HEURISTIC
     hspec[P_HEUR_DANGER] = spec[P_STATIC_DANGER]
     hspec[P_HEUR_SETUP] = spec[P_STATIC_SETUP]
     hspec[P_HEUR_FOLLOW] = spec[P_STATIC_FOLLOW]
     hspec[P_HEUR_FITS] = spec[P_STATIC_FITS]
     hspec[P_HEUR_OUT] = 6.0
+
+
+@njit
+def static_choose(
+    spec, board, cross, anchors, bmeta, hands, bag, gmeta, rng, act, moves, n, values, work, index, lvalues, sscratch
+):
+    """The static agent's action into ``act``: the placement of the best
+    :func:`static_fill` value (ties broken at random, agents' stream), or (parameter
+    ``exchange``, or no placement) the exchange whose leave is worth more; a pass with
+    nothing else. ``moves[:n]`` every legal placement; ``values`` float64[>= n];
+    ``work`` HEURISTIC_WORK values; ``index`` and ``lvalues`` the leave table
+    (:func:`.leaves.leave_tables`); ``sscratch`` :func:`new_static_scratch`'s. The
+    weights go to :func:`heuristic_fill` as a heuristic spec made here."""
+    kv, slot, hspec = sscratch
+    static_heuristic_spec(spec, hspec)
     w_leave = spec[P_STATIC_LEAVE]
-    kv = np.empty(1 << HAND, np.float64)
-    slot = np.zeros(NUM_TILE_TYPES + (1 << HAND), np.int64)
     kept_values(hands, gmeta, index, lvalues, kv, slot)
     best = -np.inf
     if n:
@@ -583,7 +630,7 @@ def static_choose(
         best = values[i]
     exchanged = False
     if gmeta[G_BAG] > 0 and gmeta[G_OPENING] == 0 and (n == 0 or spec[P_STATIC_EXCHANGE] != 0):
-        exchanged = exchange_choice(hands, gmeta, index, lvalues, kv, w_leave, best, act)
+        exchanged = exchange_choice(hands, gmeta, index, lvalues, kv, w_leave, best, act) > best
     if n == 0 and not exchanged:
         fallback(hands, gmeta, rng, act, True)
     keep(

@@ -5,12 +5,17 @@ endgame solver (:mod:`.endgame`) run within its budget. Before that (and in game
 3 to 6 players, to the end) it runs a determinized Monte Carlo search over the
 heuristic's best placements:
 
-- Candidates: the ``candidates`` placements of the highest heuristic value
-  (:func:`.policies.heuristic_values` with the heuristic's default weights), best
-  first. A lone candidate is played without a search; with no placement the agent
-  exchanges (or passes) like greedy.
+- Candidates: with ``eval`` ``learned`` (the default), the ``candidates`` moves of
+  the highest static value (:func:`rank_learned`: the static agent's points, learned
+  leave values and Qwirkle terms), the exchange whose kept tiles are worth most
+  competing with the placements while the bag has tiles; with ``eval`` ``heuristic``
+  (the search before the learned values), the ``candidates`` placements of the highest
+  heuristic value (:func:`.policies.heuristic_values` with the heuristic's default
+  weights). Best first. A lone candidate is played without a search; with none the
+  agent exchanges (or passes) like greedy.
 - Playouts: determinize (the tiles the mover cannot see are dealt afresh, as in
-  :mod:`.mc`), apply the candidate, let ``policy`` play every seat for ``depth`` turns
+  :mod:`.mc`), apply the candidate, let ``policy`` (random, greedy, heuristic or
+  static: :func:`.policies.choose`) play every seat for ``depth`` turns
   (0, or once the bag holds at most ``finish`` tiles: to the end of the game) and
   take the mover's margin (its score minus the best other score) plus, when the game
   goes on, ``outlook`` times the most the mover's hand could score on the board then
@@ -62,8 +67,10 @@ from .layout import (
     A_QWIRKLES,
     A_TILE,
     DEFAULT_SPECS,
+    EVAL_LEARNED,
     G_BAG,
     G_CURRENT,
+    G_OPENING,
     G_OVER,
     G_PLAYERS,
     G_SCORE,
@@ -81,6 +88,7 @@ from .layout import (
     P_SEARCH_BUDGET,
     P_SEARCH_CANDIDATES,
     P_SEARCH_DEPTH,
+    P_SEARCH_EVAL,
     P_SEARCH_FINISH,
     P_SEARCH_OUTLOOK,
     P_SEARCH_PCYCLE,
@@ -93,14 +101,25 @@ from .layout import (
     P_SEARCH_TEMPO,
     P_SEARCH_TIME,
     P_SEARCH_WIN,
+    P_STATIC_LEAVE,
     PLACE,
+    POLICY_AUTO,
     R_AGENTS,
     R_GAME,
     SPEC_ID,
+    STATIC,
 )
+from .leaves import bind_leaves, kept_values, leave_tables
 from .mc import board_tiles, candidates_from_values, determinize, margin, playout_seed, reset_sim
 from .movegen import generate, generate_all
-from .policies import choose, heuristic_values
+from .policies import (
+    choose,
+    exchange_choice,
+    heuristic_values,
+    new_static_scratch,
+    static_fill,
+    static_heuristic_spec,
+)
 from .rng import mix64, next_u64
 from .scoring import qwirkles_made
 from .state import MAX_TURNS, NTILES, after_placement, hand_mask, opening_len
@@ -119,13 +138,15 @@ TT_BITS = 16  # the solver's table: 2**16 entries (1.5 MB), ample for a move's b
 SLOTS = NTILES + 1  # undo logs: a playout puts down at most one placement per tile
 _SALT = np.uint64(0x632BE59BD9B4E019)
 
-SearchScratch = namedtuple("SearchScratch", "undo placed stats order endgame")
+SearchScratch = namedtuple("SearchScratch", "undo placed stats order endgame static")
 SearchScratch.__doc__ = """The search agent's scratch, one per thread: ``undo`` the undo
 logs of a playout's placements (:func:`.board.new_undo_stack`, a slot per
 placement), ``placed`` int64[SLOTS, 7] each placement's tile
 count and cells, ``stats`` float64[MAX_CANDIDATES, 2] each candidate's playouts and
 value sum, ``order`` int64[MAX_CANDIDATES] the candidates still in the race, best
-first, and ``endgame`` the solver's workspace (:func:`.endgame.new_workspace`)."""
+first, ``endgame`` the solver's workspace (:func:`.endgame.new_workspace`) and
+``static`` the static agent's scratch (:func:`.policies.new_static_scratch`: the
+learned ranking's and the static playout policy's)."""
 
 
 @njit
@@ -141,6 +162,7 @@ def new_search_scratch(full):
         np.zeros((MAX_CANDIDATES, 2), np.float64),
         np.zeros(MAX_CANDIDATES, np.int64),
         ws,
+        new_static_scratch(),
     )
 
 
@@ -191,6 +213,9 @@ def _play(
     moves,
     values,
     work,
+    index,
+    lvalues,
+    sscratch,
     until,
     logs,
     anchors_copies,
@@ -210,7 +235,25 @@ def _play(
         n = generate(board, cross, anchors, bmeta, hand, opening_len(gmeta), moves, st, best_only)
         if n > moves.shape[0] or n > values.shape[0]:
             return k, n
-        choose(policy, board, cross, anchors, bmeta, hands, bag, gmeta, rng, act, moves, n, values, work)
+        choose(
+            policy,
+            board,
+            cross,
+            anchors,
+            bmeta,
+            hands,
+            bag,
+            gmeta,
+            rng,
+            act,
+            moves,
+            n,
+            values,
+            work,
+            index,
+            lvalues,
+            sscratch,
+        )
         k = _apply(
             board,
             cross,
@@ -301,6 +344,7 @@ def playout(sim, moves, values, work, cand, policy, depth, seed, ss, outlook, te
         placed,
         np.int64(0),
     )
+    index, lvalues = leave_tables()  # read by a static policy alone
     start = gmeta[G_TURNS]
     until = root_turn + MAX_TURNS if depth == 0 else min(root_turn + MAX_TURNS, start + depth)
     while True:
@@ -319,6 +363,9 @@ def playout(sim, moves, values, work, cand, policy, depth, seed, ss, outlook, te
             moves,
             values,
             work,
+            index,
+            lvalues,
+            ss.static,
             until,
             logs,
             anchors_copies,
@@ -383,11 +430,70 @@ def rank_candidates(gs, moves, n, values, limit, out):
 
 
 @njit
+def rank_learned(gs, moves, n, values, limit, out, work, sscratch):
+    """The ``limit`` best moves by the static agent's values (its default parameters:
+    points, the learned value of the tiles kept, the Qwirkle risk and setup terms;
+    :func:`.policies.static_fill`) as action rows of ``out``, best first: the
+    placements of ``moves[:n]`` and, while the bag has tiles after the opening, the
+    exchange whose kept tiles are worth most, in its place by value when that is among
+    the best ``limit`` (ties: after the placements). ``values``: float64[>= n];
+    ``work``: HEURISTIC_WORK values; ``sscratch``: :func:`.policies.new_static_scratch`'s.
+    Returns their number (0: no placement and no exchange)."""
+    spec = DEFAULT_SPECS[STATIC]
+    w_leave = spec[P_STATIC_LEAVE]
+    hands, gmeta = gs.hands, gs.gmeta
+    index, lvalues = leave_tables()
+    kv, slot, hspec = sscratch
+    kept_values(hands, gmeta, index, lvalues, kv, slot)
+    cap = min(limit, out.shape[0])
+    k = 0
+    if n:
+        static_heuristic_spec(spec, hspec)
+        static_fill(
+            gs.board,
+            gs.cross,
+            gs.anchors,
+            gs.bmeta,
+            hands,
+            gs.bag,
+            gmeta,
+            moves,
+            n,
+            hspec,
+            values,
+            work,
+            index,
+            lvalues,
+            kv,
+            slot,
+            w_leave,
+        )
+        k = candidates_from_values(moves, n, values, cap, out)
+    if gmeta[G_BAG] > 0 and gmeta[G_OPENING] == 0:
+        ex = np.zeros(out.shape[1], out.dtype)
+        v = exchange_choice(hands, gmeta, index, lvalues, kv, w_leave, -np.inf, ex)
+        if v > -np.inf:
+            at = 0  # the placements worth at least as much go first
+            for m in range(n):
+                if values[m] >= v:
+                    at += 1
+            if at < cap:
+                k = min(k + 1, cap)
+                for c in range(k - 1, at, -1):
+                    out[c, :] = out[c - 1, :]
+                out[at, :] = ex
+    return k
+
+
+@njit
 def _policy(spec, out):
     """The playout policy's spec row into ``out``: its default parameters, except that
     a heuristic policy takes its ``cycle``, ``fits``, ``group``, ``dup`` and ``out``
-    from the search's ``pcycle``, ``pfits``, ``pgroup``, ``pdup`` and ``pout``."""
+    from the search's ``pcycle``, ``pfits``, ``pgroup``, ``pdup`` and ``pout``. The
+    policy ``auto`` is static with ``eval`` learned, else the heuristic."""
     policy = int(spec[P_SEARCH_POLICY])
+    if policy == POLICY_AUTO:
+        policy = STATIC if spec[P_SEARCH_EVAL] == EVAL_LEARNED else HEURISTIC
     copy_into(out, DEFAULT_SPECS[policy])
     if policy == HEURISTIC:
         out[P_HEUR_CYCLE] = spec[P_SEARCH_PCYCLE]
@@ -428,8 +534,10 @@ def solve_types():
 def bind_search(solver=True):
     """Point the search agent's calls of :func:`playout` and (``solver``) of the endgame
     solver at their machine code in this process, compiling them for the types the
-    kernels pass or loading them from the disk cache: before a kernel that may play the
-    search agent runs (it raises RuntimeError otherwise). Cheap once done."""
+    kernels pass or loading them from the disk cache, and bind the leave table that its
+    learned evaluation reads (:func:`.leaves.bind_leaves`): before a kernel that may play
+    the search agent runs (it raises RuntimeError otherwise). Cheap once done."""
+    bind_leaves()
     if PLAYOUT.cell[1] == 0:
         PLAYOUT.bind(playout, playout_types())
     if solver and SOLVE.cell[1] == 0:
@@ -474,14 +582,17 @@ def search_choose(spec, gs, moves, n, values, scratch):
     """
     ss = scratch.search
     gmeta = gs.gmeta
-    if n == 0:
-        set_fallback(gs, np.bool_(True))  # not a literal: the type play_turns compiles
-        return
-    if gmeta[G_BAG] == 0 and gmeta[G_PLAYERS] == 2 and spec[P_SEARCH_SOLVER] != 0:
+    if n and gmeta[G_BAG] == 0 and gmeta[G_PLAYERS] == 2 and spec[P_SEARCH_SOLVER] != 0:
         _endgame(spec, gs, ss)
         return
     cands = scratch.root.cands
-    k = rank_candidates(gs, moves, n, values, int(spec[P_SEARCH_CANDIDATES]), cands)
+    if spec[P_SEARCH_EVAL] == EVAL_LEARNED:
+        k = rank_learned(gs, moves, n, values, int(spec[P_SEARCH_CANDIDATES]), cands, scratch.work, ss.static)
+    else:
+        k = rank_candidates(gs, moves, n, values, int(spec[P_SEARCH_CANDIDATES]), cands)
+    if k == 0:
+        set_fallback(gs, np.bool_(True))  # not a literal: the type play_turns compiles
+        return
     if k == 1:
         copy_into(gs.act, cands[0])
         return
