@@ -156,7 +156,7 @@ def _is_number(value: object) -> bool:
 
 
 _POLICIES = tuple((name, AGENT_IDS[name]) for name in ("random", "greedy", "heuristic"))
-POLICY_AUTO = -1  # the search's policy "auto": static with eval learned, else heuristic
+POLICY_AUTO = 99  # the search's policy "auto" (stored; no agent id): static with eval learned, else heuristic
 _SEARCH_POLICIES = (("auto", POLICY_AUTO), *_POLICIES, ("static", AGENT_IDS["static"]))
 EVAL_HEURISTIC, EVAL_LEARNED = 0, 1  # values of the search's eval parameter
 

@@ -2,8 +2,8 @@
 
 Once the bag is empty in a two-player game, the agent plays the move of the exact
 endgame solver (:mod:`.endgame`) run within its budget. Before that (and in games of
-3 to 6 players, to the end) it runs a determinized Monte Carlo search over the
-heuristic's best placements:
+3 to 6 players, to the end) it runs a determinized Monte Carlo search over the best
+moves by its evaluation (``eval``):
 
 - Candidates: with ``eval`` ``learned`` (the default), the ``candidates`` moves of
   the highest static value (:func:`rank_learned`: the static agent's points, learned
