@@ -23,7 +23,6 @@ from .common import (
     plural,
     positive_int,
     reason,
-    seats,
     seed_type,
     time_limit,
 )
@@ -84,8 +83,12 @@ def register(sub: Any) -> None:
 
 
 def _any_agent_list(text: str) -> list[Any]:
-    """argparse type of ``tournament --agents``: built-in or Python agents (Players)."""
-    return seats([any_agent(a) for a in text.split(",") if a.strip()])
+    """argparse type of ``tournament --agents``: at least two built-in or Python agents
+    (Players). Every pairing plays two-player games, so the seats' limit does not apply."""
+    agents = [any_agent(a) for a in text.split(",") if a.strip()]
+    if len(agents) < 2:
+        raise argparse.ArgumentTypeError(f"give at least 2 agents, got {len(agents)}")
+    return agents
 
 
 _plot_path = file_of(".png", "the plot must be a .png file")
