@@ -395,8 +395,9 @@ def choose(
     """The action of the one-pass policy ``spec`` (random, greedy, heuristic, or static
     with its leave table bound) for the current player of a game's arrays into its
     action word ``act``: the choice :func:`play_turns` makes (its loop has it inline),
-    for callers that play one turn at a time (the search agent's playouts). ``moves[:n]``: the legal placements, for
-    greedy only the best-scoring ones (``legal_moves(..., best_only=True)``);
+    for callers that play one turn at a time (the search agent's playouts).
+    ``moves[:n]``: the legal placements, for greedy only the best-scoring ones
+    (``legal_moves(..., best_only=True)``);
     ``values``: float64[>= n]; ``work``: HEURISTIC_WORK values; ``index``, ``lvalues``
     and ``sscratch``: :func:`static_choose`'s (read by the static policy alone). The
     arrays are passed one by one, like :func:`play_turns`'s (see :mod:`.actions`)."""
