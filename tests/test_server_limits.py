@@ -9,6 +9,7 @@ import os
 import random
 import socket
 import statistics
+import sys
 import threading
 import time
 
@@ -262,6 +263,34 @@ def test_a_flood_of_maximal_cost_requests_leaves_another_client_served(tmp_path)
         f"flood: {len(statuses)} requests, {statuses.count(503)} answered 503, longest {max(flood_times):.2f} s"
     )
     assert _p99(loaded) <= 3 * _p99(quiet), (_p99(quiet), _p99(loaded))
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="a niceness per thread is Linux's")
+def test_agents_and_hints_run_at_a_lower_cpu_priority_than_the_requests(tmp_path):
+    """Hints and not-yet-cheap agents' turns run on the agent threads, ten steps nicer
+    than the threads that handle the requests; cheap turns are not put there."""
+    me = os.getpriority(os.PRIO_PROCESS, threading.get_native_id())
+    app = create_app(str(tmp_path / "g.sqlite"), settings=Settings(agent_threads=3))
+
+    before = set(threading.enumerate())
+
+    def agent_threads():
+        return [t for t in threading.enumerate() if t.name.startswith("qwirkle-agent") and t not in before]
+
+    with TestClient(app) as c:
+        game_id, token = _game(c, ["human", "greedy"])
+        view = c.get(f"/api/games/{game_id}", headers=bearer(token)).json()
+        body = {"move": view["legal_moves"][0]["move"]}
+        assert c.post(f"/api/games/{game_id}/actions", json=body, headers=bearer(token)).status_code == 200
+        first = len(agent_threads())  # greedy's first turn (not yet measured cheap) ran there
+        assert c.get(f"/api/games/{game_id}/hint", headers=bearer(token)).status_code == 200
+        threads = agent_threads()
+        assert first == 1 and 1 <= len(threads) <= 3, (first, threads)
+        assert [os.getpriority(os.PRIO_PROCESS, t.native_id) for t in threads] == [min(19, me + 10)] * len(threads)
+        assert os.getpriority(os.PRIO_PROCESS, threading.get_native_id()) == me
+    for t in threads:  # the app's end ends them
+        t.join(timeout=10)
+        assert not t.is_alive()
 
 
 def test_a_request_that_cannot_get_its_game_in_time_answers_503(tmp_path):

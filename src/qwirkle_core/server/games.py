@@ -23,9 +23,12 @@ import logging
 import os
 import re
 import secrets
+import sys
+import threading
 import time
 from collections import OrderedDict
 from collections.abc import AsyncIterator, Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import asynccontextmanager, suppress
 from pathlib import Path
 from typing import Any, TypeVar
@@ -52,6 +55,7 @@ HOLD_EXPIRY = 10.0  # the connections of a process silent this long (killed) sto
 MAX_PENDING = 256  # views queued for one WebSocket before it is dropped as too slow
 POLL_INTERVAL = 0.25  # seconds between looks for changes other processes stored in watched games
 ATTEMPTS = 2  # a change that loses the race to another process is tried this often in all
+AGENT_NICENESS = 10  # the agent threads' CPU priority below request handling's (Linux)
 SWEEP_INTERVAL = 1.0  # seconds between looks for games whose seat to move ran out of time
 CONFLICT = (
     "another server process stored a change of this game at the same moment; "
@@ -149,6 +153,15 @@ class _Slot:
 Pushes = list[dict[int | None, str]]  # views to push, one {seat: view JSON} per change, in order
 
 
+def _lower_priority() -> None:
+    """Lower the calling thread's CPU priority by :data:`AGENT_NICENESS` (Linux, where
+    a niceness is a thread's own; elsewhere, and where the system refuses, unchanged)."""
+    if sys.platform.startswith("linux"):
+        with suppress(OSError):
+            tid = threading.get_native_id()
+            os.setpriority(os.PRIO_PROCESS, tid, min(19, os.getpriority(os.PRIO_PROCESS, tid) + AGENT_NICENESS))
+
+
 class GameService:
     """The games of one server process over a :class:`Store` (or the ``--db`` text of
     one: a SQLite path or a ``postgresql://`` URL).
@@ -177,6 +190,9 @@ class GameService:
         self._watcher: asyncio.Task[None] | None = None
         self._sweeper: asyncio.Task[None] | None = None
         self._pool = asyncio.Semaphore(self.settings.agent_threads)
+        self._agent_threads = ThreadPoolExecutor(
+            self.settings.agent_threads, thread_name_prefix="qwirkle-agent", initializer=_lower_priority
+        )
         self._clients: dict[str, tuple[asyncio.Semaphore, list[int]]] = {}
         self._rate = RateLimit(self.settings.games_per_minute)
         self._held = 0.0
@@ -196,6 +212,7 @@ class GameService:
             if task is not None:
                 task.cancel()
         self._watcher = self._sweeper = self._clocks = None
+        self._agent_threads.shutdown(wait=False, cancel_futures=True)
         with suppress(Exception):
             self.store.release(self.owner)
         self.store.close()
@@ -251,14 +268,18 @@ class GameService:
                 self._clients.pop(key, None)
 
     async def _compute(self, fn: Callable[[], _T], agents: Sequence[str] | None = None) -> _T:
-        """Run ``fn`` in a worker thread: within :meth:`_thread_slot` for a hint
-        (``agents`` None) or for turns of ``agents`` of which one is not yet known to be
-        cheap (:meth:`_cheap`); cheap turns need no place (they cost less than the
-        queueing)."""
+        """Run ``fn`` in a worker thread: for a hint (``agents`` None) or for turns of
+        ``agents`` of which one is not yet known to be cheap (:meth:`_cheap`), within
+        :meth:`_thread_slot` on one of the agent threads, which run at a lower CPU
+        priority than the requests' handling (:func:`_lower_priority`), so that a busy
+        machine serves the other requests first; cheap turns need no place (they cost
+        less than the queueing)."""
         if agents is not None and all(self._cheap(a) for a in agents):
             return await to_thread.run_sync(fn)
         async with self._thread_slot():
-            return await to_thread.run_sync(fn)
+            # waited for in a worker thread: like every other thread's work, not abandoned
+            # when the request is cancelled (the game's lock is held until it is done)
+            return await to_thread.run_sync(lambda: self._agent_threads.submit(fn).result())
 
     def _cheap(self, label: str) -> bool:
         """Whether the turns of agent ``label`` took, on average in this process, at most
