@@ -310,10 +310,19 @@ def test_learned_candidates_are_the_best_moves_by_static_value(g, limit):
     scratch = _ag.new_agent_scratch(True)
     _se.bind_search(solver=False)
     out = np.zeros((_lo.MAX_CANDIDATES, _lo.CAND_COLS), np.int64)
-    k = _se.rank_learned(a, moves, n, np.zeros(max(n, 1)), limit, out, scratch.work, scratch.search.static)
+    kernel_values = np.zeros(max(n, 1))
+    k = _se.rank_learned(a, moves, n, kernel_values, limit, out, scratch.work, scratch.search.static)
     values = static_reference(g)
     exchanges = {key: v for key, v in values.items() if key.startswith("x")}
     placed = sorted((v for key, v in values.items() if not key.startswith("x")), reverse=True)
+    np.testing.assert_allclose(sorted(kernel_values[:n], reverse=True), placed, rtol=0, atol=1e-9)
+
+    def cells_and_tiles(row, count, cell, tile):
+        return tuple(int(x) for x in row[cell : cell + row[count]]), tuple(
+            int(x) for x in row[tile : tile + row[count]]
+        )
+
+    value_of = {cells_and_tiles(moves[m], _lo.M_N, _lo.M_CELL, _lo.M_TILE): kernel_values[m] for m in range(n)}
     can_exchange = g.bag_size > 0 and g.turn > 0 and bool(exchanges)
     assert k == min(limit, n + can_exchange)
     hand = Counter(g.hand())
@@ -323,7 +332,7 @@ def test_learned_candidates_are_the_best_moves_by_static_value(g, limit):
     for c in range(k):
         row = out[c]
         if row[_lo.A_KIND] == _lo.PLACE:
-            got.append(None)
+            got.append(value_of[cells_and_tiles(row, _lo.A_N, _lo.A_CELL, _lo.A_TILE)])
             continue
         tiles = [int(t) for t in row[_lo.A_TILE : _lo.A_TILE + row[_lo.A_N]]]
         leave = sorted((hand - Counter(tiles)).elements())
@@ -331,6 +340,8 @@ def test_learned_candidates_are_the_best_moves_by_static_value(g, limit):
         got.append(table.values[b, leave_class(leave)])
         where.append(c)
     assert len(where) <= 1
+    in_order = [v for c, v in enumerate(got) if c not in where]
+    assert in_order == pytest.approx(placed[: len(in_order)], abs=1e-9)  # the best placements, best first
     if can_exchange:
         best_x = max(exchanges.values())
         at = sum(v >= best_x - 1e-9 for v in placed)
