@@ -29,8 +29,11 @@ from .layout import (  # ids, kinds and spec rows are also read from here by the
     HEURISTIC,
     MAX_CANDIDATES,
     MONTE_CARLO,
+    NET,
     P_HEUR_HORIZON,
     P_HEUR_REPLY,
+    P_NET_WEIGHTS,
+    P_SEARCH_EVAL,
     PASS,
     PLACE,
     RANDOM,
@@ -44,6 +47,7 @@ from .layout import (  # ids, kinds and spec rows are also read from here by the
 )
 from .leaves import bind_leaves
 from .mc import mc_choose
+from .net import bind_net, net_turn, new_net_scratch
 from .policies import HEURISTIC_WORK, play_turns, reply_choose, simple_turn
 from .search import bind_search, new_search_scratch, search_choose
 from .state import NTILES
@@ -56,6 +60,7 @@ __all__ = [
     "GREEDY",
     "HEURISTIC",
     "MONTE_CARLO",
+    "NET",
     "PASS",
     "PLACE",
     "RANDOM",
@@ -84,12 +89,16 @@ def searches(specs):
 
 def bind_for(specs):
     """:func:`.search.bind_search` when a row of ``specs`` (float64[seats, SPEC_COLS])
-    is the search agent, :func:`.leaves.bind_leaves` when one is the static agent: in
-    Python, before a kernel plays them."""
+    is the search agent, :func:`.leaves.bind_leaves` when one is the static agent and
+    :func:`.net.bind_net` (the shipped weights in slot 0) when one is the net agent or
+    a search with eval net: in Python, before a kernel plays them. A row's other
+    weights slots were bound when the Python layer made the row."""
     if any(int(row[SPEC_ID]) == SEARCH for row in specs):
         bind_search()
     if any(int(row[SPEC_ID]) == STATIC for row in specs):
         bind_leaves()
+    if any(int(row[SPEC_ID]) == NET or (int(row[SPEC_ID]) == SEARCH and row[P_SEARCH_EVAL] == 2) for row in specs):
+        bind_net()
 
 
 @njit
@@ -116,6 +125,7 @@ def new_agent_scratch(search):
         np.zeros(1024, np.float64),
         root,
         new_search_scratch(search),
+        new_net_scratch(),
     )
 
 
@@ -175,6 +185,9 @@ def take_turn(spec, gs, moves, scratch):
     """
     board, cross, anchors, bmeta, hands, bag, gmeta, rng, st, act = gs
     agent = int(spec[SPEC_ID])
+    if agent == NET:
+        net_turn(int(spec[P_NET_WEIGHTS]), gs, scratch.net)
+        return moves
     if agent != STATIC and not simple_turn(agent, spec[P_HEUR_REPLY], spec[P_HEUR_HORIZON], gmeta[G_BAG], True):
         return search_turn(spec, gs, moves, scratch, True)
     specs = spec.reshape((1, spec.shape[0]))

@@ -86,13 +86,14 @@ GameState.__doc__ = """One game's arrays as the kernels pass them: the board arr
 (``hands, bag, gmeta, rng``), the move generator's scratch ``gen_scratch``
 (:func:`.movegen.new_scratch_array`) and the action word ``act`` (int64[ACT_SIZE])."""
 
-AgentScratch = namedtuple("AgentScratch", "values work sim sim_moves sim_values root search")
+AgentScratch = namedtuple("AgentScratch", "values work sim sim_moves sim_values root search net")
 AgentScratch.__doc__ = """What an agent may need beyond its game, made once per thread:
 ``values`` float64[>= moves] (the policies' move values), ``work`` the heuristic's
 float64 scratch (``policies.HEURISTIC_WORK``), ``sim`` a scratch :class:`GameState`
 the playouts rebuild from the root, with its move buffer ``sim_moves`` and values
 ``sim_values``, the :class:`RootScratch` ``root`` and the search agent's scratch
-``search`` (:class:`.search.SearchScratch`)."""
+``search`` (:class:`.search.SearchScratch`) and the move scorer's ``net``
+(:func:`.net.new_net_scratch`)."""
 
 RootScratch = namedtuple("RootScratch", "rows cols tiles cells cands policy undo")
 RootScratch.__doc__ = """The Monte Carlo agent's root position and candidates: the board
@@ -102,11 +103,12 @@ CAND_COLS] the candidate action words, ``policy`` float64[SPEC_COLS] the playout
 policy's spec, and ``undo`` (:func:`.board.new_undo_stack` of one slot) for the heuristic's reply search."""
 
 # -- agents ------------------------------------------------------------------------------
-RANDOM, GREEDY, HEURISTIC, MONTE_CARLO, SEARCH, STATIC = 0, 1, 2, 3, 4, 5
-AGENT_NAMES = ("random", "greedy", "heuristic", "mc", "search", "static")  # indexed by agent id
+RANDOM, GREEDY, HEURISTIC, MONTE_CARLO, SEARCH, STATIC, NET = 0, 1, 2, 3, 4, 5, 6
+AGENT_NAMES = ("random", "greedy", "heuristic", "mc", "search", "static", "net")  # indexed by agent id
 AGENT_IDS = MappingProxyType({name: i for i, name in enumerate(AGENT_NAMES)})
 
-FLOAT, INT, CHOICE = "float", "int", "choice"
+FLOAT, INT, CHOICE, FILE = "float", "int", "choice", "file"
+MAX_WEIGHT_SLOTS = 64  # weights files one process may load (net.MAX_SLOTS)
 
 
 @dataclass(frozen=True)
@@ -114,8 +116,10 @@ class Param:
     """One agent parameter: its spec column is 1 + its index in the agent's tuple.
 
     ``kind`` is FLOAT (a finite number in ``lo .. hi``), INT (an integer in ``lo ..
-    hi``) or CHOICE (one of the names in ``choices``, ``(name, stored value)`` pairs;
-    ``lo`` and ``hi`` are None). ``default`` is a value of that kind (a name for a
+    hi``), CHOICE (one of the names in ``choices``, ``(name, stored value)`` pairs;
+    ``lo`` and ``hi`` are None) or FILE (a weights file: ``"shipped"`` or a path in the
+    Python layer, which loads it into a slot of the process; the spec row stores the
+    slot, an integer in ``lo .. hi``, 0 the shipped file). ``default`` is a value of that kind (a name for a
     CHOICE). A spec row stores every value as a float64.
     """
 
@@ -133,6 +137,8 @@ class Param:
             return "one of " + ", ".join(name for name, _ in self.choices)
         if self.kind == INT:
             return f"an int in {self.lo}..{self.hi}"
+        if self.kind == FILE:
+            return "'shipped' or the path of a weights file (.npz)"
         return f"a finite number in {self.lo:g}..{self.hi:g}"
 
     def encode(self, value: object) -> float:
@@ -145,6 +151,8 @@ class Param:
             for name, stored in self.choices:
                 if value == name or (_is_number(value) and value == stored):
                     return float(stored)
+        elif self.kind == FILE and value == "shipped":
+            return 0.0
         elif _is_number(value) and math.isfinite(value) and self.lo <= value <= self.hi:
             if self.kind == FLOAT or float(value).is_integer():
                 return float(value)
@@ -158,7 +166,7 @@ def _is_number(value: object) -> bool:
 _POLICIES = tuple((name, AGENT_IDS[name]) for name in ("random", "greedy", "heuristic"))
 POLICY_AUTO = 99  # the search's policy "auto" (stored; no agent id): static with eval learned, else heuristic
 _SEARCH_POLICIES = (("auto", POLICY_AUTO), *_POLICIES, ("static", AGENT_IDS["static"]))
-EVAL_HEURISTIC, EVAL_LEARNED = 0, 1  # values of the search's eval parameter
+EVAL_HEURISTIC, EVAL_LEARNED, EVAL_NET = 0, 1, 2  # values of the search's eval parameter
 
 AGENT_PARAMS = (
     (),  # random
@@ -300,8 +308,17 @@ AGENT_PARAMS = (
             None,
             "the evaluation that ranks the candidates (and, with policy auto, plays the playouts): learned: the"
             " static agent's (learned leave values; the best exchange competes), heuristic: the heuristic's"
-            " (placements only; the search before the learned values)",
-            (("heuristic", EVAL_HEURISTIC), ("learned", EVAL_LEARNED)),
+            " (placements only; the search before the learned values), net: the learned move scorer's"
+            " (weights; every listed move, exchanges included)",
+            (("heuristic", EVAL_HEURISTIC), ("learned", EVAL_LEARNED), ("net", EVAL_NET)),
+        ),
+        Param(
+            "weights",
+            "shipped",
+            FILE,
+            0,
+            MAX_WEIGHT_SLOTS - 1,
+            "the move scorer's weights with eval net: 'shipped' or the path of a weights file (.npz)",
         ),
     ),
     (  # static (see leaves.static_choose)
@@ -319,6 +336,16 @@ AGENT_PARAMS = (
             0,
             1,
             "1: exchange instead of placing when the kept tiles are worth more; 0: only when it cannot place",
+        ),
+    ),
+    (  # net (see net.net_choose)
+        Param(
+            "weights",
+            "shipped",
+            FILE,
+            0,
+            MAX_WEIGHT_SLOTS - 1,
+            "the move scorer's weights: 'shipped' or the path of a weights file (.npz, qwirkle learn net)",
         ),
     ),
 )
@@ -370,6 +397,8 @@ P_SEARCH_PGROUP = _column(SEARCH, "pgroup")
 P_SEARCH_PDUP = _column(SEARCH, "pdup")
 P_SEARCH_POUT = _column(SEARCH, "pout")
 P_SEARCH_EVAL = _column(SEARCH, "eval")
+P_SEARCH_WEIGHTS = _column(SEARCH, "weights")
+P_NET_WEIGHTS = _column(NET, "weights")
 P_STATIC_LEAVE = _column(STATIC, "leave")
 P_STATIC_DANGER = _column(STATIC, "danger")
 P_STATIC_SETUP = _column(STATIC, "setup")

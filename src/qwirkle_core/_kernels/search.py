@@ -67,7 +67,9 @@ from .layout import (
     A_QWIRKLES,
     A_TILE,
     DEFAULT_SPECS,
+    EVAL_HEURISTIC,
     EVAL_LEARNED,
+    EVAL_NET,
     G_BAG,
     G_CURRENT,
     G_OPENING,
@@ -100,6 +102,7 @@ from .layout import (
     P_SEARCH_SOLVER,
     P_SEARCH_TEMPO,
     P_SEARCH_TIME,
+    P_SEARCH_WEIGHTS,
     P_SEARCH_WIN,
     P_STATIC_LEAVE,
     PLACE,
@@ -112,6 +115,7 @@ from .layout import (
 from .leaves import bind_leaves, kept_values, leave_tables
 from .mc import board_tiles, candidates_from_values, determinize, margin, playout_seed, reset_sim
 from .movegen import generate, generate_all
+from .net import rank_net
 from .policies import (
     choose,
     exchange_choice,
@@ -490,10 +494,10 @@ def _policy(spec, out):
     """The playout policy's spec row into ``out``: its default parameters, except that
     a heuristic policy takes its ``cycle``, ``fits``, ``group``, ``dup`` and ``out``
     from the search's ``pcycle``, ``pfits``, ``pgroup``, ``pdup`` and ``pout``. The
-    policy ``auto`` is static with ``eval`` learned, else the heuristic."""
+    policy ``auto`` is the heuristic with ``eval`` heuristic, else static."""
     policy = int(spec[P_SEARCH_POLICY])
     if policy == POLICY_AUTO:
-        policy = STATIC if spec[P_SEARCH_EVAL] == EVAL_LEARNED else HEURISTIC
+        policy = HEURISTIC if spec[P_SEARCH_EVAL] == EVAL_HEURISTIC else STATIC
     copy_into(out, DEFAULT_SPECS[policy])
     if policy == HEURISTIC:
         out[P_HEUR_CYCLE] = spec[P_SEARCH_PCYCLE]
@@ -586,7 +590,9 @@ def search_choose(spec, gs, moves, n, values, scratch):
         _endgame(spec, gs, ss)
         return
     cands = scratch.root.cands
-    if spec[P_SEARCH_EVAL] == EVAL_LEARNED:
+    if spec[P_SEARCH_EVAL] == EVAL_NET:
+        k = rank_net(int(spec[P_SEARCH_WEIGHTS]), gs, scratch.net, int(spec[P_SEARCH_CANDIDATES]), cands)
+    elif spec[P_SEARCH_EVAL] == EVAL_LEARNED:
         k = rank_learned(gs, moves, n, values, int(spec[P_SEARCH_CANDIDATES]), cands, scratch.work, ss.static)
     else:
         k = rank_candidates(gs, moves, n, values, int(spec[P_SEARCH_CANDIDATES]), cands)

@@ -31,6 +31,8 @@ from .players import (
 )
 from .ratings import ANCHOR, ANCHOR_RATING, Rating, bradley_terry, elo_scale
 from .simulate import simulate
+from .sprt import SprtResult, pair_scores
+from .sprt import sprt as _sprt
 from .stats import wilson_interval
 from .warmup import estimate_kernels, pairs_kernels, turn_kernel_cached
 
@@ -109,6 +111,7 @@ class TournamentResult:
     interrupted: bool = False
     elapsed: float = 0.0
     failures: list[AgentFailure] = field(default_factory=list)
+    sprt: SprtResult | None = None
 
     def scores(self, agent: str) -> np.ndarray:
         """Every final score an agent made in the round robin.
@@ -212,6 +215,7 @@ def tournament(
     range_size: int | None = None,
     time_limit: float | None = None,
     rules: Rules | None = None,
+    sprt: tuple[float, float] | None = None,
 ) -> TournamentResult:
     """Play every pair of ``agents`` (at least 2, each once) for ``games`` games.
 
@@ -245,6 +249,12 @@ def tournament(
         ``Rules(variant="cubes")`` for a Qwirkle Cubes tournament.
     time_limit
         seconds per move allowed to each Python agent (None: no limit).
+    sprt
+        ``(elo0, elo1)``: stop as soon as the sequential probability ratio test
+        (:func:`~qwirkle_core.batch.sprt.sprt`, on the deals' pair scores, error rates
+        0.05) accepts H0 (the first agent is at most ``elo0`` Elo stronger) or H1 (at
+        least ``elo1``), at the latest after ``games`` games; two agents, locally. The
+        test's state is ``result.sprt``.
 
     Notes
     -----
@@ -287,6 +297,20 @@ def tournament(
     if progress is not None and not callable(progress):
         raise TypeError(f"progress must be a callable f(done, total), not {progress!r}")
     limit = check_time_limit(time_limit)
+    stop: Callable[[list[tuple[np.ndarray, np.ndarray]]], bool] | None = None
+    state: list[SprtResult] = []
+    if sprt is not None:
+        if len(players) != 2 or client is not None:
+            raise ValueError("the SPRT compares two agents in a local tournament (no client)")
+        elo0, elo1 = (check_finite(e, "sprt") for e in sprt)
+        _sprt(np.zeros(0), elo0, elo1)  # checks them
+
+        def stop(halves: list[tuple[np.ndarray, np.ndarray]]) -> bool:
+            ab = np.concatenate([h[0] for h in halves]) if halves else np.zeros((0, 2))
+            ba = np.concatenate([h[1] for h in halves]) if halves else np.zeros((0, 2))
+            state[:] = [_sprt(pair_scores(ab[:, 0] - ab[:, 1], ba[:, 1] - ba[:, 0]), elo0, elo1)]
+            return state[0].decision is not None
+
     specs = [p.spec for p in players if p.spec is not None]
     clock = time.perf_counter()
     timing: dict[str, float] = {}
@@ -307,7 +331,7 @@ def tournament(
     else:
         if range_size is not None:
             raise ValueError("range_size applies to a tournament on a cluster only (pass client=)")
-        run = _LocalRun(games // 2, seed, threads, progress, limit, rules)
+        run = _LocalRun(games // 2, seed, threads, progress, limit, rules, stop)
         with compiling(*compile_notice(names, specs, rules)):  # says so once if it compiles
             matches, interrupted = run.play(list(itertools.combinations(players, 2)))
             failures = run.failures
@@ -323,6 +347,7 @@ def tournament(
         interrupted=interrupted,
         elapsed=time.perf_counter() - clock,
         failures=failures,
+        sprt=state[0] if state else None,
     )
 
 
@@ -350,6 +375,7 @@ class _LocalRun:
         progress: Callable[[int, int], None] | None,
         time_limit: float | None,
         rules: Rules,
+        stop: Callable[[list[tuple[np.ndarray, np.ndarray]]], bool] | None = None,
     ) -> None:
         self.deals, self.seed, self.threads, self.progress, self.time_limit, self.rules = (
             deals,
@@ -359,6 +385,7 @@ class _LocalRun:
             time_limit,
             rules,
         )
+        self.stop = stop  # called with a pair's finished deals after each round: True ends the pair
         self.processes = check_threads(threads, available_threads())  # for pairs with a Python agent
         self.failures: list[AgentFailure] = []
         # the current pair's broken games: those with its first agent in seat 0, in seat 1
@@ -380,7 +407,8 @@ class _LocalRun:
                 halves: list[tuple[np.ndarray, np.ndarray]] = []
                 self.broken = ([], [])
                 done, chunk = 0, 2 * self.processes if python else 64
-                while done < self.deals and not interrupted:
+                decided = False
+                while done < self.deals and not interrupted and not decided:
                     n = min(chunk, self.deals - done)
                     t = time.perf_counter()
                     try:
@@ -391,6 +419,7 @@ class _LocalRun:
                         )
                         done += finished
                         done_games += 2 * finished
+                        decided = self.stop is not None and self.stop(halves)
                         if self.progress is not None:
                             self.progress(done_games, total)
                     except (

@@ -185,6 +185,7 @@ TASKS: dict[str, _Task] = {
     ),
     "batch.run_mc": _Task(_compile_batch(_bt.run_mc), _kernel(_bt, "run_mc"), 28.0),
     "batch.run_static": _Task(_compile_batch(_bt.run_static), _kernel(_bt, "run_static"), 25.0),
+    "batch.run_net": _Task(_compile_batch(_bt.run_net), _kernel(_bt, "run_net"), 30.0),
     "batch.run_any": _Task(
         _compile_batch(_bt.run_any), _kernel(_bt, "run_any"), 35.0, calls=("endgame.solve", "search.playout")
     ),

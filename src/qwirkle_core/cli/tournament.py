@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import math
 from collections.abc import Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -76,6 +77,15 @@ def register(sub: Any) -> None:
         default=None,
         help="save the score distributions to this .png file (needs matplotlib)",
     )
+    p.add_argument(
+        "--sprt",
+        type=_sprt_bounds,
+        default=None,
+        metavar="ELO0,ELO1",
+        help="two agents: stop as soon as the sequential probability ratio test on the deals (both seats) accepts "
+        "H0 (the first is at most ELO0 Elo stronger) or H1 (at least ELO1); --games is then the most it plays "
+        "(docs/agents.md, 'Deciding with fewer games')",
+    )
     add_variant(p)
     add_cluster_options(p)
     p.add_argument("--no-progress", action="store_true", help="no progress display")
@@ -92,6 +102,17 @@ def _any_agent_list(text: str) -> list[Any]:
 
 
 _plot_path = file_of(".png", "the plot must be a .png file")
+
+
+def _sprt_bounds(text: str) -> tuple[float, float]:
+    parts = text.split(",")
+    try:
+        elo0, elo1 = (float(p) for p in parts)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected two Elo differences ELO0,ELO1 such as 0,20, got {text!r}") from None
+    if not (math.isfinite(elo0) and math.isfinite(elo1) and elo0 < elo1):
+        raise argparse.ArgumentTypeError(f"expected finite ELO0 < ELO1, got {text!r}")
+    return elo0, elo1
 
 
 def _even_games(text: str) -> int:
@@ -112,6 +133,8 @@ def _run_tournament(args: argparse.Namespace, console: Console) -> int:
     if len(set(labels)) != len(labels):
         raise UsageError("argument --agents: each agent may appear once")
     python = [a.label for a in args.agents if a.spec is None]
+    if args.sprt is not None and (len(args.agents) != 2 or args.scheduler or args.workers):
+        raise UsageError("argument --sprt: the test compares exactly two agents, on this machine (no cluster)")
     if python and (args.scheduler or args.workers):
         raise UsageError(
             f"argument --agents: {python[0]!r} is a Python agent; a tournament on a cluster plays built-in agents only (see 'qwirkle tournament --help')"
@@ -153,6 +176,7 @@ def _run_tournament(args: argparse.Namespace, console: Console) -> int:
                 progress=bar,
                 time_limit=args.time_limit,
                 rules=rules,
+                sprt=args.sprt,
             )
     finally:
         bar.close()
@@ -240,6 +264,8 @@ def _print_tournament(result: TournamentResult, agents: list[Any], console: Cons
         )
     if result.interrupted:
         console.print("interrupted: only finished deals (both seats) are counted")
+    if result.sprt is not None:
+        console.print(str(result.sprt), markup=False, highlight=False)
 
 
 def _plot_backend() -> Any:

@@ -24,13 +24,24 @@ from gymnasium import spaces
 
 from .._checks import check_int
 from .._kernels import movelist as _ml
+from .._kernels import net as _net
 from .._kernels.board import true_coords
 from .._kernels.layout import EXCHANGE, M_CELL, M_N, M_SCORE, M_TILE, MOVE_COLS, PLACE
+from .._kernels.leaves import bind_leaves
 from ..game.game import Game
 from ..game.move import Move
 from .aec import observation_space
 
-__all__ = ["FEATURES", "FEATURE_NAMES", "K_MOVES", "MoveLister", "flat_observation_space", "move_list"]
+__all__ = [
+    "FEATURES",
+    "FEATURE_NAMES",
+    "INPUT_NAMES",
+    "K_MOVES",
+    "MoveLister",
+    "flat_observation_space",
+    "move_list",
+    "scorer_inputs",
+]
 
 K_MOVES: int = _ml.K_MOVES
 """Moves listed per observation by default (128): the placements, best-scoring first
@@ -38,6 +49,9 @@ kept when there are more, after room for the exchanges listed."""
 FEATURE_NAMES: tuple[str, ...] = _ml.FEATURE_NAMES
 """The feature columns of a listed move (docs/env.md, "The move-list mode")."""
 FEATURES: int = _ml.FEATURES
+INPUT_NAMES: tuple[str, ...] = _net.INPUT_NAMES
+"""The move scorer's input columns: FEATURE_NAMES, then ``static``, ``margin``, ``bag``,
+``players`` and ``rival_hand`` (docs/agents.md, "net")."""
 MAX_FEATURE = 200.0  # above any feature's magnitude (points: at most 84 + 6)
 
 
@@ -114,6 +128,23 @@ def moves_of(bmeta: np.ndarray, rows: np.ndarray, kinds: np.ndarray) -> list[Mov
 
 
 _DEFAULT: dict[int, MoveLister] = {}
+_SCORER_SCRATCH: list[Any] = []
+
+
+def scorer_inputs(game: Game) -> tuple[np.ndarray, list[Move]]:
+    """The move scorer's input rows of the moves of the player to move in ``game``, as
+    the ``net`` agent computes them: ``(x float64[count, len(INPUT_NAMES)], moves)``
+    (at most K_MOVES moves, listed as :func:`move_list` lists them). New arrays. Not
+    thread-safe (one scratch). Raises ValueError for a game that is over or of Qwirkle
+    Cubes."""
+    move_list(game, 1)  # the same checks
+    if not _SCORER_SCRATCH:
+        bind_leaves()
+        _SCORER_SCRATCH.append(_net.new_net_scratch())
+    ns = _SCORER_SCRATCH[0]
+    a = game.kernel_arrays()
+    count = _net.net_inputs(a, ns)
+    return ns[6][:count].copy(), moves_of(a.bmeta, ns[1][:count], ns[2][:count])
 
 
 def move_list(game: Game, k: int = K_MOVES) -> tuple[np.ndarray, np.ndarray, list[Move]]:

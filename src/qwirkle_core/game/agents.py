@@ -111,7 +111,11 @@ class AgentSpec:
         parameters in table order. Raises AgentError for a spec made by hand with a bad
         name or parameter."""
         checked = _validated(self)
-        return _lay.make_spec(_lay.AGENT_IDS[checked.name], **dict(checked.params))
+        params: dict[str, object] = dict(checked.params)
+        for p in agent_params(checked.name):
+            if p.kind == _lay.FILE and p.name in params:
+                params[p.name] = _weights_slot(str(params[p.name]))
+        return _lay.make_spec(_lay.AGENT_IDS[checked.name], **params)
 
     def __str__(self) -> str:
         return self.label
@@ -249,6 +253,18 @@ def _split(text: str) -> tuple[str, dict[str, str]]:
 def _check_value(text: str, p: Param, value: Any) -> float | int | str:
     """``value`` (a str from a spec, or a number) checked against ``p``: a name for a
     choice, an int for an integer parameter, a float otherwise."""
+    if p.kind == _lay.FILE:
+        if isinstance(value, str) and value.strip():
+            text = value.strip()
+            _weights_slot(text)  # loads and checks the file (AgentError if it cannot be used)
+            return text
+        number = _number(value)
+        if number is not None and number == int(number):
+            try:
+                return _weights_name(int(number))
+            except ValueError:
+                pass
+        raise AgentError(f"agent {_short(text)}: {p.name} must be {p.allowed()}, not {_short(value)}")
     if p.kind == _lay.CHOICE:
         names = dict(p.choices)
         stored = {v: n for n, v in p.choices}
@@ -267,6 +283,26 @@ def _check_value(text: str, p: Param, value: Any) -> float | int | str:
             else:
                 return int(number) if p.kind == _lay.INT else number
     raise AgentError(f"agent {_short(text)}: {p.name} must be {p.allowed()}, not {_short(value)}")
+
+
+def _weights_slot(weights: str) -> int:
+    """The slot of this process that holds the weights file ``weights`` (``"shipped"``
+    or a path), loading it on first use; AgentError for a file that cannot be used."""
+    from .._kernels import net as _net
+
+    try:
+        return int(_net.bind_net(weights))
+    except _net.WeightsError as e:
+        raise AgentError(str(e)) from None
+
+
+def _weights_name(slot: int) -> str:
+    """The weights file (``"shipped"`` or its absolute path) of a slot of this process."""
+    from .._kernels import net as _net
+
+    if slot == 0:
+        return "shipped"
+    return str(_net.slot_name(slot))
 
 
 def _number(value: Any) -> float | None:
