@@ -19,11 +19,13 @@ PARAMS = [(a, p) for a in qc.AGENTS for p in agent_params(a)]
 
 
 def test_agent_names_and_parameter_tables():
-    assert qc.AGENTS == ("random", "greedy", "heuristic", "mc", "search", "static")
+    assert qc.AGENTS == ("random", "greedy", "heuristic", "mc", "search", "static", "net")
     assert agent_params("greedy") == () and agent_params("random") == ()
     for agent, p in PARAMS:
         if p.kind == "choice":
             assert p.default in dict(p.choices)
+        elif p.kind == "file":
+            assert p.default == "shipped" and p.encode("shipped") == 0.0
         else:
             assert p.lo <= p.default <= p.hi, (agent, p.name)
     with pytest.raises(qc.AgentError, match="unknown agent 'wizard'; available: random, greedy, heuristic, mc, search"):
@@ -51,7 +53,7 @@ def test_spec_rows_hold_the_agent_id_then_its_parameters_in_table_order():
         assert row[0] == agent_id
         table = agent_params(agent)
         for col, p in enumerate(table, start=1):
-            expected = dict(p.choices)[p.default] if p.kind == "choice" else p.default
+            expected = dict(p.choices)[p.default] if p.kind == "choice" else 0.0 if p.kind == "file" else p.default
             assert row[col] == expected, (agent, p.name)
         assert not row[1 + len(table) :].any()
     assert spec_row("mc:policy=greedy")[4] == 1.0
@@ -63,6 +65,8 @@ def valid_values(draw):
     agent, p = draw(st.sampled_from(PARAMS))
     if p.kind == "choice":
         value = draw(st.sampled_from([name for name, _ in p.choices]))
+    elif p.kind == "file":
+        value = "shipped"
     elif p.kind == "int":
         value = draw(st.integers(p.lo, p.hi))
     else:
@@ -77,7 +81,7 @@ def test_every_value_in_range_is_taken_and_round_trips(case):
     spec = qc.parse_agent(text)
     assert spec.value(p.name) == value
     col = 1 + [q.name for q in agent_params(agent)].index(p.name)
-    stored = dict(p.choices)[value] if p.kind == "choice" else value
+    stored = dict(p.choices)[value] if p.kind == "choice" else 0.0 if p.kind == "file" else value
     assert spec.row()[col] == stored
     assert qc.parse_agent(spec.label).row().tolist() == pytest.approx(spec.row().tolist(), rel=1e-5)
     assert qc.parse_agent((agent, {p.name: value})) == spec
@@ -86,6 +90,8 @@ def test_every_value_in_range_is_taken_and_round_trips(case):
 def out_of_range(p):
     if p.kind == "choice":
         return ["7", "-1", "best", "", "nan"]
+    if p.kind == "file":
+        return ["", "no-such-file", "/no/such/folder/x"]
     bad = [str(p.lo - 1), str(p.hi + 1), "nan", "inf", "-inf", "1e400", "x", ""]
     if p.kind == "int":
         bad += [str(p.lo + 0.5), "1e12", str(10**30)]
@@ -100,7 +106,7 @@ def test_values_out_of_range_name_the_agent_the_parameter_and_the_range(agent, p
         message = str(err.value)
         assert f"agent '{agent}:{p.name}={value}'" in message
         assert f"{p.name} must be {p.allowed()}" in message, message
-        if p.kind != "choice":
+        if p.kind not in ("choice", "file"):
             assert str(p.lo) in message.replace(".0", "") or f"{p.lo:g}" in message
 
 
@@ -148,7 +154,8 @@ def test_agent_errors_are_value_errors():
         (np.zeros((1, W)), "1-d numeric array"),
         (np.array(["a"] * W), "1-d numeric array"),
         (np.full(W, np.nan), "unknown agent id nan"),
-        (np.r_[6.0, np.zeros(W - 1)], "unknown agent id 6"),
+        (np.r_[7.0, np.zeros(W - 1)], "unknown agent id 7"),
+        (np.r_[6.0, 9.0, np.zeros(W - 2)], "no weights are loaded in slot 9"),
         (np.r_[1.5, np.zeros(W - 1)], "unknown agent id 1.5"),
         (np.r_[1.0, 1.0, np.zeros(W - 2)], "spec columns past its 0 parameter(s) must be 0"),
         (np.r_[3.0, 0.0, 8, 4, 2, np.zeros(W - 5)], "playouts must be an int in 1..1000000"),

@@ -193,3 +193,59 @@ def test_learning_writes_loadable_weights_and_is_reproducible(tmp_path):
         np.testing.assert_array_equal(again["w1"], r.arrays["w1"])
     np.testing.assert_array_equal(runs[0].arrays["w1"], runs[1].arrays["w1"])
     assert qc.simulate(2, agents=(f"net:weights={tmp_path / 'ck1.npz'}", "greedy"), seed=1).games == 2
+
+
+def test_a_server_opens_no_weights_file_a_client_names(tmp_path):
+    pytest.importorskip("fastapi")
+    from qwirkle_core.server.engine import seat_label
+
+    path = scorer.write_weights(tmp_path / "w.npz", scorer.static_weights(), {})
+    assert (
+        seat_label("net") == "net"
+        and seat_label("search:eval=net:weights=shipped") == "search:eval=net:weights=shipped"
+    )
+    for text in (f"net:weights={path}", "net:weights=/etc/passwd", f"search:eval=net:weights={path}"):
+        with pytest.raises(ValueError, match="'shipped' on this server"):
+            seat_label(text)
+    assert seat_label(f"net:weights={path}", caps={}) == f"net:weights={path}"  # a bot on its own machine
+
+
+def test_every_learned_file_is_usable_by_path_and_labelled_by_it(tmp_path):
+    table = shipped_table()
+    changed = tmp_path / "leaves.json"
+    table.values[:] = 0.0  # a table that values every leave at 0
+    table.save(changed)
+    spec = parse_agent(f"static:leaves={changed}")
+    assert spec.label == f"static:leaves={changed}" and parse_agent(spec.row()) == parse_agent(
+        ("static", {"leaves": str(changed)})
+    )
+    one = qc.simulate(6, agents=(f"static:leaves={changed}", "greedy"), seed=2, threads=1)
+    same = qc.simulate(6, agents=("static:leave=0", "greedy"), seed=2, threads=1)
+    np.testing.assert_array_equal(one.scores, same.scores)  # zero values play as a zero leave weight
+    two = qc.simulate(6, agents=("static", "greedy"), seed=2, threads=1)
+    assert not np.array_equal(one.scores, two.scores)
+    s = qc.simulate(1, agents=(f"search:leaves={changed}:time_ms=2", "greedy"), seed=2, threads=1)
+    assert s.games == 1
+    assert qc.LeaveTable.load(changed).values.sum() == 0
+    with pytest.raises(qc.AgentError, match="no leave table file"):
+        parse_agent(f"static:leaves={tmp_path / 'missing.json'}")
+    (tmp_path / "bad.json").write_text("{}")
+    with pytest.raises(qc.AgentError, match="bad.json"):
+        parse_agent(f"static:leaves={tmp_path / 'bad.json'}")
+
+
+def test_cli_learn_net_writes_weights_and_refuses_bad_arguments(tmp_path, capsys):
+    pytest.importorskip("torch")
+    from qwirkle_core.cli import main
+
+    out = tmp_path / "n.npz"
+    argv = ["learn", "net", "--games", "2", "--iterations", "1", "--playouts", "1", "--top", "2", "--extra", "0"]
+    assert main([*argv, "--hidden", "4,2", "--probe-games", "0", "--out", str(out), "--no-progress"]) == 0
+    assert "wrote" in capsys.readouterr().out
+    arrays, prov = scorer.read_weights(out)
+    assert arrays["w1"].shape == (len(INPUT_NAMES), 4) and prov["iterations"] == 1
+    assert prov["command"].startswith("qwirkle learn net --seed 0 --games 2 --iterations 1 --playouts 1")
+    assert main([*argv, "--hidden", "4", "--out", str(out)]) == 2
+    assert "expected two unit counts" in capsys.readouterr().err
+    assert main([*argv, "--start", str(tmp_path / "none.npz")]) == 2
+    assert "no weights file" in capsys.readouterr().err

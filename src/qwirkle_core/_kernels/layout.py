@@ -320,6 +320,15 @@ AGENT_PARAMS = (
             MAX_WEIGHT_SLOTS - 1,
             "the move scorer's weights with eval net: 'shipped' or the path of a weights file (.npz)",
         ),
+        Param(
+            "leaves",
+            "shipped",
+            FILE,
+            0,
+            MAX_WEIGHT_SLOTS - 1,
+            "the leave values of eval learned and of the static playout policy: 'shipped' or the path of a leave"
+            " table (.json, qwirkle learn)",
+        ),
     ),
     (  # static (see leaves.static_choose)
         Param("leave", 1.0, FLOAT, -1000.0, 1000.0, "weight of the learned value of the tiles kept (leaves.json)"),
@@ -336,6 +345,14 @@ AGENT_PARAMS = (
             0,
             1,
             "1: exchange instead of placing when the kept tiles are worth more; 0: only when it cannot place",
+        ),
+        Param(
+            "leaves",
+            "shipped",
+            FILE,
+            0,
+            MAX_WEIGHT_SLOTS - 1,
+            "the leave values: 'shipped' or the path of a leave table (.json, qwirkle learn)",
         ),
     ),
     (  # net (see net.net_choose)
@@ -398,6 +415,7 @@ P_SEARCH_PDUP = _column(SEARCH, "pdup")
 P_SEARCH_POUT = _column(SEARCH, "pout")
 P_SEARCH_EVAL = _column(SEARCH, "eval")
 P_SEARCH_WEIGHTS = _column(SEARCH, "weights")
+P_SEARCH_LEAVES = _column(SEARCH, "leaves")
 P_NET_WEIGHTS = _column(NET, "weights")
 P_STATIC_LEAVE = _column(STATIC, "leave")
 P_STATIC_DANGER = _column(STATIC, "danger")
@@ -405,6 +423,7 @@ P_STATIC_SETUP = _column(STATIC, "setup")
 P_STATIC_FOLLOW = _column(STATIC, "follow")
 P_STATIC_FITS = _column(STATIC, "fits")
 P_STATIC_EXCHANGE = _column(STATIC, "exchange")
+P_STATIC_LEAVES = _column(STATIC, "leaves")
 MAX_SAMPLES = param(HEURISTIC, "samples").hi  # the reply search clamps its sample count to it
 
 

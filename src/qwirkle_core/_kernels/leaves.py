@@ -23,7 +23,9 @@ with as arguments.
 
 import itertools
 import json
+import os
 from pathlib import Path
+from threading import Lock
 
 import numpy as np
 from numba import carray
@@ -33,6 +35,7 @@ from .layout import (
     G_BAG,
     G_CURRENT,
     G_HAND,
+    MAX_WEIGHT_SLOTS,
 )
 from .state import HAND, NUM_TILE_TYPES
 
@@ -57,7 +60,9 @@ INDEX = Table("leaves.index", np.int8)
 """The process's rank -> class index (int8[N_RANKS]), bound by :func:`bind_leaves`."""
 VALUES = Table("leaves.values", np.float64)
 """The process's learned values (float64[BUCKETS * classes]), bound by :func:`bind_leaves`."""
-_index_ptr, _values_ptr = INDEX.get, VALUES.get  # what kernels call
+SIZE = Table("leaves.size", np.int64)
+"""One value: the length of a slot's values in :data:`VALUES` (BUCKETS * classes)."""
+_index_ptr, _values_ptr, _size_ptr = INDEX.get, VALUES.get, SIZE.get  # what kernels call
 
 TABLE_FILE = Path(__file__).with_name("leaves.json")
 
@@ -228,34 +233,85 @@ def load_table(path=TABLE_FILE):
     return values, doc
 
 
-_bound = []
+_lock = Lock()
+_slots = []  # (key, float64[BUCKETS * C]): slot 0 the shipped (or given) table, then files by absolute path
+_keep = []  # every array bound: a kernel on another thread may still read an old one
+
+
+def _rebind():
+    _, index = classes()
+    flat = np.concatenate([v for _, v in _slots])
+    size = np.array([_slots[0][1].shape[0]], np.int64)
+    _keep.extend((flat, size))
+    INDEX.bind(index)
+    VALUES.bind(flat)
+    SIZE.bind(size)
 
 
 def bind_leaves(values=None):
     """Point the agents' leave lookups (:data:`INDEX`, :data:`VALUES`) at the class
-    index and at ``values`` (float64[BUCKETS, C]; default: the shipped table), in this
-    process, before a kernel that plays the static agent runs. Binding the shipped
-    table again is free."""
-    if values is None:
-        if _bound == ["shipped"]:
-            return
-        values, _ = load_table()
-        tag = "shipped"
-    else:
-        tag = "given"
-    _, index = classes()
-    INDEX.bind(index)
-    VALUES.bind(np.ascontiguousarray(values, np.float64).ravel())
-    _bound[:] = [tag]
+    index and, in slot 0, at ``values`` (float64[BUCKETS, C]; default: the shipped
+    table), in this process, before a kernel that plays the static agent runs. Binding
+    the shipped table again is free."""
+    with _lock:
+        if values is None:
+            if _slots and _slots[0][0] == "shipped":
+                return
+            values, _ = load_table()
+            key = "shipped"
+        else:
+            key = "given"
+        flat = np.ascontiguousarray(values, np.float64).ravel().copy()
+        if _slots:
+            _slots[0] = (key, flat)
+        else:
+            _slots.append((key, flat))
+        _rebind()
+
+
+def leave_slot(table):
+    """The slot of this process holding the leave table file ``table`` (``"shipped"``,
+    slot 0, or a path: loaded once, as it was then; :func:`load_table` checks it and
+    raises ValueError). The kernels read a slot's values with :func:`leave_tables`."""
+    bind_leaves()
+    if table == "shipped":
+        return 0
+    key = os.path.abspath(os.fspath(table))
+    with _lock:
+        for i, (k, _) in enumerate(_slots):
+            if i and k == key:
+                return i
+        if len(_slots) >= MAX_WEIGHT_SLOTS:
+            raise ValueError(f"at most {MAX_WEIGHT_SLOTS} leave tables in one process")
+        try:
+            values, _ = load_table(key)
+        except FileNotFoundError:
+            raise ValueError(f"no leave table file {str(table)!r}") from None
+        except (OSError, KeyError, TypeError, json.JSONDecodeError) as e:
+            raise ValueError(f"{str(table)!r} is not a leave table file (qwirkle learn): {e}") from None
+        _slots.append((key, np.ascontiguousarray(values, np.float64).ravel()))
+        _rebind()
+        return len(_slots) - 1
+
+
+def leave_slot_name(slot):
+    """The key (``"shipped"``, ``"given"`` or an absolute path) of a slot loaded here."""
+    with _lock:
+        if not 0 <= slot < len(_slots):
+            raise ValueError(f"no leave table is loaded in slot {slot} of this process")
+        return _slots[slot][0]
 
 
 @njit(inline="always")
-def leave_tables():
-    """The bound index and values (see :func:`bind_leaves`): ``(int8[N_RANKS],
-    float64[BUCKETS * C])``; both empty when unbound."""
+def leave_tables(slot=0):
+    """The bound index and the values of slot ``slot`` (see :func:`bind_leaves`,
+    :func:`leave_slot`): ``(int8[N_RANKS], float64[BUCKETS * C])``; both empty when
+    unbound."""
     ptr, n = _index_ptr()
     vptr, vn = _values_ptr()
-    return carray(ptr, (n,)), carray(vptr, (vn,))
+    sptr, sn = _size_ptr()
+    size = carray(sptr, (sn,))[0] if sn else 0
+    return carray(ptr, (n,)), carray(vptr, (vn,))[slot * size : (slot + 1) * size]
 
 
 @njit(inline="always")

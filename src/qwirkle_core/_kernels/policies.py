@@ -65,6 +65,7 @@ from .layout import (
     P_STATIC_FITS,
     P_STATIC_FOLLOW,
     P_STATIC_LEAVE,
+    P_STATIC_LEAVES,
     P_STATIC_SETUP,
     R_AGENTS,
     RANDOM,
@@ -351,7 +352,7 @@ def play_turns(
             moves, values = np.zeros((2 * n, MOVE_COLS), np.int32), np.zeros(2 * n, np.float64)
             continue
         if static is not None and static and plays_static:  # None: pruned before typing
-            index, lvalues = leave_tables()
+            index, lvalues = leave_tables(int(specs[row, P_STATIC_LEAVES]))
             sscratch = new_static_scratch()
             static_choose(
                 specs[row],

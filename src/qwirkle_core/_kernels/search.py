@@ -92,6 +92,7 @@ from .layout import (
     P_SEARCH_DEPTH,
     P_SEARCH_EVAL,
     P_SEARCH_FINISH,
+    P_SEARCH_LEAVES,
     P_SEARCH_OUTLOOK,
     P_SEARCH_PCYCLE,
     P_SEARCH_PDUP,
@@ -105,6 +106,7 @@ from .layout import (
     P_SEARCH_WEIGHTS,
     P_SEARCH_WIN,
     P_STATIC_LEAVE,
+    P_STATIC_LEAVES,
     PLACE,
     POLICY_AUTO,
     R_AGENTS,
@@ -348,7 +350,7 @@ def playout(sim, moves, values, work, cand, policy, depth, seed, ss, outlook, te
         placed,
         np.int64(0),
     )
-    index, lvalues = leave_tables()  # read by a static policy alone
+    index, lvalues = leave_tables(int(policy[P_STATIC_LEAVES]) if int(policy[SPEC_ID]) == STATIC else 0)
     start = gmeta[G_TURNS]
     until = root_turn + MAX_TURNS if depth == 0 else min(root_turn + MAX_TURNS, start + depth)
     while True:
@@ -434,19 +436,20 @@ def rank_candidates(gs, moves, n, values, limit, out):
 
 
 @njit
-def rank_learned(gs, moves, n, values, limit, out, work, sscratch):
+def rank_learned(gs, moves, n, values, limit, out, work, sscratch, table=0):
     """The ``limit`` best moves by the static agent's values (its default parameters:
     points, the learned value of the tiles kept, the Qwirkle risk and setup terms;
     :func:`.policies.static_fill`) as action rows of ``out``, best first: the
     placements of ``moves[:n]`` and, while the bag has tiles after the opening, the
     exchange whose kept tiles are worth most, in its place by value when that is among
     the best ``limit`` (ties: after the placements). ``values``: float64[>= n];
-    ``work``: HEURISTIC_WORK values; ``sscratch``: :func:`.policies.new_static_scratch`'s.
-    Returns their number (0: no placement and no exchange)."""
+    ``work``: HEURISTIC_WORK values; ``sscratch``: :func:`.policies.new_static_scratch`'s;
+    ``table``: the leave table's slot (:func:`.leaves.leave_slot`). Returns their number (0:
+    no placement and no exchange)."""
     spec = DEFAULT_SPECS[STATIC]
     w_leave = spec[P_STATIC_LEAVE]
     hands, gmeta = gs.hands, gs.gmeta
-    index, lvalues = leave_tables()
+    index, lvalues = leave_tables(table)
     kv, slot, hspec = sscratch
     kept_values(hands, gmeta, index, lvalues, kv, slot)
     cap = min(limit, out.shape[0])
@@ -493,12 +496,15 @@ def rank_learned(gs, moves, n, values, limit, out, work, sscratch):
 def _policy(spec, out):
     """The playout policy's spec row into ``out``: its default parameters, except that
     a heuristic policy takes its ``cycle``, ``fits``, ``group``, ``dup`` and ``out``
-    from the search's ``pcycle``, ``pfits``, ``pgroup``, ``pdup`` and ``pout``. The
-    policy ``auto`` is the heuristic with ``eval`` heuristic, else static."""
+    from the search's ``pcycle``, ``pfits``, ``pgroup``, ``pdup`` and ``pout``, and a
+    static policy its ``leaves`` from the search's. The policy ``auto`` is the heuristic
+    with ``eval`` heuristic, else static."""
     policy = int(spec[P_SEARCH_POLICY])
     if policy == POLICY_AUTO:
         policy = HEURISTIC if spec[P_SEARCH_EVAL] == EVAL_HEURISTIC else STATIC
     copy_into(out, DEFAULT_SPECS[policy])
+    if policy == STATIC:
+        out[P_STATIC_LEAVES] = spec[P_SEARCH_LEAVES]
     if policy == HEURISTIC:
         out[P_HEUR_CYCLE] = spec[P_SEARCH_PCYCLE]
         out[P_HEUR_FITS] = spec[P_SEARCH_PFITS]
@@ -593,7 +599,17 @@ def search_choose(spec, gs, moves, n, values, scratch):
     if spec[P_SEARCH_EVAL] == EVAL_NET:
         k = rank_net(int(spec[P_SEARCH_WEIGHTS]), gs, scratch.net, int(spec[P_SEARCH_CANDIDATES]), cands)
     elif spec[P_SEARCH_EVAL] == EVAL_LEARNED:
-        k = rank_learned(gs, moves, n, values, int(spec[P_SEARCH_CANDIDATES]), cands, scratch.work, ss.static)
+        k = rank_learned(
+            gs,
+            moves,
+            n,
+            values,
+            int(spec[P_SEARCH_CANDIDATES]),
+            cands,
+            scratch.work,
+            ss.static,
+            int(spec[P_SEARCH_LEAVES]),
+        )
     else:
         k = rank_candidates(gs, moves, n, values, int(spec[P_SEARCH_CANDIDATES]), cands)
     if k == 0:

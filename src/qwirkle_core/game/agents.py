@@ -10,6 +10,7 @@ reaches a kernel.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, Union
@@ -114,7 +115,7 @@ class AgentSpec:
         params: dict[str, object] = dict(checked.params)
         for p in agent_params(checked.name):
             if p.kind == _lay.FILE and p.name in params:
-                params[p.name] = _weights_slot(str(params[p.name]))
+                params[p.name] = _file_slot(p.name, str(params[p.name]))
         return _lay.make_spec(_lay.AGENT_IDS[checked.name], **params)
 
     def __str__(self) -> str:
@@ -254,17 +255,17 @@ def _check_value(text: str, p: Param, value: Any) -> float | int | str:
     """``value`` (a str from a spec, or a number) checked against ``p``: a name for a
     choice, an int for an integer parameter, a float otherwise."""
     if p.kind == _lay.FILE:
-        if isinstance(value, str) and value.strip():
-            text = value.strip()
-            _weights_slot(text)  # loads and checks the file (AgentError if it cannot be used)
-            return text
-        number = _number(value)
-        if number is not None and number == int(number):
-            try:
-                return _weights_name(int(number))
-            except ValueError:
-                pass
-        raise AgentError(f"agent {_short(text)}: {p.name} must be {p.allowed()}, not {_short(value)}")
+        why = ""
+        try:
+            if isinstance(value, str) and value.strip():
+                _file_slot(p.name, value.strip())  # loads and checks the file
+                return value.strip()
+            number = _number(value)
+            if number is not None and math.isfinite(number) and number == int(number):
+                return _file_name(p.name, int(number))
+        except ValueError as e:
+            why = f" ({e})"
+        raise AgentError(f"agent {_short(text)}: {p.name} must be {p.allowed()}, not {_short(value)}{why}")
     if p.kind == _lay.CHOICE:
         names = dict(p.choices)
         stored = {v: n for n, v in p.choices}
@@ -285,24 +286,23 @@ def _check_value(text: str, p: Param, value: Any) -> float | int | str:
     raise AgentError(f"agent {_short(text)}: {p.name} must be {p.allowed()}, not {_short(value)}")
 
 
-def _weights_slot(weights: str) -> int:
-    """The slot of this process that holds the weights file ``weights`` (``"shipped"``
-    or a path), loading it on first use; AgentError for a file that cannot be used."""
+def _file_slot(param: str, file: str) -> int:
+    """The slot of this process holding the file ``file`` (``"shipped"`` or a path) of
+    the file parameter ``param`` (``weights``: a move scorer's weights, ``leaves``: a
+    leave table), loading it on first use; ValueError for a file that cannot be used."""
+    from .._kernels import leaves as _lv
     from .._kernels import net as _net
 
-    try:
-        return int(_net.bind_net(weights))
-    except _net.WeightsError as e:
-        raise AgentError(str(e)) from None
+    return int(_net.bind_net(file) if param == "weights" else _lv.leave_slot(file))
 
 
-def _weights_name(slot: int) -> str:
-    """The weights file (``"shipped"`` or its absolute path) of a slot of this process."""
+def _file_name(param: str, slot: int) -> str:
+    """The file (``"shipped"`` or its absolute path) of a slot of this process."""
+    from .._kernels import leaves as _lv
     from .._kernels import net as _net
 
-    if slot == 0:
-        return "shipped"
-    return str(_net.slot_name(slot))
+    name = _net.slot_name(slot) if param == "weights" else _lv.leave_slot_name(slot)
+    return "shipped" if slot == 0 else str(name)
 
 
 def _number(value: Any) -> float | None:
@@ -345,6 +345,10 @@ def check_cubes_agents(rows: Iterable[np.ndarray]) -> None:
     if _lay.STATIC in ids:
         raise AgentError(
             "the static agent's leave values were learned in the tile game; in Qwirkle Cubes use heuristic or mc"
+        )
+    if _lay.NET in ids:
+        raise AgentError(
+            "the net agent's move scorer was trained in the tile game; in Qwirkle Cubes use heuristic or mc"
         )
     if _lay.SEARCH in ids:
         raise AgentError(

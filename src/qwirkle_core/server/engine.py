@@ -89,7 +89,8 @@ def agent_limits(max_agent_ms: float = DEFAULT_MAX_AGENT_MS) -> Limits:
       parameters (and choices such as ``budget=clock``) keep their whole range;
     - an integer parameter of an untimed agent buys work (playouts, candidates...): it is
       bounded by :data:`COUNT_CAPS`, or held to its default when not listed there;
-    - other numbers (weights) and choices change what is computed, not how much: free.
+    - other numbers (weights) and choices change what is computed, not how much: free;
+    - a file parameter (``net:weights``) is held to ``shipped`` by :func:`seat_label`.
 
     Parameters with their whole range are left out of the answer.
     """
@@ -140,6 +141,14 @@ def seat_label(text: str, caps: Limits | None = None) -> str:
         raise TypeError(f"a seat is 'human' or an agent spec such as 'greedy', not {text!r}")
     if text.strip().lower() == HUMAN:
         return HUMAN
+    if caps is None or caps:  # a server's: no file of its disk is named by a client
+        name, *pairs = text.split(":")
+        files = {p.name for p in agent_params(name.strip()) if p.kind == "file"} if name.strip() in AGENTS else set()
+        for key, _, given in (pair.partition("=") for pair in pairs):
+            if key.strip() in files and given.strip() != "shipped":
+                raise ValueError(
+                    f"agent {text!r}: {key.strip()} is 'shipped' on this server (it opens no file a client names)"
+                )
     spec = parse_agent(text)
     own = (AGENT_CAPS if caps is None else caps).get(spec.name, {})
     for key, (lo, hi) in own.items():
