@@ -192,7 +192,7 @@ class _Arrival:
         if scope["type"] not in ("http", "websocket"):
             return await self.app(scope, receive, send)
         client = scope.get("client")
-        CLIENT.set(Arrival(str(client[0]) if client else "", time.monotonic()))
+        CLIENT.set(Arrival(str(client[0]) if client else "", time.monotonic(), time.time()))
         await self.app(scope, receive, send)
 
 

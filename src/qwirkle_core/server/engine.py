@@ -45,10 +45,12 @@ __all__ = [
     "apply_action",
     "choose_move",
     "hint",
+    "hint_world",
     "new_game",
     "on_the_clock",
     "play_agent",
     "play_move",
+    "rank_hints",
     "record_header",
     "record_json",
     "restore",
@@ -395,9 +397,22 @@ def hint(game: Game, seat: int, count: int = 3, playouts: int = 64) -> list[dict
     dealt afresh (so a hint reveals nothing hidden): ``[{"move", "points", "margin",
     "win_rate"}]``, best first. ``margin``: mean final score margin in points;
     ``win_rate``: share of playouts won (0..1). Runs on one thread, tens of ms."""
+    return rank_hints(hint_world(game, seat), count, playouts)
+
+
+def hint_world(game: Game, seat: int) -> Game:
+    """The world a hint for ``seat`` (who must be to move) is computed in: a copy of
+    ``game`` in which every tile the seat cannot see is dealt afresh. Fast (a copy and
+    a shuffle): the server makes it under the game's lock and ranks it
+    (:func:`rank_hints`, the costly part) without the lock. Raises
+    :class:`IllegalMoveError` when ``seat`` is not to move."""
     if game.is_over or game.current_player != seat:
         raise IllegalMoveError("a hint is for the seat to move")
-    world = game.determinize(seat, seed=secrets.randbits(64))
+    return game.determinize(seat, seed=secrets.randbits(64))
+
+
+def rank_hints(world: Game, count: int = 3, playouts: int = 64) -> list[dict[str, Any]]:
+    """:func:`hint`'s answer for a world made by :func:`hint_world`."""
     evaluations = evaluate_moves(world, playouts=playouts, top=10, seed=secrets.randbits(64), threads=1)
     return [
         {

@@ -21,10 +21,12 @@ __all__ = ["CLIENT", "Request", "RateLimit", "Settings"]
 
 class Request(NamedTuple):
     """Who asks (the client's address, ``""`` when unknown) and when the request
-    arrived (``time.monotonic()``)."""
+    arrived (``time.monotonic()``; ``wall``: ``time.time()``, what a clock charges a
+    seat for its turn, so that waiting on the server costs a seat no time)."""
 
     client: str
     arrived: float
+    wall: float = 0.0
 
 
 CLIENT: ContextVar[Request | None] = ContextVar("qwirkle_request", default=None)

@@ -1,0 +1,127 @@
+"""A server fair between clients (issue 66): one client, or several, cannot take from
+another what the server promises it. Each test is one attack, tried as an attacker
+would on a real ``qwirkle serve`` (or app) on 127.0.0.1, bounded in count and time."""
+
+from __future__ import annotations
+
+import socket
+import threading
+import time
+
+import httpx
+import pytest
+
+from server_support import ServerProcess, bearer
+
+pytest.importorskip("fastapi")
+
+HEAVY = ["human"] + ["search:time_ms=300:budget=clock"] * 5  # the costliest game a client may start
+
+
+def _client(address, url):
+    """An HTTP client whose connections come from ``address`` (127.0.0.0/8 is this machine)."""
+    options = [(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)]
+    transport = httpx.HTTPTransport(local_address=address, socket_options=options)
+    return httpx.Client(base_url=url, transport=transport, timeout=60)
+
+
+def _new(client, seats, **extra):
+    r = client.post("/api/games", json={"seats": seats, **extra})
+    assert r.status_code == 201, r.text
+    data = r.json()
+    return data["id"], [s["token"] for s in data["seats"]]
+
+
+def _move(view):
+    moves = view["legal_moves"]
+    return moves[0]["move"] if moves else ("x " + view["observation"]["hand"][0] if view["can_exchange"] else "pass")
+
+
+class Flood:
+    """``threads`` threads from ``address`` calling ``work(client)`` until stopped."""
+
+    def __init__(self, address, url, work, threads):
+        self.stop = threading.Event()
+        self.errors: list[BaseException] = []
+        self.calls = 0
+
+        def run():
+            try:
+                with _client(address, url) as c:
+                    while not self.stop.is_set():
+                        work(c)
+                        self.calls += 1
+            except BaseException as e:  # noqa: BLE001 - reported by the test
+                self.errors.append(e)
+
+        self.threads = [threading.Thread(target=run) for _ in range(threads)]
+
+    def __enter__(self):
+        for t in self.threads:
+            t.start()
+        return self
+
+    def __exit__(self, *exc):
+        self.stop.set()
+        for t in self.threads:
+            t.join(timeout=120)
+
+
+# -- 1. an opponent cannot burn your clock ---------------------------------------------------------
+
+
+def test_an_opponents_hints_and_agent_work_do_not_make_the_seat_to_move_wait(tmp_path):
+    """Seat 0 (127.0.0.2) of a timed game between two people floods ``GET .../hint`` on
+    it from six threads and keeps the agent threads busy from its address with games of
+    five timed searches; seat 1 (127.0.0.3) plays. Before, a hint held the game's lock
+    while it waited for an agent thread, and seat 1's views and moves waited behind the
+    hints until 503 (and its clock ran). Now every request of seat 1 is answered 200,
+    within the wait, and its clock was never run out."""
+    args = ("--agent-threads", "2", "--max-wait", "2", "--no-access-log")
+    with open(tmp_path / "log", "wb") as log:
+        server = ServerProcess(tmp_path / "g.sqlite", log, *args)
+    try:
+        with _client("127.0.0.2", server.url) as a, _client("127.0.0.3", server.url) as b:
+            game, tokens = _new(a, ["human", "human"], clock={"base_s": 600})
+            heavy, heavy_tokens = _new(a, HEAVY)  # warm up: the search and the hint compiled
+            assert a.get(f"/api/games/{heavy}/hint", headers=bearer(heavy_tokens[0])).status_code in (200, 409)
+
+            def hints(c):
+                r = c.get(f"/api/games/{game}/hint", headers=bearer(tokens[0]))
+                assert r.status_code in (200, 409, 503), r.text
+
+            def agents(c):
+                r = c.post("/api/games", json={"seats": HEAVY})
+                if r.status_code == 201:
+                    token = r.json()["seats"][0]["token"]
+                    view = c.get(f"/api/games/{r.json()['id']}", headers=bearer(token)).json()
+                    c.post(f"/api/games/{r.json()['id']}/actions", json={"move": _move(view)}, headers=bearer(token))
+
+            times, statuses = [], []
+            with Flood("127.0.0.2", server.url, hints, 6) as f1, Flood("127.0.0.2", server.url, agents, 2) as f2:
+                time.sleep(1.0)  # the flood is under way
+                for _ in range(12):
+                    for seat, c in ((0, a), (1, b)):
+                        t = time.monotonic()
+                        r = c.get(f"/api/games/{game}", headers=bearer(tokens[seat]))
+                        if seat == 1:
+                            times.append(time.monotonic() - t)
+                            statuses.append(r.status_code)
+                        if r.status_code != 200 or r.json()["to_move"] != seat:
+                            continue
+                        t = time.monotonic()
+                        r = c.post(
+                            f"/api/games/{game}/actions", json={"move": _move(r.json())}, headers=bearer(tokens[seat])
+                        )
+                        if seat == 1:
+                            times.append(time.monotonic() - t)
+                            statuses.append(r.status_code)
+            assert not f1.errors and not f2.errors, (f1.errors, f2.errors)
+            assert f1.calls >= 6 and f2.calls >= 1, (f1.calls, f2.calls)
+            final = b.get(f"/api/games/{game}", headers=bearer(tokens[1])).json()
+    finally:
+        server.kill()
+    print(f"seat 1: {len(times)} requests, longest {max(times):.3f} s, statuses {sorted(set(statuses))}")
+    assert statuses == [200] * len(statuses), statuses
+    assert max(times) < 2.0, times  # within --max-wait: it waited for nobody's agent work
+    assert final["clock"]["timeouts"] == []
