@@ -125,3 +125,37 @@ def test_an_opponents_hints_and_agent_work_do_not_make_the_seat_to_move_wait(tmp
     assert statuses == [200] * len(statuses), statuses
     assert max(times) < 2.0, times  # within --max-wait: it waited for nobody's agent work
     assert final["clock"]["timeouts"] == []
+
+
+# -- 2. spectators cannot lock the players out ----------------------------------------------------
+
+
+def test_spectators_do_not_take_the_seats_websockets(tmp_path):
+    """``--workers 2 --max-sockets 3``: three spectators (no token) fill the spectators'
+    places, a fourth is closed with 4429, and both seated players still get their
+    views (before, they were closed with 4429 too)."""
+    from websockets.exceptions import ConnectionClosed
+    from websockets.sync.client import connect
+
+    with open(tmp_path / "log", "wb") as log:
+        server = ServerProcess(tmp_path / "g.sqlite", log, "--workers", "2", "--max-sockets", "3")
+    opened = []
+    try:
+        game, tokens = _new(httpx.Client(base_url=server.url, timeout=30), ["human", "human"])
+        url = server.url.replace("http", "ws") + f"/api/games/{game}/ws"
+        for _ in range(3):
+            opened.append(connect(url, open_timeout=10))
+            assert opened[-1].recv(timeout=10)
+        extra = connect(url, open_timeout=10)
+        opened.append(extra)
+        with pytest.raises(ConnectionClosed) as refused:
+            extra.recv(timeout=10)
+        assert refused.value.rcvd.code == 4429
+        for seat, token in enumerate(tokens):
+            ws = connect(url, subprotocols=["qwirkle", f"qwirkle.token.{token}"], open_timeout=10)
+            opened.append(ws)
+            assert '"seat": %d' % seat in ws.recv(timeout=10)
+    finally:
+        for ws in opened:
+            ws.close()
+        server.kill()

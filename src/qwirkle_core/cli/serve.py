@@ -163,7 +163,14 @@ def register_serve(sub: Any) -> None:
         "--max-sockets",
         type=_positive(int, 1, 10**6, "a number of connections"),
         default=64,
-        help="WebSocket connections per game over every process of the store (default: 64)",
+        help="spectators' WebSocket connections per game over every process of the store; a seat's "
+        "own connections do not count (default: 64)",
+    )
+    limits.add_argument(
+        "--max-seat-sockets",
+        type=_positive(int, 1, 10**6, "a number of connections"),
+        default=4,
+        help="WebSocket connections of one seat to its game per process (default: 4)",
     )
     limits.add_argument(
         "--header-timeout",
@@ -200,6 +207,7 @@ def _run_serve(args: argparse.Namespace, console: Console) -> int:
         expire_after_s=args.expire_after * 3600.0,
         records_dir=args.keep_records,
         max_sockets=args.max_sockets,
+        max_seat_sockets=args.max_seat_sockets,
         body_timeout_s=args.body_timeout,
         **({} if args.agent_threads is None else {"agent_threads": args.agent_threads}),
     )

@@ -964,15 +964,21 @@ class GameService:
         this process at once, by another one within :data:`POLL_INTERVAL`)."""
         async with self._locked(game_id, strict=False) as slot:
             seat = self._seat(slot, token)
-            cap = self.settings.max_sockets
-            fresh = time.time() - HOLD_EXPIRY
-            if not await to_thread.run_sync(self.store.join, slot.id, self.owner, cap, fresh):
-                raise ApiError(429, f"game {game_id!r} has {cap} connections already", retry_after=5)
+            if seat is None:  # a spectator: counted over every process of the store
+                cap = self.settings.max_sockets
+                fresh = time.time() - HOLD_EXPIRY
+                if not await to_thread.run_sync(self.store.join, slot.id, self.owner, cap, fresh):
+                    raise ApiError(429, f"game {game_id!r} has {cap} spectators' connections already", retry_after=5)
+            else:  # a seat: its own places, which no spectator takes
+                cap = self.settings.max_seat_sockets
+                if sum(1 for s in slot.subscribers if s.seat == seat) >= cap:
+                    raise ApiError(429, f"seat {seat} has {cap} connections to this game already", retry_after=5)
             try:
                 sub = Subscriber(seat)
                 sub.push(await to_thread.run_sync(lambda: json.dumps(self._view(slot, seat))))
             except BaseException:
-                await self._leave(slot.id)
+                if seat is None:
+                    await self._leave(slot.id)
                 raise
             slot.subscribers.add(sub)
         if self._watcher is None or self._watcher.done():
@@ -981,7 +987,8 @@ class GameService:
             yield sub
         finally:
             slot.subscribers.discard(sub)
-            await self._leave(slot.id)
+            if seat is None:
+                await self._leave(slot.id)
 
     async def _leave(self, game_id: str) -> None:
         try:

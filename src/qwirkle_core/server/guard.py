@@ -49,7 +49,10 @@ class Settings:
     expire_after_s: a game (finished or not) unchanged this long is deleted (0: never).
     records_dir:   where the record of each expired game is written first
                    (``ID.json``; None: not kept).
-    max_sockets:   WebSocket connections per game, over every process of the store.
+    max_sockets:   spectators' WebSocket connections (no token) per game, over every
+                   process of the store; a seat's connections do not count.
+    max_seat_sockets: WebSocket connections of one seat (its token) to its game, per
+                   process: a seat's own places, which spectators cannot take.
     body_timeout_s: a request's body must have arrived this long after its headers, or
                    it is answered 408 and the connection closed.
     """
@@ -62,6 +65,7 @@ class Settings:
     expire_after_s: float = 7 * 86400.0
     records_dir: str | None = None
     max_sockets: int = 64
+    max_seat_sockets: int = 4
     body_timeout_s: float = 10.0
 
     def __post_init__(self) -> None:
@@ -69,7 +73,7 @@ class Settings:
             value = getattr(self, name)
             if not (isinstance(value, (int, float)) and math.isfinite(value) and value > 0):
                 raise ValueError(f"{name} must be a number > 0, not {value!r}")
-        for name in ("agent_threads", "games_per_minute", "max_games", "max_sockets"):
+        for name in ("agent_threads", "games_per_minute", "max_games", "max_sockets", "max_seat_sockets"):
             value = getattr(self, name)
             if not (isinstance(value, int) and value >= 1):
                 raise ValueError(f"{name} must be an int >= 1, not {value!r}")
