@@ -154,8 +154,104 @@ def test_spectators_do_not_take_the_seats_websockets(tmp_path):
         for seat, token in enumerate(tokens):
             ws = connect(url, subprotocols=["qwirkle", f"qwirkle.token.{token}"], open_timeout=10)
             opened.append(ws)
-            assert '"seat": %d' % seat in ws.recv(timeout=10)
+            assert f'"seat": {seat}' in ws.recv(timeout=10)
     finally:
         for ws in opened:
             ws.close()
         server.kill()
+
+
+# -- 3, 5, 8: connections ----------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("fair")
+    args = ("--header-timeout", "2", "--connections-per-address", "6", "--max-connections", "40")
+    with open(folder / "log", "wb") as log:
+        process = ServerProcess(folder / "g.sqlite", log, *args)
+    yield process
+    process.kill()
+
+
+def _open(server, address="127.0.0.1"):
+    s = socket.create_connection(("127.0.0.1", server.port), timeout=10, source_address=(address, 0))
+    s.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+    return s
+
+
+def _read_all(s, seconds=10):
+    s.settimeout(seconds)
+    received = b""
+    try:
+        while chunk := s.recv(65536):
+            received += chunk
+    except (TimeoutError, ConnectionResetError):
+        pass
+    return received
+
+
+def test_one_address_cannot_take_every_connection(server):
+    """``--connections-per-address 6``: 127.0.0.2 holds four idle sockets and two
+    WebSockets; its seventh connection is answered 429, while 127.0.0.3 is served.
+    Once it closes one, it is served again. (Before, one address could hold every one
+    of ``--max-connections``, and everyone else got 503.)"""
+    from websockets.sync.client import connect
+
+    game, _ = _new(httpx.Client(base_url=server.url, timeout=30), ["human", "greedy"])
+    url = server.url.replace("http", "ws") + f"/api/games/{game}/ws"
+    held = [_open(server, "127.0.0.2") for _ in range(4)]
+    sockets = []
+    try:
+        for _ in range(2):
+            sockets.append(connect(url, open_timeout=10, sock=_open(server, "127.0.0.2")))
+            assert sockets[-1].recv(timeout=10)
+        time.sleep(0.2)
+        with _client("127.0.0.2", server.url) as a:
+            r = a.get("/api/agents")
+        assert r.status_code == 429 and r.headers["Retry-After"] == "5", r.text
+        assert "at most 6 connections at once from one address" in r.json()["error"]
+        with _client("127.0.0.3", server.url) as b:
+            assert b.get("/api/agents").status_code == 200
+        sockets.pop().close()
+        time.sleep(0.3)
+        with _client("127.0.0.2", server.url) as a:
+            assert a.get("/api/agents").status_code == 200
+    finally:
+        for s in held:
+            s.close()
+        for ws in sockets:
+            ws.close()
+
+
+def test_a_request_head_over_16_kib_is_answered_431(server):
+    """A 64 KiB header is refused with 431 before it is kept (before: answered 200)."""
+    with _open(server) as s:
+        s.sendall(b"GET /api/agents HTTP/1.1\r\nHost: x\r\nX-Big: " + b"a" * 65536 + b"\r\n\r\n")
+        received = _read_all(s)
+    assert received.startswith(b"HTTP/1.1 431 "), received[:200]
+    assert b"over 16384 bytes" in received
+    with _open(server) as s:  # just under the limit: served
+        s.sendall(b"GET /api/agents HTTP/1.1\r\nHost: x\r\nConnection: close\r\nX-Big: " + b"a" * 15000 + b"\r\n\r\n")
+        assert _read_all(s).startswith(b"HTTP/1.1 200 ")
+
+
+def test_the_header_timeout_holds_for_every_request_of_a_kept_connection(server):
+    """``--header-timeout 2``: after a first request, the next request's headers sent a
+    byte every 50 ms are cut off about 2 s after its first byte (before: about twice
+    that, the first request's timer having passed unnoticed)."""
+    with _open(server) as s:
+        s.sendall(b"GET /api/agents HTTP/1.1\r\nHost: x\r\n\r\n")
+        s.settimeout(10)
+        assert s.recv(65536).startswith(b"HTTP/1.1 200 ")
+        request = b"GET /api/agents HTTP/1.1\r\nHost: x\r\nX-Slow: " + b"a" * 200
+        t = time.monotonic()
+        try:
+            for i in range(len(request)):
+                s.send(request[i : i + 1])
+                time.sleep(0.05)
+        except OSError:
+            pass  # closed while sending: what is tested
+        _read_all(s)
+        took = time.monotonic() - t
+    assert 1.5 < took < 3.3, took

@@ -160,6 +160,13 @@ def register_serve(sub: Any) -> None:
         help="connections and requests at once per process; more answer 503 (default: 1000)",
     )
     limits.add_argument(
+        "--connections-per-address",
+        type=_positive(int, 1, 10**6, "a number of connections"),
+        default=50,
+        help="connections (WebSockets included) at once from one client address per process; more "
+        "answer 429 (default: 50)",
+    )
+    limits.add_argument(
         "--max-sockets",
         type=_positive(int, 1, 10**6, "a number of connections"),
         default=64,
@@ -226,6 +233,7 @@ def _run_serve(args: argparse.Namespace, console: Console) -> int:
             settings=settings,
             max_connections=args.max_connections,
             header_timeout=args.header_timeout,
+            connections_per_address=args.connections_per_address,
         )
     except StoreError as e:
         raise UsageError(f"argument --db: {e}") from None

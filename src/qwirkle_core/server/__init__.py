@@ -121,6 +121,7 @@ def serve(
     settings: Settings | None = None,
     max_connections: int = 1000,
     header_timeout: float = 10.0,
+    connections_per_address: int = 50,
 ) -> None:
     """Serve the app with uvicorn on ``host``:``port`` (blocks until stopped), storing
     games in ``db_path`` (a SQLite file or a ``postgresql://`` URL), in ``workers``
@@ -128,7 +129,9 @@ def serve(
     (:class:`~qwirkle_core.server.guard.Settings`). Each process holds at most
     ``max_connections`` connections and requests at once (more answer 503); a client
     has ``header_timeout`` seconds to send a request's headers (and
-    ``settings.body_timeout_s`` to send its body), or the connection is closed. Raises OSError if the address cannot be
+    ``settings.body_timeout_s`` to send its body), or the connection is closed; one
+    client address holds at most ``connections_per_address`` connections per process
+    (WebSockets included; more answer 429). Raises OSError if the address cannot be
     bound."""
     import dataclasses
     import json
@@ -136,7 +139,7 @@ def serve(
     import uvicorn
 
     from .guard import Settings
-    from .net import PROTOCOL, TIMEOUT_VARIABLE
+    from .net import PER_ADDRESS_VARIABLE, PROTOCOL, TIMEOUT_VARIABLE
 
     settings = settings or Settings()
 
@@ -156,6 +159,9 @@ def serve(
     if not header_timeout > 0:
         raise ValueError(f"header_timeout must be > 0, not {header_timeout!r}")
     os.environ[TIMEOUT_VARIABLE] = str(header_timeout)
+    if not connections_per_address >= 1:
+        raise ValueError(f"connections_per_address must be >= 1, not {connections_per_address!r}")
+    os.environ[PER_ADDRESS_VARIABLE] = str(connections_per_address)
     if workers == 1:
         uvicorn.run(create_app(db_path, settings=settings), **options)  # type: ignore[arg-type]
         return
