@@ -255,3 +255,33 @@ def test_the_header_timeout_holds_for_every_request_of_a_kept_connection(server)
         _read_all(s)
         took = time.monotonic() - t
     assert 1.5 < took < 3.3, took
+
+
+# -- 10. integers written 3.0 ----------------------------------------------------------------------
+
+
+def test_integers_written_with_a_zero_fraction_are_integers(tmp_path):
+    """JSON Schema's ``integer`` (the schema of ``expected_version`` and ``seed``) admits
+    ``3.0``: so does the API (before: 422). ``3.5``, ``"3"`` and ``true`` stay 422."""
+    import warnings
+
+    from qwirkle_core.server import create_app
+
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", message=".*httpx2")
+        from fastapi.testclient import TestClient
+
+    with TestClient(create_app(str(tmp_path / "g.sqlite"))) as c:
+        r = c.post("/api/games", json={"seats": ["human", "greedy"], "seed": 7.0})
+        assert r.status_code == 201, r.text
+        game, token = r.json()["id"], r.json()["seats"][0]["token"]
+        view = c.get(f"/api/games/{game}", headers=bearer(token)).json()
+        assert view["deal"] == {"kind": "chosen", "seed": 7}
+        for bad in (1.5, "1", True):
+            body = {"move": _move(view), "expected_version": bad}
+            r = c.post(f"/api/games/{game}/actions", json=body, headers=bearer(token))
+            assert r.status_code == 422 and "expected_version" in r.json()["error"], (bad, r.text)
+        body = {"move": _move(view), "expected_version": float(view["version"])}
+        r = c.post(f"/api/games/{game}/actions", json=body, headers=bearer(token))
+        assert r.status_code == 200, r.text
+        assert c.post("/api/games", json={"seats": ["human", "greedy"], "seed": 2.0**64}).status_code == 422

@@ -21,7 +21,7 @@ from fastapi import FastAPI, Header, Query, Request, WebSocket
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import FileResponse, JSONResponse, Response
 from fastapi.staticfiles import StaticFiles
-from pydantic import BaseModel, ConfigDict, Field, StringConstraints
+from pydantic import BaseModel, ConfigDict, Field, StringConstraints, model_validator
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
@@ -47,6 +47,23 @@ _PAGE_HEADERS = {
     "Referrer-Policy": "no-referrer",
     "X-Content-Type-Options": "nosniff",
 }
+
+
+def _whole(value: object) -> object:
+    """A JSON number with no fraction (``3.0``, ``1e2``) as the integer it is: JSON
+    Schema's ``integer`` admits it, and so does the API; other values go on to the
+    strict check (``3.5``, ``"3"`` and ``true`` stay refused)."""
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    return value
+
+
+def _wholes(data: object, *names: str) -> object:
+    """``data`` (a request body) with the fields ``names`` through :func:`_whole`."""
+    if isinstance(data, dict) and any(isinstance(data.get(n), float) for n in names):
+        return {k: _whole(v) if k in names else v for k, v in data.items()}
+    return data
+
 
 SeatText = Annotated[str, StringConstraints(min_length=1, max_length=64)]
 ActionId = Annotated[str, StringConstraints(min_length=1, max_length=64, pattern=r"^[A-Za-z0-9_.:-]+$")]
@@ -83,6 +100,11 @@ class NewGame(BaseModel):
         "mixed with a server secret (docs/server.md, fair deals); random when left out",
     )
     clock: ClockIn | None = Field(default=None, description="a time control; none when left out")
+
+    @model_validator(mode="before")
+    @classmethod
+    def _integers(cls, data: object) -> object:
+        return _wholes(data, "seed")
 
 
 def _integer_bounds(document: dict[str, Any], models: tuple[type[BaseModel], ...]) -> dict[str, Any]:
@@ -169,6 +191,11 @@ class ActionIn(BaseModel):
     agent: str | None = Field(
         default=None, max_length=200, description="a remote bot's agent (recorded as the seat's label)"
     )
+
+    @model_validator(mode="before")
+    @classmethod
+    def _integers(cls, data: object) -> object:
+        return _wholes(data, "expected_version")
 
 
 class ActionOut(BaseModel):
