@@ -285,3 +285,46 @@ def test_integers_written_with_a_zero_fraction_are_integers(tmp_path):
         r = c.post(f"/api/games/{game}/actions", json=body, headers=bearer(token))
         assert r.status_code == 200, r.text
         assert c.post("/api/games", json={"seats": ["human", "greedy"], "seed": 2.0**64}).status_code == 422
+
+
+# -- 6. tokens redacted after decoding ------------------------------------------------------------
+
+
+def test_tokens_are_redacted_after_decoding(tmp_path):
+    """A token sent as ``?to%6Ben=T``, percent-encoded (``?token=%41%62...``) or in a
+    JSON-escaped first message (``{"\\u0074oken": "T"}``) is accepted, and is in no log
+    line in any form (before: the first two were written at info, the third at debug)."""
+    import json
+
+    from websockets.sync.client import connect
+
+    log_path = tmp_path / "server.log"
+    with open(log_path, "wb") as log:
+        server = ServerProcess(tmp_path / "g.sqlite", log, "--log-level", "debug")
+    try:
+        game, tokens = _new(httpx.Client(base_url=server.url, timeout=30), ["human", "human"])
+        encoded = "".join(f"%{ord(ch):02X}" for ch in tokens[1])
+        views = [
+            httpx.get(f"{server.url}/api/games/{game}?to%6Ben={tokens[0]}", timeout=30),
+            httpx.get(f"{server.url}/api/games/{game}?token={encoded}", timeout=30),
+        ]
+        assert [v.json()["seat"] for v in views] == [0, 1], [v.text for v in views]
+        url = server.url.replace("http", "ws") + f"/api/games/{game}/ws"
+        with connect(url, subprotocols=["qwirkle", "qwirkle.auth"], open_timeout=10) as ws:
+            escaped = '{"\\u0074oken": "' + tokens[0] + '"}'
+            ws.send(escaped)
+            assert json.loads(ws.recv(timeout=10))["seat"] == 0
+        time.sleep(0.5)
+    finally:
+        server.kill()
+    text = log_path.read_text(errors="replace")
+    assert "DEBUG" in text
+    for token in tokens:
+        forms = [
+            token[:12],
+            "".join(f"%{ord(ch):02X}" for ch in token[:8]),
+            "".join(f"\\u{ord(ch):04x}" for ch in token[:4]),
+        ]
+        for form in forms:
+            assert form not in text, [line for line in text.splitlines() if form in line][:2]
+    assert "token=***" in text  # the lines were written, redacted

@@ -55,8 +55,29 @@ def app_from_environment() -> FastAPI:
 _SECRET = re.compile(r"""(?i)((?:\btoken(?:=|%3D|\.|\\?["']\s*:\s*\\?["'])|\bbearer(?:\s|%20|\+)+))[A-Za-z0-9_\-]+""")
 
 
+# an escape a log line may hold a token's characters in: %74, \u0074, \x74 (and \\u0074)
+_ESCAPE = re.compile(r"%([0-9A-Fa-f]{2})|\\+u([0-9A-Fa-f]{4})|\\+x([0-9A-Fa-f]{2})")
+
+
+def _decoded(text: str) -> str:
+    """``text`` with its percent-escapes and JSON or Python escapes decoded, three
+    rounds at most (a doubly encoded ``%2574``)."""
+    for _ in range(3):
+        plain = _ESCAPE.sub(lambda m: chr(int(m.group(1) or m.group(2) or m.group(3), 16)), text)
+        if plain == text:
+            break
+        text = plain
+    return text
+
+
 def redact(text: str) -> str:
-    """``text`` with every seat token in it replaced by ``***`` (see :data:`_SECRET`)."""
+    """``text`` with every seat token in it replaced by ``***`` (see :data:`_SECRET`),
+    matched after decoding: a line in which a token shows only once its escapes are
+    decoded (``?to%6Ben=T``, ``token=%41...``, ``{"\\u0074oken": ...}``) is written
+    decoded, with the token replaced."""
+    plain = _decoded(text)
+    if plain != text and _SECRET.search(plain):
+        return _SECRET.sub(r"\1***", plain)
     return _SECRET.sub(r"\1***", text)
 
 
@@ -69,6 +90,15 @@ def _redacted(value: object) -> object:
 
 
 _factory_installed = False
+
+
+def _incoming_data(record: logging.LogRecord) -> bool:
+    """Whether ``record`` is the WebSocket library's debug line of a received data
+    frame (``< TEXT '...'``): the first message of a connection carries its token."""
+    if not (isinstance(record.msg, str) and record.msg.startswith("<")):
+        return False
+    first = record.args[0] if isinstance(record.args, tuple) and record.args else record.msg[1:]
+    return str(first).lstrip().startswith(("TEXT", "BINARY", "CONT"))
 
 
 def redact_logs() -> None:
@@ -84,6 +114,8 @@ def redact_logs() -> None:
 
     def factory(*args: object, **kwargs: object) -> logging.LogRecord:
         record = make(*args, **kwargs)
+        if record.name.startswith("websockets") and _incoming_data(record):
+            record.args = ("a data frame (not logged: a first message carries a seat token)",)
         if isinstance(record.msg, str):
             record.msg = redact(record.msg)
         if isinstance(record.args, tuple):
