@@ -328,3 +328,33 @@ def test_tokens_are_redacted_after_decoding(tmp_path):
         for form in forms:
             assert form not in text, [line for line in text.splitlines() if form in line][:2]
     assert "token=***" in text  # the lines were written, redacted
+
+
+# -- 4. one address cannot stop all new games ----------------------------------------------------
+
+
+def test_one_address_cannot_fill_the_games_in_play(store_url):
+    """``max_games=6, games_per_address=3``: 10.0.0.1 gets three games, then 429 (and
+    Retry-After); 10.0.0.2 and 10.0.0.3 still start theirs, until the store's cap
+    answers 503. (Before, 10.0.0.1 filled
+    the store's cap and everyone else got 503 until its games expired.)"""
+    import warnings
+
+    from qwirkle_core.server import create_app
+    from qwirkle_core.server.guard import Settings
+
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", message=".*httpx2")
+        from fastapi.testclient import TestClient
+
+    settings = Settings(games_per_minute=1000, max_games=6, games_per_address=3)
+    app = create_app(store_url, settings=settings)
+    clients = [TestClient(app, client=(f"10.0.0.{i}", 1000)) for i in (1, 2, 3)]
+    with clients[0] as a, clients[1] as b, clients[2] as c:
+        statuses = [a.post("/api/games", json={"seats": ["human", "greedy"]}).status_code for _ in range(6)]
+        assert statuses == [201] * 3 + [429] * 3, statuses
+        r = a.post("/api/games", json={"seats": ["human", "greedy"]})
+        assert r.headers["Retry-After"] == "60" and "3 games in play" in r.json()["error"], r.text
+        assert [b.post("/api/games", json={"seats": ["human", "greedy"]}).status_code for _ in range(3)] == [201] * 3
+        r = c.post("/api/games", json={"seats": ["human", "greedy"]})
+        assert r.status_code == 503 and "most games (6)" in r.json()["error"], r.text

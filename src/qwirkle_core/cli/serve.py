@@ -142,6 +142,13 @@ def register_serve(sub: Any) -> None:
         help="games in play in the store; more new games answer 503 (default: 10000)",
     )
     limits.add_argument(
+        "--games-per-address",
+        type=_positive(int, 1, 10**9, "a number of games"),
+        default=100,
+        help="games in play in the store created by one client address (IPv6: one /64); more new games "
+        "from it answer 429 (default: 100)",
+    )
+    limits.add_argument(
         "--expire-after",
         type=_positive(float, 0, 10**9, "hours"),
         default=168.0,
@@ -211,6 +218,7 @@ def _run_serve(args: argparse.Namespace, console: Console) -> int:
         max_wait_s=args.max_wait,
         games_per_minute=args.games_per_minute,
         max_games=args.max_games,
+        games_per_address=args.games_per_address,
         expire_after_s=args.expire_after * 3600.0,
         records_dir=args.keep_records,
         max_sockets=args.max_sockets,

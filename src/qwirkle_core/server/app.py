@@ -27,7 +27,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from . import engine
 from .games import ApiError, GameService, Subscriber
-from .guard import CLIENT, Settings
+from .guard import CLIENT, Settings, client_key
 from .guard import Request as Arrival
 from .store import Store
 
@@ -219,7 +219,7 @@ class _Arrival:
         if scope["type"] not in ("http", "websocket"):
             return await self.app(scope, receive, send)
         client = scope.get("client")
-        CLIENT.set(Arrival(str(client[0]) if client else "", time.monotonic(), time.time()))
+        CLIENT.set(Arrival(client_key(str(client[0])) if client else "", time.monotonic(), time.time()))
         await self.app(scope, receive, send)
 
 

@@ -691,7 +691,8 @@ class GameService:
         if engine.HUMAN not in agents:
             raise ApiError(422, "at least one seat must be 'human' (a person or a remote bot)")
         request = CLIENT.get()
-        wait = self._rate.take(request.client if request is not None else "")
+        creator = request.client if request is not None else ""
+        wait = self._rate.take(creator)
         if wait:
             raise ApiError(
                 429,
@@ -701,9 +702,17 @@ class GameService:
             )
         try:
             running = await to_thread.run_sync(self.store.running)
+            mine = await to_thread.run_sync(self.store.running, creator) if creator else 0
         except Exception:
             log.exception("counting the running games failed")
             raise ApiError(503, "the server could not read its store; try again", retry_after=1) from None
+        if mine >= self.settings.games_per_address:
+            raise ApiError(
+                429,
+                f"this address has {self.settings.games_per_address} games in play, the most one address may "
+                "have; finish some (or let them expire) and try again",
+                retry_after=60,
+            )
         if running >= self.settings.max_games:
             raise ApiError(
                 503, f"the server holds its most games ({self.settings.max_games}) in play; try again later", 60
@@ -724,7 +733,9 @@ class GameService:
             first = None if game.is_over or agents[game.current_player] != engine.HUMAN else game.current_player
             deadline = None if timer is None else timer.deadline(first)
             header = engine.record_header(game, agents)
-            head = self.store.create(game_id, agents, digests, header, deal=deal, clock=timed, deadline=deadline)
+            head = self.store.create(
+                game_id, agents, digests, header, deal=deal, clock=timed, deadline=deadline, creator=creator or None
+            )
             return _Slot(game_id, game, agents, digests, head, deal, timed)
 
         try:

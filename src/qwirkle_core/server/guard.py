@@ -6,6 +6,7 @@ and when its request arrived) that the waits of a request are measured against.
 Every limit and the status it answers is listed in docs/server.md ("Limits").
 """
 
+import ipaddress
 import math
 import os
 import time
@@ -16,7 +17,19 @@ from typing import NamedTuple
 
 from . import engine
 
-__all__ = ["CLIENT", "Request", "RateLimit", "Settings"]
+__all__ = ["CLIENT", "Request", "RateLimit", "Settings", "client_key"]
+
+
+def client_key(address: str) -> str:
+    """The key per-address limits count a client under: an IPv4 address as it is, an
+    IPv6 address by its /64 network (one subscriber's usual share, in which an attacker
+    can pick any of 2**64 addresses)."""
+    if ":" not in address:
+        return address
+    try:
+        return str(ipaddress.IPv6Network((address.split("%")[0], 64), strict=False))
+    except ValueError:
+        return address
 
 
 class Request(NamedTuple):
@@ -46,6 +59,8 @@ class Settings:
     games_per_minute: new games per client address per server process (a burst of as
                    many, then one per 60/N seconds); more answer 429 with ``Retry-After``.
     max_games:     games not over in the store; a new game beyond answers 503.
+    games_per_address: games not over in the store created by one client address
+                   (:func:`client_key`); a new game beyond answers 429.
     expire_after_s: a game (finished or not) unchanged this long is deleted (0: never).
     records_dir:   where the record of each expired game is written first
                    (``ID.json``; None: not kept).
@@ -64,6 +79,7 @@ class Settings:
     max_games: int = 10_000
     expire_after_s: float = 7 * 86400.0
     records_dir: str | None = None
+    games_per_address: int = 100
     max_sockets: int = 64
     max_seat_sockets: int = 4
     body_timeout_s: float = 10.0
@@ -73,7 +89,14 @@ class Settings:
             value = getattr(self, name)
             if not (isinstance(value, (int, float)) and math.isfinite(value) and value > 0):
                 raise ValueError(f"{name} must be a number > 0, not {value!r}")
-        for name in ("agent_threads", "games_per_minute", "max_games", "max_sockets", "max_seat_sockets"):
+        for name in (
+            "agent_threads",
+            "games_per_minute",
+            "max_games",
+            "games_per_address",
+            "max_sockets",
+            "max_seat_sockets",
+        ):
             value = getattr(self, name)
             if not (isinstance(value, int) and value >= 1):
                 raise ValueError(f"{name} must be an int >= 1, not {value!r}")
