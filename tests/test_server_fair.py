@@ -358,3 +358,88 @@ def test_one_address_cannot_fill_the_games_in_play(store_url):
         assert [b.post("/api/games", json={"seats": ["human", "greedy"]}).status_code for _ in range(3)] == [201] * 3
         r = c.post("/api/games", json={"seats": ["human", "greedy"]})
         assert r.status_code == 503 and "most games (6)" in r.json()["error"], r.text
+
+
+# -- 9. kernels loaded before the first request ----------------------------------------------------
+
+
+def test_the_first_hint_costs_what_later_ones_do(tmp_path):
+    """``qwirkle serve`` loads every kernel its agents, views and hints use before it
+    accepts connections (``GET /api/ready`` says so): the first hint and the first agent
+    turns of a fresh server take about what later ones do (before: the first hint
+    loaded or compiled the evaluation's kernels, seconds; over 30 s with no cache)."""
+    with open(tmp_path / "log", "wb") as log:
+        server = ServerProcess(tmp_path / "g.sqlite", log)
+    try:
+        with httpx.Client(base_url=server.url, timeout=120) as c:
+            ready = c.get("/api/ready")
+            assert ready.status_code == 200 and ready.json()["ready"] is True, ready.text
+            times = []
+            for _ in range(4):
+                game, tokens = _new(c, ["human", "mc:playouts=8", "heuristic", "search:time_ms=20"])
+                t = time.monotonic()
+                r = c.get(f"/api/games/{game}/hint", headers=bearer(tokens[0]))
+                times.append(time.monotonic() - t)
+                assert r.status_code in (200, 409), r.text
+    finally:
+        server.kill()
+    later = sorted(times[1:])[1]
+    print(f"first hint {times[0]:.3f} s, later {later:.3f} s")
+    assert times[0] <= max(0.5, 5 * later), times
+
+
+# -- 7. agent threads shared fairly between addresses ----------------------------------------------
+
+
+def test_five_busy_addresses_do_not_make_a_light_client_wait_their_turns(tmp_path):
+    """``--agent-threads 2``: five addresses (127.0.0.2-6) each keep a request of five
+    timed searches (about 1.5 s of agent time) waiting for the agent threads, while
+    127.0.0.7 asks hints (tens of ms each) and plays against ``mc``. First come, first
+    served, its requests waited behind the five (seconds each); now a free thread goes
+    to the client that used them least, and its median request waits for at most the
+    end of one running turn."""
+    import statistics
+
+    args = ("--agent-threads", "2", "--max-wait", "10", "--no-access-log", "--games-per-address", "1000")
+    with open(tmp_path / "log", "wb") as log:
+        server = ServerProcess(tmp_path / "g.sqlite", log, *args)
+
+    def heavy(c):
+        r = c.post("/api/games", json={"seats": HEAVY})
+        assert r.status_code in (201, 503), r.text
+        if r.status_code == 201:
+            game, token = r.json()["id"], r.json()["seats"][0]["token"]
+            view = c.get(f"/api/games/{game}", headers=bearer(token)).json()
+            c.post(f"/api/games/{game}/actions", json={"move": _move(view)}, headers=bearer(token))
+
+    times = []
+    try:
+        with _client("127.0.0.7", server.url) as light:
+            game, tokens = _new(light, ["human", "mc:playouts=16"])
+            floods = [Flood(f"127.0.0.{i}", server.url, heavy, 2) for i in range(2, 7)]
+            for f in floods:
+                f.__enter__()
+            try:
+                time.sleep(2.0)  # every address has a request waiting
+                for _ in range(8):
+                    t = time.monotonic()
+                    r = light.get(f"/api/games/{game}/hint", headers=bearer(tokens[0]))
+                    times.append(time.monotonic() - t)
+                    assert r.status_code == 200, r.text
+                    view = light.get(f"/api/games/{game}", headers=bearer(tokens[0])).json()
+                    if view["over"]:
+                        game, tokens = _new(light, ["human", "mc:playouts=16"])
+                        continue
+                    t = time.monotonic()
+                    r = light.post(f"/api/games/{game}/actions", json={"move": _move(view)}, headers=bearer(tokens[0]))
+                    times.append(time.monotonic() - t)
+                    assert r.status_code == 200, r.text
+            finally:
+                for f in floods:
+                    f.__exit__()
+            assert not any(f.errors for f in floods), [f.errors for f in floods]
+            assert sum(f.calls for f in floods) >= 5
+    finally:
+        server.kill()
+    print(f"light client: median {statistics.median(times):.2f} s, longest {max(times):.2f} s")
+    assert statistics.median(times) < 1.2, times

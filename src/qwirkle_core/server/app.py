@@ -320,8 +320,14 @@ def create_app(
     """
     service = GameService(db_path, max_live=max_live_games, settings=settings)
 
+    ready: dict[str, Any] = {"ready": False, "kernels_s": None}
+
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        # every kernel loaded (or compiled) before uvicorn accepts a connection: the first
+        # request costs what later ones do
+        ready["kernels_s"] = round(await anyio.to_thread.run_sync(engine.warm), 3)
+        ready["ready"] = True
         service.start()  # the background tasks: expiry, the sweep of the clocks
         yield
         service.close()
@@ -384,6 +390,13 @@ def create_app(
             "caps": service.caps,
             "max_agent_ms": service.settings.max_agent_ms,
         }
+
+    @app.get("/api/ready", summary="Whether the server is ready", operation_id="ready", responses=_errors(503))
+    async def is_ready() -> JSONResponse:
+        """``{"ready": true, "kernels_s": S}`` once every kernel is loaded (S: the seconds
+        loading them took at start); 503 before (which uvicorn does not let happen: the
+        app accepts no connection before)."""
+        return JSONResponse(ready, status_code=200 if ready["ready"] else 503)
 
     @app.post(
         "/api/games",

@@ -57,6 +57,7 @@ __all__ = [
     "seat_label",
     "seat_view",
     "undo_last",
+    "warm",
 ]
 
 HUMAN = "human"
@@ -458,3 +459,39 @@ def choose_move(observation: dict[str, Any], label: str, seed: int) -> str:
         seed=seed,
     )
     return str(world.play_agent(label).move)
+
+
+# cheap forms of every built-in agent: their turns load the kernels the agent's turns use
+_WARM_AGENTS = (
+    "random",
+    "greedy",
+    "heuristic",
+    "mc:playouts=2:candidates=2:depth=1",
+    "search:time_ms=1",
+    "static",
+)
+
+
+def warm() -> float:
+    """Load every kernel the server uses (from numba's disk cache, or compiled when it
+    is not there): a few turns of each built-in agent, a view, a hint, an undo and a
+    replay of a throwaway game. The server calls it before it accepts connections, so
+    that the first request costs what later ones do. Returns the seconds it took."""
+    import time
+
+    start = time.perf_counter()
+    game = new_game(2, seed=1)
+    for label in _WARM_AGENTS:
+        world = game.copy()
+        for _ in range(3):
+            if world.is_over:
+                break
+            play_agent(world, label, on_clock=True)
+        seat_view(world, world.current_player)
+        seat_view(world, None)
+    hint(game, game.current_player, playouts=2)
+    play_agent(game, "greedy")
+    seat_view(game, game.current_player)
+    undo_last(game, 0 if game.history[0].player == 0 else 1)
+    restore(record_json(game, ["human", "greedy"]))
+    return time.perf_counter() - start

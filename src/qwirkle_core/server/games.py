@@ -39,7 +39,7 @@ from ..game.game import Game
 from . import engine
 from .clocks import Clock
 from .deals import new_deal, public_deal
-from .guard import CLIENT, RateLimit, Settings
+from .guard import CLIENT, FairShare, RateLimit, Settings
 from .store import Conflict, Head, Store, open_store, token_digest
 
 __all__ = ["ApiError", "GameService", "Subscriber"]
@@ -200,7 +200,7 @@ class GameService:
         self._load_lock = asyncio.Lock()
         self._watcher: asyncio.Task[None] | None = None
         self._sweeper: asyncio.Task[None] | None = None
-        self._pool = asyncio.Semaphore(self.settings.agent_threads)
+        self._pool = FairShare(self.settings.agent_threads)
         self._agent_threads = ThreadPoolExecutor(
             self.settings.agent_threads, thread_name_prefix="qwirkle-agent", initializer=_lower_priority
         )
@@ -258,7 +258,8 @@ class GameService:
     async def _thread_slot(self) -> AsyncIterator[None]:
         """One of the :attr:`Settings.agent_threads` places for an agent's turns or a
         hint, and the client's only one (a client's requests take turns, so one client
-        never holds every place)."""
+        never holds every place); a free place goes to the waiting client that used the
+        places least lately (:class:`~.guard.FairShare`), not to the first in line."""
         request = CLIENT.get()
         key = request.client if request is not None else ""
         entry = self._clients.get(key)
@@ -269,11 +270,12 @@ class GameService:
         try:
             await self._wait(own.acquire, "this client's earlier request is running")
             try:
-                await self._wait(self._pool.acquire, "every agent thread is taken")
+                await self._wait(lambda: self._pool.acquire(key), "every agent thread is taken")
+                start = time.monotonic()
                 try:
                     yield
                 finally:
-                    self._pool.release()
+                    self._pool.release(key, time.monotonic() - start)
             finally:
                 own.release()
         finally:

@@ -6,6 +6,7 @@ and when its request arrived) that the waits of a request are measured against.
 Every limit and the status it answers is listed in docs/server.md ("Limits").
 """
 
+import asyncio
 import ipaddress
 import math
 import os
@@ -17,7 +18,7 @@ from typing import NamedTuple
 
 from . import engine
 
-__all__ = ["CLIENT", "Request", "RateLimit", "Settings", "client_key"]
+__all__ = ["CLIENT", "FairShare", "Request", "RateLimit", "Settings", "client_key"]
 
 
 def client_key(address: str) -> str:
@@ -135,3 +136,62 @@ class RateLimit:
             for k in full:
                 del self._buckets[k]
         return 0.0
+
+
+class FairShare:
+    """``places`` places (the agent threads) shared between clients: a free place goes
+    to the waiting client that has used the places least lately (seconds held, halved
+    every ``half_life`` seconds), first come first served between equals. So a client
+    whose requests cost little is served before clients that keep the places busy,
+    however many of those there are (first come, first served, a client behind five
+    busy addresses waited for five of their turns).
+
+    One event loop's object (no locks): :meth:`acquire` waits, :meth:`release` gives
+    the place back with the seconds it was held."""
+
+    def __init__(self, places: int, half_life: float = 30.0, clock: Callable[[], float] = time.monotonic) -> None:
+        self.free = places
+        self.half_life = half_life
+        self._clock = clock
+        self._used: dict[str, tuple[float, float]] = {}  # key -> (seconds held, decayed to when)
+        self._waiting: list[tuple[int, str, asyncio.Future[None]]] = []
+        self._count = 0
+
+    def used(self, key: str) -> float:
+        """The seconds ``key`` held places lately (decayed)."""
+        seconds, then = self._used.get(key, (0.0, 0.0))
+        return seconds * 0.5 ** ((self._clock() - then) / self.half_life)
+
+    async def acquire(self, key: str) -> None:
+        if self.free > 0 and not self._waiting:
+            self.free -= 1
+            return
+        future: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        self._count += 1
+        entry = (self._count, key, future)
+        self._waiting.append(entry)
+        try:
+            await future
+        except BaseException:
+            if entry in self._waiting:
+                self._waiting.remove(entry)
+            elif future.done() and not future.cancelled():
+                self._hand_on()  # given a place while being cancelled: the next one gets it
+            raise
+
+    def release(self, key: str, held: float) -> None:
+        """Give a place back; ``held``: the seconds ``key`` held it."""
+        self._used[key] = (self.used(key) + held, self._clock())
+        if len(self._used) > 4096:
+            self._used = {k: v for k, v in self._used.items() if self.used(k) > 0.01}
+        self._hand_on()
+
+    def _hand_on(self) -> None:
+        waiting = [w for w in self._waiting if not w[2].done()]
+        self._waiting = waiting
+        if not waiting:
+            self.free += 1
+            return
+        best = min(waiting, key=lambda w: (self.used(w[1]), w[0]))
+        self._waiting.remove(best)
+        best[2].set_result(None)
