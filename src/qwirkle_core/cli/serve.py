@@ -77,6 +77,16 @@ def _check_server_extra() -> None:
         )
 
 
+def _proxy(text: str) -> str:
+    """argparse type of ``--trusted-proxy``: an IP address or network."""
+    import ipaddress
+
+    try:
+        return str(ipaddress.ip_network(text.strip(), strict=False))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected an IP address or network, got {text!r}") from None
+
+
 def register_serve(sub: Any) -> None:
     p = sub.add_parser(
         "serve",
@@ -174,6 +184,15 @@ def register_serve(sub: Any) -> None:
         "answer 429 (default: 50)",
     )
     limits.add_argument(
+        "--trusted-proxy",
+        metavar="ADDRESS",
+        type=_proxy,
+        action="append",
+        default=[],
+        help="a reverse proxy (an address or a network; repeat for several) whose X-Forwarded-For header "
+        "names the client for the per-address limits; without one, that header is ignored (docs/server.md)",
+    )
+    limits.add_argument(
         "--max-sockets",
         type=_positive(int, 1, 10**6, "a number of connections"),
         default=64,
@@ -242,6 +261,7 @@ def _run_serve(args: argparse.Namespace, console: Console) -> int:
             max_connections=args.max_connections,
             header_timeout=args.header_timeout,
             connections_per_address=args.connections_per_address,
+            trusted_proxies=args.trusted_proxy,
         )
     except StoreError as e:
         raise UsageError(f"argument --db: {e}") from None

@@ -18,6 +18,8 @@ import re
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
+    from collections.abc import Sequence
+
     from fastapi import FastAPI
 
     from .guard import Settings
@@ -154,6 +156,7 @@ def serve(
     max_connections: int = 1000,
     header_timeout: float = 10.0,
     connections_per_address: int = 50,
+    trusted_proxies: Sequence[str] = (),
 ) -> None:
     """Serve the app with uvicorn on ``host``:``port`` (blocks until stopped), storing
     games in ``db_path`` (a SQLite file or a ``postgresql://`` URL), in ``workers``
@@ -163,15 +166,18 @@ def serve(
     has ``header_timeout`` seconds to send a request's headers (and
     ``settings.body_timeout_s`` to send its body), or the connection is closed; one
     client address holds at most ``connections_per_address`` connections per process
-    (WebSockets included; more answer 429). Raises OSError if the address cannot be
-    bound."""
+    (WebSockets included; more answer 429). ``trusted_proxies``: the addresses (or
+    networks) of reverse proxies whose ``X-Forwarded-For`` names the client, for the
+    per-address limits (without any, the header is ignored and the client is the peer;
+    a proxy's connections are not capped per address). Raises OSError if the address
+    cannot be bound."""
     import dataclasses
     import json
 
     import uvicorn
 
     from .guard import Settings
-    from .net import PER_ADDRESS_VARIABLE, PROTOCOL, TIMEOUT_VARIABLE
+    from .net import PER_ADDRESS_VARIABLE, PROTOCOL, PROXIES_VARIABLE, TIMEOUT_VARIABLE
 
     settings = settings or Settings()
 
@@ -187,6 +193,10 @@ def serve(
         "timeout_graceful_shutdown": 5,
         "limit_concurrency": max_connections,
         "http": PROTOCOL,
+        # uvicorn trusts X-Forwarded-For from 127.0.0.1 unless told otherwise: only from
+        # the proxies named here
+        "proxy_headers": bool(trusted_proxies),
+        "forwarded_allow_ips": ",".join(trusted_proxies) or "",
     }
     if not header_timeout > 0:
         raise ValueError(f"header_timeout must be > 0, not {header_timeout!r}")
@@ -194,6 +204,7 @@ def serve(
     if not connections_per_address >= 1:
         raise ValueError(f"connections_per_address must be >= 1, not {connections_per_address!r}")
     os.environ[PER_ADDRESS_VARIABLE] = str(connections_per_address)
+    os.environ[PROXIES_VARIABLE] = ",".join(trusted_proxies)
     if workers == 1:
         uvicorn.run(create_app(db_path, settings=settings), **options)  # type: ignore[arg-type]
         return

@@ -25,6 +25,7 @@ travel in ``$QWIRKLE_HEADER_TIMEOUT``, ``$QWIRKLE_CONNECTIONS_PER_ADDRESS`` and
 """
 
 import asyncio
+import ipaddress
 import json
 import logging
 import os
@@ -79,10 +80,27 @@ def connections_per_address() -> int:
     return value if value > 0 else DEFAULT_PER_ADDRESS
 
 
-def trusted_proxies() -> frozenset[str]:
-    """The peer addresses of trusted reverse proxies (``$QWIRKLE_TRUSTED_PROXIES``,
-    comma-separated)."""
-    return frozenset(a.strip() for a in os.environ.get(PROXIES_VARIABLE, "").split(",") if a.strip())
+def trusted_proxies() -> tuple[ipaddress.IPv4Network | ipaddress.IPv6Network, ...]:
+    """The trusted reverse proxies (``$QWIRKLE_TRUSTED_PROXIES``: addresses or networks,
+    comma-separated; set by :func:`qwirkle_core.server.serve`)."""
+    text = os.environ.get(PROXIES_VARIABLE, "")
+    if text != _proxies[0]:
+        _proxies[:] = [text, tuple(ipaddress.ip_network(a.strip(), strict=False) for a in text.split(",") if a.strip())]
+    return _proxies[1]  # type: ignore[return-value]
+
+
+_proxies: list[Any] = ["", ()]  # the variable's text and its networks
+
+
+def _trusted(address: str) -> bool:
+    networks = trusted_proxies()
+    if not networks:
+        return False
+    try:
+        ip = ipaddress.ip_address(address.split("%")[0])
+    except ValueError:
+        return False
+    return any(ip in network for network in networks)
 
 
 def _refusal(status: int, reason: str, message: str, retry_after: int | None = None) -> bytes:
@@ -110,7 +128,7 @@ class HeaderDeadline(_Base):
         super().connection_made(transport)
         peer = transport.get_extra_info("peername")
         address = str(peer[0]) if isinstance(peer, tuple) and peer else ""
-        if address and address not in trusted_proxies():
+        if address and not _trusted(address):
             cap = connections_per_address()
             if _open[address] >= cap:
                 log.info("refused a connection: %d connections from one address already", cap)
