@@ -443,3 +443,37 @@ def test_five_busy_addresses_do_not_make_a_light_client_wait_their_turns(tmp_pat
         server.kill()
     print(f"light client: median {statistics.median(times):.2f} s, longest {max(times):.2f} s")
     assert statistics.median(times) < 1.2, times
+
+
+# -- WebSockets: an idle timeout -------------------------------------------------------------------
+
+
+def test_a_websocket_sent_no_view_for_the_idle_time_is_closed(tmp_path):
+    """``socket_idle_s=1``: a WebSocket whose game does not change is closed with 4408
+    after about a second (before, nothing closed a WebSocket whose peer answered the
+    pings); one whose game changes in time gets the view."""
+    import warnings
+
+    from qwirkle_core.server import create_app
+    from qwirkle_core.server.guard import Settings
+
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", message=".*httpx2")
+        from fastapi.testclient import TestClient
+        from starlette.websockets import WebSocketDisconnect
+
+    with TestClient(create_app(str(tmp_path / "g.sqlite"), settings=Settings(socket_idle_s=1.0))) as c:
+        game, tokens = _new(c, ["human", "greedy"])
+        with c.websocket_connect(f"/api/games/{game}/ws") as ws:
+            view = ws.receive_json()
+            t = time.monotonic()
+            with pytest.raises(WebSocketDisconnect) as closed:
+                ws.receive_json()
+            assert closed.value.code == 4408 and "no change of the game for 1 s" in closed.value.reason
+            assert 0.8 < time.monotonic() - t < 10
+        with c.websocket_connect(f"/api/games/{game}/ws") as ws:
+            view = ws.receive_json()
+            mine = c.get(f"/api/games/{game}", headers=bearer(tokens[0])).json()
+            r = c.post(f"/api/games/{game}/actions", json={"move": _move(mine)}, headers=bearer(tokens[0]))
+            assert r.status_code == 200, r.text
+            assert ws.receive_json()["version"] == view["version"] + 1

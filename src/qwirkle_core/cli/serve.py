@@ -217,6 +217,13 @@ def register_serve(sub: Any) -> None:
         default=10.0,
         help="a request's body must arrive within this many seconds of its headers, or 408 (default: 10)",
     )
+    limits.add_argument(
+        "--socket-idle",
+        type=_positive(float, 1, 10**7, "seconds"),
+        default=3600.0,
+        help="close a WebSocket that has been sent no view for this many seconds (its game did not change), "
+        "with 4408 (default: 3600)",
+    )
     p.set_defaults(run=_run_serve)
 
 
@@ -243,6 +250,7 @@ def _run_serve(args: argparse.Namespace, console: Console) -> int:
         max_sockets=args.max_sockets,
         max_seat_sockets=args.max_seat_sockets,
         body_timeout_s=args.body_timeout,
+        socket_idle_s=args.socket_idle,
         **({} if args.agent_threads is None else {"agent_threads": args.agent_threads}),
     )
 

@@ -189,6 +189,8 @@ def serve(
         "log_config": log_config(log_level),
         "access_log": access_log,
         "ws_max_size": 4096,
+        "ws_ping_interval": 20.0,  # a peer that does not answer a ping within 20 s is closed
+        "ws_ping_timeout": 20.0,
         "timeout_keep_alive": 30,
         "timeout_graceful_shutdown": 5,
         "limit_concurrency": max_connections,

@@ -478,7 +478,7 @@ def create_app(
         try:
             token = await _ws_token(websocket, offered, token)
             async with service.subscribe(game_id, token) as sub:
-                await _pump(websocket, sub)
+                await _pump(websocket, sub, service.settings.socket_idle_s)
         except ApiError as e:
             with suppress(Exception):
                 await websocket.close(code=4000 + e.status, reason=e.message[:120])
@@ -514,11 +514,20 @@ async def _ws_token(websocket: WebSocket, offered: list[str], query: str | None)
     return token
 
 
-async def _pump(websocket: WebSocket, sub: Subscriber) -> None:
-    """Send the subscriber's views until the client leaves (incoming text is ignored)."""
+async def _pump(websocket: WebSocket, sub: Subscriber, idle: float) -> None:
+    """Send the subscriber's views until the client leaves (incoming text is ignored),
+    or until no view came for ``idle`` seconds (closed with 4408)."""
 
     async def send() -> None:
-        while (text := await sub.queue.get()) is not None:
+        while True:
+            try:
+                async with asyncio.timeout(idle):
+                    text = await sub.queue.get()
+            except TimeoutError:
+                reason = f"no change of the game for {idle:g} s: reconnect for the current view"
+                return await websocket.close(code=4408, reason=reason)
+            if text is None:
+                break
             await websocket.send_text(text)
         await websocket.close(code=1013, reason="too slow: reconnect for the current view")
 

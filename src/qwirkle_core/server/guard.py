@@ -71,6 +71,8 @@ class Settings:
                    process: a seat's own places, which spectators cannot take.
     body_timeout_s: a request's body must have arrived this long after its headers, or
                    it is answered 408 and the connection closed.
+    socket_idle_s: a WebSocket that has been sent no view this long (its game did not
+                   change) is closed with 4408 (a client reconnects for the current view).
     """
 
     max_agent_ms: float = engine.DEFAULT_MAX_AGENT_MS
@@ -84,9 +86,10 @@ class Settings:
     max_sockets: int = 64
     max_seat_sockets: int = 4
     body_timeout_s: float = 10.0
+    socket_idle_s: float = 3600.0
 
     def __post_init__(self) -> None:
-        for name in ("max_agent_ms", "max_wait_s", "body_timeout_s"):
+        for name in ("max_agent_ms", "max_wait_s", "body_timeout_s", "socket_idle_s"):
             value = getattr(self, name)
             if not (isinstance(value, (int, float)) and math.isfinite(value) and value > 0):
                 raise ValueError(f"{name} must be a number > 0, not {value!r}")
