@@ -163,7 +163,7 @@ class FairShare:
     def used(self, key: str) -> float:
         """The seconds ``key`` held places lately (decayed)."""
         seconds, then = self._used.get(key, (0.0, 0.0))
-        return seconds * 0.5 ** ((self._clock() - then) / self.half_life)
+        return float(seconds * 0.5 ** ((self._clock() - then) / self.half_life))
 
     async def acquire(self, key: str) -> None:
         if self.free > 0 and not self._waiting:

@@ -84,12 +84,13 @@ def trusted_proxies() -> tuple[ipaddress.IPv4Network | ipaddress.IPv6Network, ..
     """The trusted reverse proxies (``$QWIRKLE_TRUSTED_PROXIES``: addresses or networks,
     comma-separated; set by :func:`qwirkle_core.server.serve`)."""
     text = os.environ.get(PROXIES_VARIABLE, "")
-    if text != _proxies[0]:
-        _proxies[:] = [text, tuple(ipaddress.ip_network(a.strip(), strict=False) for a in text.split(",") if a.strip())]
-    return _proxies[1]  # type: ignore[return-value]
+    if text not in _proxies:
+        _proxies.clear()  # one text at a time
+        _proxies[text] = tuple(ipaddress.ip_network(a.strip(), strict=False) for a in text.split(",") if a.strip())
+    return _proxies[text]
 
 
-_proxies: list[Any] = ["", ()]  # the variable's text and its networks
+_proxies: dict[str, tuple[ipaddress.IPv4Network | ipaddress.IPv6Network, ...]] = {}  # the variable's text: its networks
 
 
 def _trusted(address: str) -> bool:
