@@ -5,7 +5,10 @@ least recently used idle ones are dropped and rebuilt from the store on the next
 request). Each game has an ``asyncio.Lock``: everything that reads or changes a game
 runs under it, in a worker thread (the engine's kernels release the GIL), so two
 requests of one process never interleave on one game and the event loop never waits
-on the engine or the database.
+on the engine or the database. No request holds a game's lock while it waits for
+another client's agent work: a hint is ranked outside the lock, on a copy, and while
+agents' turns hold the lock, views are built from a copy of the game as stored
+(``_Slot.frozen``).
 
 Other processes may serve the same store. So every request first reads the game's
 stored version and catches up with what others stored (the new action rows, or the
