@@ -222,7 +222,7 @@ def register_serve(sub: Any) -> None:
         type=_positive(float, 1, 10**7, "seconds"),
         default=3600.0,
         help="close a WebSocket that has been sent no view for this many seconds (its game did not change), "
-        "with 4408 (default: 3600)",
+        "with 1000 (default: 3600)",
     )
     p.set_defaults(run=_run_serve)
 

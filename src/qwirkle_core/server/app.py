@@ -516,7 +516,8 @@ async def _ws_token(websocket: WebSocket, offered: list[str], query: str | None)
 
 async def _pump(websocket: WebSocket, sub: Subscriber, idle: float) -> None:
     """Send the subscriber's views until the client leaves (incoming text is ignored),
-    or until no view came for ``idle`` seconds (closed with 4408)."""
+    or until no view came for ``idle`` seconds (closed with 1000: not a refusal, so
+    the web board and ``qwirkle bot`` connect again, to a fresh count of idle time)."""
 
     async def send() -> None:
         while True:
@@ -525,7 +526,7 @@ async def _pump(websocket: WebSocket, sub: Subscriber, idle: float) -> None:
                     text = await sub.queue.get()
             except TimeoutError:
                 reason = f"no change of the game for {idle:g} s: reconnect for the current view"
-                return await websocket.close(code=4408, reason=reason)
+                return await websocket.close(code=1000, reason=reason)
             if text is None:
                 break
             await websocket.send_text(text)

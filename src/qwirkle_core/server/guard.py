@@ -72,7 +72,7 @@ class Settings:
     body_timeout_s: a request's body must have arrived this long after its headers, or
                    it is answered 408 and the connection closed.
     socket_idle_s: a WebSocket that has been sent no view this long (its game did not
-                   change) is closed with 4408 (a client reconnects for the current view).
+                   change) is closed with 1000 (a client reconnects for the current view).
     """
 
     max_agent_ms: float = engine.DEFAULT_MAX_AGENT_MS
