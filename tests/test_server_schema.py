@@ -22,6 +22,7 @@ from fastapi.testclient import TestClient  # noqa: E402
 ROOT = Path(__file__).resolve().parent.parent
 STATUSES = {
     ("get", "/api/agents"): {200, 503},
+    ("get", "/api/ready"): {200, 503},
     ("post", "/api/games"): {201, 408, 413, 422, 429, 503},
     ("get", "/api/games/{game_id}"): {200, 403, 404, 422, 503},
     ("post", "/api/games/{game_id}/actions"): {200, 400, 403, 404, 408, 409, 413, 422, 503},

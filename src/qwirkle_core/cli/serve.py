@@ -77,6 +77,16 @@ def _check_server_extra() -> None:
         )
 
 
+def _proxy(text: str) -> str:
+    """argparse type of ``--trusted-proxy``: an IP address or network."""
+    import ipaddress
+
+    try:
+        return str(ipaddress.ip_network(text.strip(), strict=False))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected an IP address or network, got {text!r}") from None
+
+
 def register_serve(sub: Any) -> None:
     p = sub.add_parser(
         "serve",
@@ -142,6 +152,13 @@ def register_serve(sub: Any) -> None:
         help="games in play in the store; more new games answer 503 (default: 10000)",
     )
     limits.add_argument(
+        "--games-per-address",
+        type=_positive(int, 1, 10**9, "a number of games"),
+        default=100,
+        help="games in play in the store created by one client address (IPv6: one /64); more new games "
+        "from it answer 429 (default: 100)",
+    )
+    limits.add_argument(
         "--expire-after",
         type=_positive(float, 0, 10**9, "hours"),
         default=168.0,
@@ -160,10 +177,33 @@ def register_serve(sub: Any) -> None:
         help="connections and requests at once per process; more answer 503 (default: 1000)",
     )
     limits.add_argument(
+        "--connections-per-address",
+        type=_positive(int, 1, 10**6, "a number of connections"),
+        default=50,
+        help="connections (WebSockets included) at once from one client address per process; more "
+        "answer 429 (default: 50)",
+    )
+    limits.add_argument(
+        "--trusted-proxy",
+        metavar="ADDRESS",
+        type=_proxy,
+        action="append",
+        default=[],
+        help="a reverse proxy (an address or a network; repeat for several) whose X-Forwarded-For header "
+        "names the client for the per-address limits; without one, that header is ignored (docs/server.md)",
+    )
+    limits.add_argument(
         "--max-sockets",
         type=_positive(int, 1, 10**6, "a number of connections"),
         default=64,
-        help="WebSocket connections per game over every process of the store (default: 64)",
+        help="spectators' WebSocket connections per game over every process of the store; a seat's "
+        "own connections do not count (default: 64)",
+    )
+    limits.add_argument(
+        "--max-seat-sockets",
+        type=_positive(int, 1, 10**6, "a number of connections"),
+        default=4,
+        help="WebSocket connections of one seat to its game per process (default: 4)",
     )
     limits.add_argument(
         "--header-timeout",
@@ -176,6 +216,13 @@ def register_serve(sub: Any) -> None:
         type=_positive(float, 0.01, 3600, "seconds"),
         default=10.0,
         help="a request's body must arrive within this many seconds of its headers, or 408 (default: 10)",
+    )
+    limits.add_argument(
+        "--socket-idle",
+        type=_positive(float, 1, 10**7, "seconds"),
+        default=3600.0,
+        help="close a WebSocket that has been sent no view for this many seconds (its game did not change), "
+        "with 1000 (default: 3600)",
     )
     p.set_defaults(run=_run_serve)
 
@@ -197,10 +244,13 @@ def _run_serve(args: argparse.Namespace, console: Console) -> int:
         max_wait_s=args.max_wait,
         games_per_minute=args.games_per_minute,
         max_games=args.max_games,
+        games_per_address=args.games_per_address,
         expire_after_s=args.expire_after * 3600.0,
         records_dir=args.keep_records,
         max_sockets=args.max_sockets,
+        max_seat_sockets=args.max_seat_sockets,
         body_timeout_s=args.body_timeout,
+        socket_idle_s=args.socket_idle,
         **({} if args.agent_threads is None else {"agent_threads": args.agent_threads}),
     )
 
@@ -218,6 +268,8 @@ def _run_serve(args: argparse.Namespace, console: Console) -> int:
             settings=settings,
             max_connections=args.max_connections,
             header_timeout=args.header_timeout,
+            connections_per_address=args.connections_per_address,
+            trusted_proxies=args.trusted_proxy,
         )
     except StoreError as e:
         raise UsageError(f"argument --db: {e}") from None

@@ -18,6 +18,8 @@ import re
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
+    from collections.abc import Sequence
+
     from fastapi import FastAPI
 
     from .guard import Settings
@@ -55,8 +57,29 @@ def app_from_environment() -> FastAPI:
 _SECRET = re.compile(r"""(?i)((?:\btoken(?:=|%3D|\.|\\?["']\s*:\s*\\?["'])|\bbearer(?:\s|%20|\+)+))[A-Za-z0-9_\-]+""")
 
 
+# an escape a log line may hold a token's characters in: %74, \u0074, \x74 (and \\u0074)
+_ESCAPE = re.compile(r"%([0-9A-Fa-f]{2})|\\+u([0-9A-Fa-f]{4})|\\+x([0-9A-Fa-f]{2})")
+
+
+def _decoded(text: str) -> str:
+    """``text`` with its percent-escapes and JSON or Python escapes decoded, three
+    rounds at most (a doubly encoded ``%2574``)."""
+    for _ in range(3):
+        plain = _ESCAPE.sub(lambda m: chr(int(m.group(1) or m.group(2) or m.group(3), 16)), text)
+        if plain == text:
+            break
+        text = plain
+    return text
+
+
 def redact(text: str) -> str:
-    """``text`` with every seat token in it replaced by ``***`` (see :data:`_SECRET`)."""
+    """``text`` with every seat token in it replaced by ``***`` (see :data:`_SECRET`),
+    matched after decoding: a line in which a token shows only once its escapes are
+    decoded (``?to%6Ben=T``, ``token=%41...``, ``{"\\u0074oken": ...}``) is written
+    decoded, with the token replaced."""
+    plain = _decoded(text)
+    if plain != text and _SECRET.search(plain):
+        return _SECRET.sub(r"\1***", plain)
     return _SECRET.sub(r"\1***", text)
 
 
@@ -69,6 +92,15 @@ def _redacted(value: object) -> object:
 
 
 _factory_installed = False
+
+
+def _incoming_data(record: logging.LogRecord) -> bool:
+    """Whether ``record`` is the WebSocket library's debug line of a received data
+    frame (``< TEXT '...'``): the first message of a connection carries its token."""
+    if not (isinstance(record.msg, str) and record.msg.startswith("<")):
+        return False
+    first = record.args[0] if isinstance(record.args, tuple) and record.args else record.msg[1:]
+    return str(first).lstrip().startswith(("TEXT", "BINARY", "CONT"))
 
 
 def redact_logs() -> None:
@@ -84,6 +116,8 @@ def redact_logs() -> None:
 
     def factory(*args: object, **kwargs: object) -> logging.LogRecord:
         record = make(*args, **kwargs)
+        if record.name.startswith("websockets") and _incoming_data(record):
+            record.args = ("a data frame (not logged: a first message carries a seat token)",)
         if isinstance(record.msg, str):
             record.msg = redact(record.msg)
         if isinstance(record.args, tuple):
@@ -121,6 +155,8 @@ def serve(
     settings: Settings | None = None,
     max_connections: int = 1000,
     header_timeout: float = 10.0,
+    connections_per_address: int = 50,
+    trusted_proxies: Sequence[str] = (),
 ) -> None:
     """Serve the app with uvicorn on ``host``:``port`` (blocks until stopped), storing
     games in ``db_path`` (a SQLite file or a ``postgresql://`` URL), in ``workers``
@@ -128,15 +164,20 @@ def serve(
     (:class:`~qwirkle_core.server.guard.Settings`). Each process holds at most
     ``max_connections`` connections and requests at once (more answer 503); a client
     has ``header_timeout`` seconds to send a request's headers (and
-    ``settings.body_timeout_s`` to send its body), or the connection is closed. Raises OSError if the address cannot be
-    bound."""
+    ``settings.body_timeout_s`` to send its body), or the connection is closed; one
+    client address holds at most ``connections_per_address`` connections per process
+    (WebSockets included; more answer 429). ``trusted_proxies``: the addresses (or
+    networks) of reverse proxies whose ``X-Forwarded-For`` names the client, for the
+    per-address limits (without any, the header is ignored and the client is the peer;
+    a proxy's connections are not capped per address). Raises OSError if the address
+    cannot be bound."""
     import dataclasses
     import json
 
     import uvicorn
 
     from .guard import Settings
-    from .net import PROTOCOL, TIMEOUT_VARIABLE
+    from .net import PER_ADDRESS_VARIABLE, PROTOCOL, PROXIES_VARIABLE, TIMEOUT_VARIABLE
 
     settings = settings or Settings()
 
@@ -148,14 +189,24 @@ def serve(
         "log_config": log_config(log_level),
         "access_log": access_log,
         "ws_max_size": 4096,
+        "ws_ping_interval": 20.0,  # a peer that does not answer a ping within 20 s is closed
+        "ws_ping_timeout": 20.0,
         "timeout_keep_alive": 30,
         "timeout_graceful_shutdown": 5,
         "limit_concurrency": max_connections,
         "http": PROTOCOL,
+        # uvicorn trusts X-Forwarded-For from 127.0.0.1 unless told otherwise: only from
+        # the proxies named here
+        "proxy_headers": bool(trusted_proxies),
+        "forwarded_allow_ips": ",".join(trusted_proxies) or "",
     }
     if not header_timeout > 0:
         raise ValueError(f"header_timeout must be > 0, not {header_timeout!r}")
     os.environ[TIMEOUT_VARIABLE] = str(header_timeout)
+    if not connections_per_address >= 1:
+        raise ValueError(f"connections_per_address must be >= 1, not {connections_per_address!r}")
+    os.environ[PER_ADDRESS_VARIABLE] = str(connections_per_address)
+    os.environ[PROXIES_VARIABLE] = ",".join(trusted_proxies)
     if workers == 1:
         uvicorn.run(create_app(db_path, settings=settings), **options)  # type: ignore[arg-type]
         return

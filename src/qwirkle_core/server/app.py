@@ -21,13 +21,13 @@ from fastapi import FastAPI, Header, Query, Request, WebSocket
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import FileResponse, JSONResponse, Response
 from fastapi.staticfiles import StaticFiles
-from pydantic import BaseModel, ConfigDict, Field, StringConstraints
+from pydantic import BaseModel, ConfigDict, Field, StringConstraints, model_validator
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from . import engine
 from .games import ApiError, GameService, Subscriber
-from .guard import CLIENT, Settings
+from .guard import CLIENT, Settings, client_key
 from .guard import Request as Arrival
 from .store import Store
 
@@ -47,6 +47,23 @@ _PAGE_HEADERS = {
     "Referrer-Policy": "no-referrer",
     "X-Content-Type-Options": "nosniff",
 }
+
+
+def _whole(value: object) -> object:
+    """A JSON number with no fraction (``3.0``, ``1e2``) as the integer it is: JSON
+    Schema's ``integer`` admits it, and so does the API; other values go on to the
+    strict check (``3.5``, ``"3"`` and ``true`` stay refused)."""
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    return value
+
+
+def _wholes(data: object, *names: str) -> object:
+    """``data`` (a request body) with the fields ``names`` through :func:`_whole`."""
+    if isinstance(data, dict) and any(isinstance(data.get(n), float) for n in names):
+        return {k: _whole(v) if k in names else v for k, v in data.items()}
+    return data
+
 
 SeatText = Annotated[str, StringConstraints(min_length=1, max_length=64)]
 ActionId = Annotated[str, StringConstraints(min_length=1, max_length=64, pattern=r"^[A-Za-z0-9_.:-]+$")]
@@ -83,6 +100,11 @@ class NewGame(BaseModel):
         "mixed with a server secret (docs/server.md, fair deals); random when left out",
     )
     clock: ClockIn | None = Field(default=None, description="a time control; none when left out")
+
+    @model_validator(mode="before")
+    @classmethod
+    def _integers(cls, data: object) -> object:
+        return _wholes(data, "seed")
 
 
 def _integer_bounds(document: dict[str, Any], models: tuple[type[BaseModel], ...]) -> dict[str, Any]:
@@ -170,6 +192,11 @@ class ActionIn(BaseModel):
         default=None, max_length=200, description="a remote bot's agent (recorded as the seat's label)"
     )
 
+    @model_validator(mode="before")
+    @classmethod
+    def _integers(cls, data: object) -> object:
+        return _wholes(data, "expected_version")
+
 
 class ActionOut(BaseModel):
     player: int
@@ -192,7 +219,7 @@ class _Arrival:
         if scope["type"] not in ("http", "websocket"):
             return await self.app(scope, receive, send)
         client = scope.get("client")
-        CLIENT.set(Arrival(str(client[0]) if client else "", time.monotonic()))
+        CLIENT.set(Arrival(client_key(str(client[0])) if client else "", time.monotonic(), time.time()))
         await self.app(scope, receive, send)
 
 
@@ -293,8 +320,14 @@ def create_app(
     """
     service = GameService(db_path, max_live=max_live_games, settings=settings)
 
+    ready: dict[str, Any] = {"ready": False, "kernels_s": None}
+
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        # every kernel loaded (or compiled) before uvicorn accepts a connection: the first
+        # request costs what later ones do
+        ready["kernels_s"] = round(await anyio.to_thread.run_sync(engine.warm), 3)
+        ready["ready"] = True
         service.start()  # the background tasks: expiry, the sweep of the clocks
         yield
         service.close()
@@ -357,6 +390,13 @@ def create_app(
             "caps": service.caps,
             "max_agent_ms": service.settings.max_agent_ms,
         }
+
+    @app.get("/api/ready", summary="Whether the server is ready", operation_id="ready", responses=_errors(503))
+    async def is_ready() -> JSONResponse:
+        """``{"ready": true, "kernels_s": S}`` once every kernel is loaded (S: the seconds
+        loading them took at start); 503 before (which uvicorn does not let happen: the
+        app accepts no connection before)."""
+        return JSONResponse(ready, status_code=200 if ready["ready"] else 503)
 
     @app.post(
         "/api/games",
@@ -438,7 +478,7 @@ def create_app(
         try:
             token = await _ws_token(websocket, offered, token)
             async with service.subscribe(game_id, token) as sub:
-                await _pump(websocket, sub)
+                await _pump(websocket, sub, service.settings.socket_idle_s)
         except ApiError as e:
             with suppress(Exception):
                 await websocket.close(code=4000 + e.status, reason=e.message[:120])
@@ -474,11 +514,21 @@ async def _ws_token(websocket: WebSocket, offered: list[str], query: str | None)
     return token
 
 
-async def _pump(websocket: WebSocket, sub: Subscriber) -> None:
-    """Send the subscriber's views until the client leaves (incoming text is ignored)."""
+async def _pump(websocket: WebSocket, sub: Subscriber, idle: float) -> None:
+    """Send the subscriber's views until the client leaves (incoming text is ignored),
+    or until no view came for ``idle`` seconds (closed with 1000: not a refusal, so
+    the web board and ``qwirkle bot`` connect again, to a fresh count of idle time)."""
 
     async def send() -> None:
-        while (text := await sub.queue.get()) is not None:
+        while True:
+            try:
+                async with asyncio.timeout(idle):
+                    text = await sub.queue.get()
+            except TimeoutError:
+                reason = f"no change of the game for {idle:g} s: reconnect for the current view"
+                return await websocket.close(code=1000, reason=reason)
+            if text is None:
+                break
             await websocket.send_text(text)
         await websocket.close(code=1013, reason="too slow: reconnect for the current view")
 

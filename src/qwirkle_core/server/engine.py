@@ -45,16 +45,19 @@ __all__ = [
     "apply_action",
     "choose_move",
     "hint",
+    "hint_world",
     "new_game",
     "on_the_clock",
     "play_agent",
     "play_move",
+    "rank_hints",
     "record_header",
     "record_json",
     "restore",
     "seat_label",
     "seat_view",
     "undo_last",
+    "warm",
 ]
 
 HUMAN = "human"
@@ -404,9 +407,22 @@ def hint(game: Game, seat: int, count: int = 3, playouts: int = 64) -> list[dict
     dealt afresh (so a hint reveals nothing hidden): ``[{"move", "points", "margin",
     "win_rate"}]``, best first. ``margin``: mean final score margin in points;
     ``win_rate``: share of playouts won (0..1). Runs on one thread, tens of ms."""
+    return rank_hints(hint_world(game, seat), count, playouts)
+
+
+def hint_world(game: Game, seat: int) -> Game:
+    """The world a hint for ``seat`` (who must be to move) is computed in: a copy of
+    ``game`` in which every tile the seat cannot see is dealt afresh. Fast (a copy and
+    a shuffle): the server makes it under the game's lock and ranks it
+    (:func:`rank_hints`, the costly part) without the lock. Raises
+    :class:`IllegalMoveError` when ``seat`` is not to move."""
     if game.is_over or game.current_player != seat:
         raise IllegalMoveError("a hint is for the seat to move")
-    world = game.determinize(seat, seed=secrets.randbits(64))
+    return game.determinize(seat, seed=secrets.randbits(64))
+
+
+def rank_hints(world: Game, count: int = 3, playouts: int = 64) -> list[dict[str, Any]]:
+    """:func:`hint`'s answer for a world made by :func:`hint_world`."""
     evaluations = evaluate_moves(world, playouts=playouts, top=10, seed=secrets.randbits(64), threads=1)
     return [
         {
@@ -452,3 +468,39 @@ def choose_move(observation: dict[str, Any], label: str, seed: int) -> str:
         seed=seed,
     )
     return str(world.play_agent(label).move)
+
+
+# cheap forms of every built-in agent: their turns load the kernels the agent's turns use
+_WARM_AGENTS = (
+    "random",
+    "greedy",
+    "heuristic",
+    "mc:playouts=2:candidates=2:depth=1",
+    "search:time_ms=1",
+    "static",
+)
+
+
+def warm() -> float:
+    """Load every kernel the server uses (from numba's disk cache, or compiled when it
+    is not there): a few turns of each built-in agent, a view, a hint, an undo and a
+    replay of a throwaway game. The server calls it before it accepts connections, so
+    that the first request costs what later ones do. Returns the seconds it took."""
+    import time
+
+    start = time.perf_counter()
+    game = new_game(2, seed=1)
+    for label in _WARM_AGENTS:
+        world = game.copy()
+        for _ in range(3):
+            if world.is_over:
+                break
+            play_agent(world, label, on_clock=True)
+        seat_view(world, world.current_player)
+        seat_view(world, None)
+    hint(game, game.current_player, playouts=2)
+    play_agent(game, "greedy")
+    seat_view(game, game.current_player)
+    undo_last(game, 0 if game.history[0].player == 0 else 1)
+    restore(record_json(game, ["human", "greedy"]))
+    return time.perf_counter() - start

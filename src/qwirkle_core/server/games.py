@@ -5,7 +5,10 @@ least recently used idle ones are dropped and rebuilt from the store on the next
 request). Each game has an ``asyncio.Lock``: everything that reads or changes a game
 runs under it, in a worker thread (the engine's kernels release the GIL), so two
 requests of one process never interleave on one game and the event loop never waits
-on the engine or the database.
+on the engine or the database. No request holds a game's lock while it waits for
+another client's agent work: a hint is ranked outside the lock, on a copy, and while
+agents' turns hold the lock, views are built from a copy of the game as stored
+(``_Slot.frozen``).
 
 Other processes may serve the same store. So every request first reads the game's
 stored version and catches up with what others stored (the new action rows, or the
@@ -31,7 +34,7 @@ from collections.abc import AsyncIterator, Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import asynccontextmanager, suppress
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, NamedTuple, TypeVar
 
 from anyio import to_thread
 
@@ -39,7 +42,7 @@ from ..game.game import Game
 from . import engine
 from .clocks import Clock
 from .deals import new_deal, public_deal
-from .guard import CLIENT, RateLimit, Settings
+from .guard import CLIENT, FairShare, RateLimit, Settings
 from .store import Conflict, Head, Store, open_store, token_digest
 
 __all__ = ["ApiError", "GameService", "Subscriber"]
@@ -126,6 +129,9 @@ class _Slot:
         self.lock = asyncio.Lock()
         self.subscribers: set[Subscriber] = set()
         self.evicted = False
+        # while a request holds the lock for agent work (turns on an agent thread, or the
+        # wait for one): the game as stored before it, which views are built from
+        self.frozen: _Frozen | None = None
 
     @property
     def version(self) -> int:
@@ -148,6 +154,14 @@ class _Slot:
         """Whether the human seat to move has run out of time at ``now``."""
         deadline = None if self.clock is None else self.clock.deadline(self.human_to_move())
         return deadline is not None and deadline <= now
+
+
+class _Frozen(NamedTuple):
+    """A copy of a game as stored, with its head and clock (:attr:`_Slot.frozen`)."""
+
+    game: Game
+    head: Head
+    clock: Clock | None
 
 
 Pushes = list[dict[int | None, str]]  # views to push, one {seat: view JSON} per change, in order
@@ -189,7 +203,7 @@ class GameService:
         self._load_lock = asyncio.Lock()
         self._watcher: asyncio.Task[None] | None = None
         self._sweeper: asyncio.Task[None] | None = None
-        self._pool = asyncio.Semaphore(self.settings.agent_threads)
+        self._pool = FairShare(self.settings.agent_threads)
         self._agent_threads = ThreadPoolExecutor(
             self.settings.agent_threads, thread_name_prefix="qwirkle-agent", initializer=_lower_priority
         )
@@ -198,6 +212,9 @@ class GameService:
         self._held = 0.0
         self._clocks: asyncio.Task[None] | None = None
         self._turn_ms: dict[str, float] = {}  # agent label -> its turns' time (ms), for _cheap
+        # (game id, seat) -> arrival times (time.time()) of that seat's moves in flight:
+        # a turn is not played by the clock's fallback while a move that came in time waits
+        self._claims: dict[tuple[str, int], list[float]] = {}
 
     def start(self) -> None:
         """Start the background tasks (the app's lifespan does; needs a running loop):
@@ -244,7 +261,8 @@ class GameService:
     async def _thread_slot(self) -> AsyncIterator[None]:
         """One of the :attr:`Settings.agent_threads` places for an agent's turns or a
         hint, and the client's only one (a client's requests take turns, so one client
-        never holds every place)."""
+        never holds every place); a free place goes to the waiting client that used the
+        places least lately (:class:`~.guard.FairShare`), not to the first in line."""
         request = CLIENT.get()
         key = request.client if request is not None else ""
         entry = self._clients.get(key)
@@ -255,11 +273,12 @@ class GameService:
         try:
             await self._wait(own.acquire, "this client's earlier request is running")
             try:
-                await self._wait(self._pool.acquire, "every agent thread is taken")
+                await self._wait(lambda: self._pool.acquire(key), "every agent thread is taken")
+                start = time.monotonic()
                 try:
                     yield
                 finally:
-                    self._pool.release()
+                    self._pool.release(key, time.monotonic() - start)
             finally:
                 own.release()
         finally:
@@ -267,19 +286,29 @@ class GameService:
             if not users[0]:
                 self._clients.pop(key, None)
 
-    async def _compute(self, fn: Callable[[], _T], agents: Sequence[str] | None = None) -> _T:
+    async def _compute(
+        self, fn: Callable[[], _T], agents: Sequence[str] | None = None, slot: _Slot | None = None
+    ) -> _T:
         """Run ``fn`` in a worker thread: for a hint (``agents`` None) or for turns of
         ``agents`` of which one is not yet known to be cheap (:meth:`_cheap`), within
         :meth:`_thread_slot` on one of the agent threads, which run at a lower CPU
         priority than the requests' handling (:func:`_lower_priority`), so that a busy
         machine serves the other requests first; cheap turns need no place (they cost
-        less than the queueing)."""
+        less than the queueing). ``slot``: the game whose lock the caller holds, changed by
+        ``fn``: until ``fn`` is done, views of it are built from a copy of it as it is now
+        (:attr:`_Slot.frozen`), so that no read waits for an agent thread or an agent's turn."""
         if agents is not None and all(self._cheap(a) for a in agents):
             return await to_thread.run_sync(fn)
-        async with self._thread_slot():
-            # waited for in a worker thread: like every other thread's work, not abandoned
-            # when the request is cancelled (the game's lock is held until it is done)
-            return await to_thread.run_sync(lambda: self._agent_threads.submit(fn).result())
+        if slot is not None:
+            slot.frozen = _Frozen(slot.game.copy(), slot.head, slot.clock)
+        try:
+            async with self._thread_slot():
+                # waited for in a worker thread: like every other thread's work, not abandoned
+                # when the request is cancelled (the game's lock is held until it is done)
+                return await to_thread.run_sync(lambda: self._agent_threads.submit(fn).result())
+        finally:
+            if slot is not None:
+                slot.frozen = None
 
     def _cheap(self, label: str) -> bool:
         """Whether the turns of agent ``label`` took, on average in this process, at most
@@ -474,31 +503,35 @@ class GameService:
         for _ in range(count):
             slot.game.undo()
 
-    def _view(self, slot: _Slot, seat: int | None) -> dict[str, Any]:
-        """The view document of ``seat`` (see docs/server.md)."""
-        v = engine.seat_view(slot.game, seat)
+    def _view(self, slot: _Slot, seat: int | None, frozen: _Frozen | None = None) -> dict[str, Any]:
+        """The view document of ``seat`` (see docs/server.md); of the game as ``frozen``
+        holds it when given."""
+        game, head, timer = (slot.game, slot.head, slot.clock) if frozen is None else frozen
+        v = engine.seat_view(game, seat)
         can_undo = (
             seat is not None
             and slot.humans == [seat]
-            and slot.clock is None
+            and timer is None
             and not v["over"]
             and any(a["player"] == seat for a in v["history"])
         )
         clock = None
-        if slot.clock is not None:
-            clock = slot.clock.public(slot.human_to_move(), time.time())
+        if timer is not None:
+            to_move = v["to_move"]
+            human = to_move if to_move is not None and slot.agents[to_move] == engine.HUMAN else None
+            clock = timer.public(human, time.time())
             history = v["history"]
-            for i in slot.clock.timeouts:
+            for i in timer.timeouts:
                 if i < len(history):
                     history[i]["timeout"] = True
         return {
             "id": slot.id,
-            "version": slot.version,
+            "version": head.version,
             "seats": [{"seat": i, "agent": a} for i, a in enumerate(slot.agents)],
             **v,
             "can_undo": can_undo,
-            "undos": slot.head.resets,
-            "deal": public_deal(slot.deal, slot.game.seed, v["over"]),
+            "undos": head.resets,
+            "deal": public_deal(slot.deal, game.seed, v["over"]),
             "clock": clock,
         }
 
@@ -555,7 +588,7 @@ class GameService:
             if not slot.agent_to_move():
                 return
             try:
-                self._push(slot, await self._compute(step, slot.agents))
+                self._push(slot, await self._compute(step, slot.agents, slot))
             except ApiError as e:
                 if strict and isinstance(e, Busy):
                     raise  # no agent thread was free in time: the request is refused
@@ -576,6 +609,8 @@ class GameService:
         goes on). Another process that stored first wins; its change is taken. Only
         the sweep calls this: a request never waits for a timeout's turns."""
 
+        claimed = {seat: min(times) for (gid, seat), times in self._claims.items() if gid == slot.id and times}
+
         def step() -> Pushes:
             assert slot.clock is not None
             clock = slot.clock.copy()
@@ -586,8 +621,8 @@ class GameService:
             moved = 0
             while (seat := slot.human_to_move()) is not None and len(clock.timeouts) < first + len(slot.agents):
                 deadline = clock.deadline(seat)
-                if deadline is None or deadline > now:
-                    break
+                if deadline is None or deadline > now or claimed.get(seat, deadline) < deadline:
+                    break  # in time, or its move arrived in time and waits for the game
                 self._timed_turn(slot.game, clock.fallback)
                 clock.timeouts.append(len(slot.game.history) - 1)
                 clock.charge(seat, now)
@@ -610,7 +645,7 @@ class GameService:
                 return
             version = slot.version
             fallback = () if slot.clock is None else (slot.clock.fallback,)
-            self._push(slot, await self._compute(step, (*slot.agents, *fallback)))
+            self._push(slot, await self._compute(step, (*slot.agents, *fallback), slot))
             if slot.version != version:
                 return  # stored (ours or another process's): the next sweep goes on
 
@@ -661,7 +696,8 @@ class GameService:
         if engine.HUMAN not in agents:
             raise ApiError(422, "at least one seat must be 'human' (a person or a remote bot)")
         request = CLIENT.get()
-        wait = self._rate.take(request.client if request is not None else "")
+        creator = request.client if request is not None else ""
+        wait = self._rate.take(creator)
         if wait:
             raise ApiError(
                 429,
@@ -671,9 +707,17 @@ class GameService:
             )
         try:
             running = await to_thread.run_sync(self.store.running)
+            mine = await to_thread.run_sync(self.store.running, creator) if creator else 0
         except Exception:
             log.exception("counting the running games failed")
             raise ApiError(503, "the server could not read its store; try again", retry_after=1) from None
+        if mine >= self.settings.games_per_address:
+            raise ApiError(
+                429,
+                f"this address has {self.settings.games_per_address} games in play, the most one address may "
+                "have; finish some (or let them expire) and try again",
+                retry_after=60,
+            )
         if running >= self.settings.max_games:
             raise ApiError(
                 503, f"the server holds its most games ({self.settings.max_games}) in play; try again later", 60
@@ -694,7 +738,9 @@ class GameService:
             first = None if game.is_over or agents[game.current_player] != engine.HUMAN else game.current_player
             deadline = None if timer is None else timer.deadline(first)
             header = engine.record_header(game, agents)
-            head = self.store.create(game_id, agents, digests, header, deal=deal, clock=timed, deadline=deadline)
+            head = self.store.create(
+                game_id, agents, digests, header, deal=deal, clock=timed, deadline=deadline, creator=creator or None
+            )
             return _Slot(game_id, game, agents, digests, head, deal, timed)
 
         try:
@@ -712,12 +758,28 @@ class GameService:
         return game_id, agents, tokens
 
     async def get_view(self, game_id: str, token: str | None) -> dict[str, Any]:
-        """The view of the seat holding ``token`` (a spectator's without one)."""
+        """The view of the seat holding ``token`` (a spectator's without one). While
+        another request holds the game for agent work, the view is of the game as stored
+        before it (:attr:`_Slot.frozen`): a read never waits for an agent."""
+        while True:
+            slot = await self._slot(game_id)
+            seat = self._seat(slot, token)  # the seats' digests never change
+            frozen = slot.frozen
+            if frozen is not None and slot.lock.locked() and not slot.evicted:
+                return self._view(slot, seat, frozen)
+            if await self._free_or_frozen(slot):
+                break
         async with self._locked(game_id, strict=False) as slot:
-            seat = self._seat(slot, token)
             # built on the event loop: a millisecond of Python that a thread would only
             # make longer (the GIL), with no I/O
-            return self._view(slot, seat)
+            return self._view(slot, self._seat(slot, token))
+
+    async def _free_or_frozen(self, slot: _Slot) -> bool:
+        """Wait (until the request's deadline) until ``slot``'s lock is free (True) or
+        a request holding it has frozen the game for agent work (False)."""
+        while slot.lock.locked() and slot.frozen is None and self._remaining() > 0:
+            await asyncio.sleep(0.01)
+        return slot.frozen is None or not slot.lock.locked()
 
     async def act(
         self,
@@ -746,6 +808,43 @@ class GameService:
             except (TypeError, ValueError) as e:
                 raise ApiError(400, str(e)) from None
             by = None if by == engine.HUMAN else by
+        request = CLIENT.get()
+        # the seat's clock is charged up to the move's arrival, not to when the server
+        # got to it: waiting for the game or an agent thread costs the seat no time
+        arrived = request.wall if request is not None and request.wall else time.time()
+        claim = await self._claim(game_id, token, arrived)
+        try:
+            return await self._act(game_id, token, text, expected_version, action_id, by, arrived)
+        finally:
+            if claim is not None:
+                times = self._claims.get(claim, [])
+                times.remove(arrived)
+                if not times:
+                    self._claims.pop(claim, None)
+
+    async def _claim(self, game_id: str, token: str | None, arrived: float) -> tuple[str, int] | None:
+        """Note that the token's seat has a move in flight that arrived at ``arrived``
+        (:attr:`_claims`); None when the token holds no seat (the request is refused later)."""
+        try:
+            seat = self._seat(await self._slot(game_id), token)
+        except ApiError:
+            return None
+        if seat is None:
+            return None
+        key = (game_id, seat)
+        self._claims.setdefault(key, []).append(arrived)
+        return key
+
+    async def _act(
+        self,
+        game_id: str,
+        token: str | None,
+        text: str,
+        expected_version: int | None,
+        action_id: str | None,
+        by: str | None,
+        arrived: float,
+    ) -> dict[str, Any]:
         for _ in range(ATTEMPTS):
             async with self._locked(game_id) as slot:
                 seat = self._holder(slot, token)
@@ -768,7 +867,7 @@ class GameService:
                         raise ApiError(409, "the game is over")
                     if g.current_player != seat:
                         raise ApiError(409, f"it is seat {g.current_player}'s turn, not seat {seat}'s")
-                    if slot.out_of_time(time.time()):
+                    if slot.out_of_time(arrived):
                         assert slot.clock is not None
                         raise ApiError(
                             409,
@@ -782,7 +881,7 @@ class GameService:
                         raise ApiError(409, str(e)) from None
                     except (TypeError, ValueError) as e:
                         raise ApiError(400, str(e)) from None
-                    at = time.time()
+                    at = arrived
                     pushes = [self._views_at(slot, base, 1)] if slot.subscribers else []
                     moved = self._play_agents(slot, base, 1, pushes)
                     answer = {
@@ -796,7 +895,7 @@ class GameService:
                     return answer, self._timed(slot, pushes)
 
                 try:
-                    answer, pushes = await self._compute(apply, slot.agents)
+                    answer, pushes = await self._compute(apply, slot.agents, slot)
                 except Conflict:
                     continue  # the next round catches up with the store first (and finds a stored id)
                 self._push(slot, pushes)
@@ -853,14 +952,13 @@ class GameService:
         """The engine's top three moves for the token's seat, which must be to move."""
         async with self._locked(game_id) as slot:
             seat = self._holder(slot, token)
-
-            def run() -> list[dict[str, Any]]:
-                try:
-                    return engine.hint(slot.game, seat)
-                except engine.IllegalMoveError as e:
-                    raise ApiError(409, str(e)) from None
-
-            return {"hints": await self._compute(run)}
+            try:
+                # a copy with the hidden tiles dealt afresh (fast); the game's lock is not
+                # held while the hint waits for an agent thread and is computed
+                world = engine.hint_world(slot.game, seat)
+            except engine.IllegalMoveError as e:
+                raise ApiError(409, str(e)) from None
+        return {"hints": await self._compute(lambda: engine.rank_hints(world))}
 
     async def record(self, game_id: str) -> str:
         """The record (JSON text) of a finished game; 409 while it runs."""
@@ -882,15 +980,21 @@ class GameService:
         this process at once, by another one within :data:`POLL_INTERVAL`)."""
         async with self._locked(game_id, strict=False) as slot:
             seat = self._seat(slot, token)
-            cap = self.settings.max_sockets
-            fresh = time.time() - HOLD_EXPIRY
-            if not await to_thread.run_sync(self.store.join, slot.id, self.owner, cap, fresh):
-                raise ApiError(429, f"game {game_id!r} has {cap} connections already", retry_after=5)
+            if seat is None:  # a spectator: counted over every process of the store
+                cap = self.settings.max_sockets
+                fresh = time.time() - HOLD_EXPIRY
+                if not await to_thread.run_sync(self.store.join, slot.id, self.owner, cap, fresh):
+                    raise ApiError(429, f"game {game_id!r} has {cap} spectators' connections already", retry_after=5)
+            else:  # a seat: its own places, which no spectator takes
+                cap = self.settings.max_seat_sockets
+                if sum(1 for s in slot.subscribers if s.seat == seat) >= cap:
+                    raise ApiError(429, f"seat {seat} has {cap} connections to this game already", retry_after=5)
             try:
                 sub = Subscriber(seat)
                 sub.push(await to_thread.run_sync(lambda: json.dumps(self._view(slot, seat))))
             except BaseException:
-                await self._leave(slot.id)
+                if seat is None:
+                    await self._leave(slot.id)
                 raise
             slot.subscribers.add(sub)
         if self._watcher is None or self._watcher.done():
@@ -899,7 +1003,8 @@ class GameService:
             yield sub
         finally:
             slot.subscribers.discard(sub)
-            await self._leave(slot.id)
+            if seat is None:
+                await self._leave(slot.id)
 
     async def _leave(self, game_id: str) -> None:
         try:

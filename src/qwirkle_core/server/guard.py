@@ -6,6 +6,8 @@ and when its request arrived) that the waits of a request are measured against.
 Every limit and the status it answers is listed in docs/server.md ("Limits").
 """
 
+import asyncio
+import ipaddress
 import math
 import os
 import time
@@ -16,15 +18,29 @@ from typing import NamedTuple
 
 from . import engine
 
-__all__ = ["CLIENT", "Request", "RateLimit", "Settings"]
+__all__ = ["CLIENT", "FairShare", "Request", "RateLimit", "Settings", "client_key"]
+
+
+def client_key(address: str) -> str:
+    """The key per-address limits count a client under: an IPv4 address as it is, an
+    IPv6 address by its /64 network (one subscriber's usual share, in which an attacker
+    can pick any of 2**64 addresses)."""
+    if ":" not in address:
+        return address
+    try:
+        return str(ipaddress.IPv6Network((address.split("%")[0], 64), strict=False))
+    except ValueError:
+        return address
 
 
 class Request(NamedTuple):
     """Who asks (the client's address, ``""`` when unknown) and when the request
-    arrived (``time.monotonic()``)."""
+    arrived (``time.monotonic()``; ``wall``: ``time.time()``, what a clock charges a
+    seat for its turn, so that waiting on the server costs a seat no time)."""
 
     client: str
     arrived: float
+    wall: float = 0.0
 
 
 CLIENT: ContextVar[Request | None] = ContextVar("qwirkle_request", default=None)
@@ -44,12 +60,19 @@ class Settings:
     games_per_minute: new games per client address per server process (a burst of as
                    many, then one per 60/N seconds); more answer 429 with ``Retry-After``.
     max_games:     games not over in the store; a new game beyond answers 503.
+    games_per_address: games not over in the store created by one client address
+                   (:func:`client_key`); a new game beyond answers 429.
     expire_after_s: a game (finished or not) unchanged this long is deleted (0: never).
     records_dir:   where the record of each expired game is written first
                    (``ID.json``; None: not kept).
-    max_sockets:   WebSocket connections per game, over every process of the store.
+    max_sockets:   spectators' WebSocket connections (no token) per game, over every
+                   process of the store; a seat's connections do not count.
+    max_seat_sockets: WebSocket connections of one seat (its token) to its game, per
+                   process: a seat's own places, which spectators cannot take.
     body_timeout_s: a request's body must have arrived this long after its headers, or
                    it is answered 408 and the connection closed.
+    socket_idle_s: a WebSocket that has been sent no view this long (its game did not
+                   change) is closed with 1000 (a client reconnects for the current view).
     """
 
     max_agent_ms: float = engine.DEFAULT_MAX_AGENT_MS
@@ -59,15 +82,25 @@ class Settings:
     max_games: int = 10_000
     expire_after_s: float = 7 * 86400.0
     records_dir: str | None = None
+    games_per_address: int = 100
     max_sockets: int = 64
+    max_seat_sockets: int = 4
     body_timeout_s: float = 10.0
+    socket_idle_s: float = 3600.0
 
     def __post_init__(self) -> None:
-        for name in ("max_agent_ms", "max_wait_s", "body_timeout_s"):
+        for name in ("max_agent_ms", "max_wait_s", "body_timeout_s", "socket_idle_s"):
             value = getattr(self, name)
             if not (isinstance(value, (int, float)) and math.isfinite(value) and value > 0):
                 raise ValueError(f"{name} must be a number > 0, not {value!r}")
-        for name in ("agent_threads", "games_per_minute", "max_games", "max_sockets"):
+        for name in (
+            "agent_threads",
+            "games_per_minute",
+            "max_games",
+            "games_per_address",
+            "max_sockets",
+            "max_seat_sockets",
+        ):
             value = getattr(self, name)
             if not (isinstance(value, int) and value >= 1):
                 raise ValueError(f"{name} must be an int >= 1, not {value!r}")
@@ -106,3 +139,62 @@ class RateLimit:
             for k in full:
                 del self._buckets[k]
         return 0.0
+
+
+class FairShare:
+    """``places`` places (the agent threads) shared between clients: a free place goes
+    to the waiting client that has used the places least lately (seconds held, halved
+    every ``half_life`` seconds), first come first served between equals. So a client
+    whose requests cost little is served before clients that keep the places busy,
+    however many of those there are (first come, first served, a client behind five
+    busy addresses waited for five of their turns).
+
+    One event loop's object (no locks): :meth:`acquire` waits, :meth:`release` gives
+    the place back with the seconds it was held."""
+
+    def __init__(self, places: int, half_life: float = 30.0, clock: Callable[[], float] = time.monotonic) -> None:
+        self.free = places
+        self.half_life = half_life
+        self._clock = clock
+        self._used: dict[str, tuple[float, float]] = {}  # key -> (seconds held, decayed to when)
+        self._waiting: list[tuple[int, str, asyncio.Future[None]]] = []
+        self._count = 0
+
+    def used(self, key: str) -> float:
+        """The seconds ``key`` held places lately (decayed)."""
+        seconds, then = self._used.get(key, (0.0, 0.0))
+        return float(seconds * 0.5 ** ((self._clock() - then) / self.half_life))
+
+    async def acquire(self, key: str) -> None:
+        if self.free > 0 and not self._waiting:
+            self.free -= 1
+            return
+        future: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        self._count += 1
+        entry = (self._count, key, future)
+        self._waiting.append(entry)
+        try:
+            await future
+        except BaseException:
+            if entry in self._waiting:
+                self._waiting.remove(entry)
+            elif future.done() and not future.cancelled():
+                self._hand_on()  # given a place while being cancelled: the next one gets it
+            raise
+
+    def release(self, key: str, held: float) -> None:
+        """Give a place back; ``held``: the seconds ``key`` held it."""
+        self._used[key] = (self.used(key) + held, self._clock())
+        if len(self._used) > 4096:
+            self._used = {k: v for k, v in self._used.items() if self.used(k) > 0.01}
+        self._hand_on()
+
+    def _hand_on(self) -> None:
+        waiting = [w for w in self._waiting if not w[2].done()]
+        self._waiting = waiting
+        if not waiting:
+            self.free += 1
+            return
+        best = min(waiting, key=lambda w: (self.used(w[1]), w[0]))
+        self._waiting.remove(best)
+        best[2].set_result(None)

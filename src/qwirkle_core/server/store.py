@@ -73,7 +73,8 @@ CREATE TABLE IF NOT EXISTS games (
     header   TEXT NOT NULL,           -- the record's JSON without its actions
     deal     TEXT,                    -- how the deal's seed was made (JSON; NULL: before schema 3)
     clock    TEXT,                    -- the time control and the seats' clocks (JSON; NULL: none)
-    deadline REAL                     -- when the seat to move runs out of time (NULL: no clock runs)
+    deadline REAL,                    -- when the seat to move runs out of time (NULL: no clock runs)
+    creator  TEXT                     -- the address that created it (guard.client_key; NULL: unknown)
 );
 CREATE TABLE IF NOT EXISTS seats (
     game_id  TEXT NOT NULL REFERENCES games(id),
@@ -140,6 +141,8 @@ CREATE TABLE IF NOT EXISTS actions (
 ALTER TABLE games ADD COLUMN IF NOT EXISTS deal TEXT;
 ALTER TABLE games ADD COLUMN IF NOT EXISTS clock TEXT;
 ALTER TABLE games ADD COLUMN IF NOT EXISTS deadline DOUBLE PRECISION;
+ALTER TABLE games ADD COLUMN IF NOT EXISTS creator TEXT;
+CREATE INDEX IF NOT EXISTS games_creator ON games (creator) WHERE NOT over;
 CREATE TABLE IF NOT EXISTS requests (
     game_id  TEXT NOT NULL REFERENCES games(id),
     seat     INTEGER NOT NULL,
@@ -234,9 +237,11 @@ class Store(ABC):
         deal: str | None = None,
         clock: str | None = None,
         deadline: float | None = None,
+        creator: str | None = None,
     ) -> Head:
         """Store a new game with no action; returns its head (version 1). ``deal``,
-        ``clock``: JSON texts; ``deadline``: seconds since the epoch (see :meth:`due`)."""
+        ``clock``: JSON texts; ``deadline``: seconds since the epoch (see :meth:`due`);
+        ``creator``: the client that created it (for :meth:`running`)."""
 
     @abstractmethod
     def head(self, game_id: str) -> Head | None:
@@ -288,8 +293,8 @@ class Store(ABC):
         """The number of stored games."""
 
     @abstractmethod
-    def running(self) -> int:
-        """The number of stored games that are not over."""
+    def running(self, creator: str | None = None) -> int:
+        """The number of stored games that are not over (created by ``creator`` when given)."""
 
     @abstractmethod
     def stale(self, before: float, limit: int = 100) -> list[str]:
@@ -404,6 +409,9 @@ class SQLiteStore(Store):
             for name, kind in _V3_COLUMNS:
                 db.execute(f"ALTER TABLE games ADD COLUMN {name} {kind.format(real='REAL')}")
         _script(db, _SQLITE_SCHEMA)
+        if "creator" not in {row[1] for row in db.execute("PRAGMA table_info(games)")}:
+            db.execute("ALTER TABLE games ADD COLUMN creator TEXT")  # a column older servers ignore
+        db.execute("CREATE INDEX IF NOT EXISTS games_creator ON games (creator) WHERE over = 0")
         db.execute(f"PRAGMA user_version={SCHEMA_VERSION}")
 
     def close(self) -> None:
@@ -434,14 +442,15 @@ class SQLiteStore(Store):
         deal: str | None = None,
         clock: str | None = None,
         deadline: float | None = None,
+        creator: str | None = None,
     ) -> Head:
         now = time.time()
 
         def insert(db: sqlite3.Connection) -> Head:
             db.execute(
-                "INSERT INTO games (id, created, updated, version, actions, resets, over, header, deal, clock, deadline) "
-                "VALUES (?, ?, ?, 1, 0, 0, 0, ?, ?, ?, ?)",
-                (game_id, now, now, header, deal, clock, deadline),
+                "INSERT INTO games (id, created, updated, version, actions, resets, over, header, deal, clock, "
+                "deadline, creator) VALUES (?, ?, ?, 1, 0, 0, 0, ?, ?, ?, ?, ?)",
+                (game_id, now, now, header, deal, clock, deadline, creator),
             )
             db.executemany(
                 "INSERT INTO seats (game_id, seat, agent, token) VALUES (?, ?, ?, ?)",
@@ -572,8 +581,11 @@ class SQLiteStore(Store):
         with self._reader() as db:
             return int(db.execute("SELECT COUNT(*) FROM games").fetchone()[0])
 
-    def running(self) -> int:
+    def running(self, creator: str | None = None) -> int:
         with self._reader() as db:
+            if creator is not None:
+                sql = "SELECT COUNT(*) FROM games WHERE over = 0 AND creator = ?"
+                return int(db.execute(sql, (creator,)).fetchone()[0])
             return int(db.execute("SELECT COUNT(*) FROM games WHERE over = 0").fetchone()[0])
 
     def stale(self, before: float, limit: int = 100) -> list[str]:
@@ -755,13 +767,14 @@ class PostgresStore(Store):
         deal: str | None = None,
         clock: str | None = None,
         deadline: float | None = None,
+        creator: str | None = None,
     ) -> Head:
         now = time.time()
         with self._conn() as db, db.transaction():
             db.execute(
-                "INSERT INTO games (id, created, updated, version, actions, resets, over, header, deal, clock, deadline) "
-                "VALUES (%s, %s, %s, 1, 0, 0, false, %s, %s, %s, %s)",
-                (game_id, now, now, header, deal, clock, deadline),
+                "INSERT INTO games (id, created, updated, version, actions, resets, over, header, deal, clock, "
+                "deadline, creator) VALUES (%s, %s, %s, 1, 0, 0, false, %s, %s, %s, %s, %s)",
+                (game_id, now, now, header, deal, clock, deadline, creator),
             )
             with db.cursor() as cur:
                 cur.executemany(
@@ -888,8 +901,11 @@ class PostgresStore(Store):
         with self._conn() as db:
             return int(db.execute("SELECT COUNT(*) FROM games").fetchone()[0])
 
-    def running(self) -> int:
+    def running(self, creator: str | None = None) -> int:
         with self._conn() as db:
+            if creator is not None:
+                sql = "SELECT COUNT(*) FROM games WHERE NOT over AND creator = %s"
+                return int(db.execute(sql, (creator,)).fetchone()[0])
             return int(db.execute("SELECT COUNT(*) FROM games WHERE NOT over").fetchone()[0])
 
     def stale(self, before: float, limit: int = 100) -> list[str]:
