@@ -51,7 +51,6 @@ from .layout import (
     G_CURRENT,
     G_HAND,
     G_PLAYERS,
-    G_SCORE,
     M_N,
     M_TILE,
     MOVE_COLS,
@@ -60,9 +59,10 @@ from .layout import (
     PLACE,
     STATIC,
 )
-from .leaves import bind_leaves, kept_values, leave_tables
+from .leaves import bind_leaves
+from .mc import margin
 from .movelist import FEATURE_NAMES, FEATURES, K_MOVES, MOVE_ROOM, move_list, new_move_scratch
-from .policies import HEURISTIC_WORK, new_static_scratch, static_fill, static_heuristic_spec
+from .policies import HEURISTIC_WORK, default_static_values, new_static_scratch
 
 CONTEXT_NAMES = ("static", "margin", "bag", "players", "rival_hand")
 INPUT_NAMES = FEATURE_NAMES + CONTEXT_NAMES
@@ -297,36 +297,12 @@ def net_inputs(gs, ns):
             board, cross, anchors, bmeta, hands, bag, gmeta, new_move_scratch(n), moves, kind, feats, mask, prev[0]
         )
     prev[0] = count
-    # the static agent's values (its default parameters)
-    spec = DEFAULT_SPECS[STATIC]
-    w_leave = spec[P_STATIC_LEAVE]
-    kv, slot, hspec = sscratch
-    index, lvalues = leave_tables()
-    kept_values(hands, gmeta, index, lvalues, kv, slot)
     places = 0
     while places < count and kind[places] == PLACE:
         places += 1
-    if places:
-        static_heuristic_spec(spec, hspec)
-        static_fill(
-            board,
-            cross,
-            anchors,
-            bmeta,
-            hands,
-            bag,
-            gmeta,
-            moves,
-            places,
-            hspec,
-            svalues,
-            work,
-            index,
-            lvalues,
-            kv,
-            slot,
-            w_leave,
-        )
+    default_static_values(gs, moves, places, svalues, work, sscratch, 0)
+    kv = sscratch[0]
+    w_leave = DEFAULT_SPECS[STATIC][P_STATIC_LEAVE]
     p = gmeta[G_CURRENT]
     size = gmeta[G_HAND + p]
     full = (1 << size) - 1
@@ -334,20 +310,17 @@ def net_inputs(gs, ns):
         svalues[i] = 0.0
         if kind[i] == EXCHANGE:
             svalues[i] = w_leave * kv[full ^ _exchange_slots(hands, p, size, moves, i)]
-    best = -(1 << 30)
-    for q in range(gmeta[G_PLAYERS]):
-        if q != p:
-            best = max(best, gmeta[G_SCORE + q])
+    lead = margin(gmeta, p)
     rival = (p + 1) % gmeta[G_PLAYERS]
     for i in range(count):
         for c in range(FEATURES):
             x[i, c] = feats[i, c]
         x[i, I_STATIC] = svalues[i]
-        x[i, I_MARGIN] = gmeta[G_SCORE + p] - best
+        x[i, I_MARGIN] = lead
         x[i, I_BAG] = gmeta[G_BAG]
         x[i, I_PLAYERS] = gmeta[G_PLAYERS]
         x[i, I_RIVAL] = gmeta[G_HAND + rival]
-    keep(hands, gmeta, kv, slot)
+    keep(hands, gmeta, kv)
     return count
 
 

@@ -32,6 +32,7 @@ from .layout import (
     A_QWIRKLES,
     A_TILE,
     B_ANCHORS,
+    DEFAULT_SPECS,
     EXCHANGE,
     G_BAG,
     G_CURRENT,
@@ -638,3 +639,39 @@ def static_choose(
     keep(
         spec, board, cross, anchors, bmeta, hands, bag, gmeta, rng, act, moves, values, work, hspec, index, lvalues, kv
     )
+
+
+@njit
+def default_static_values(gs, moves, n, values, work, sscratch, table):
+    """The static agent's values with its default weights and the leave table of slot
+    ``table`` (:func:`.leaves.leave_slot`): of the ``n`` placements ``moves[:n]`` into
+    ``values[:n]`` (:func:`static_fill`), and of keeping each set of hand slots into
+    ``sscratch``'s ``kv`` (:func:`kept_values`, unweighted), for the exchanges. ``work``:
+    HEURISTIC_WORK values; ``sscratch``: :func:`new_static_scratch`'s. Returns the
+    table read ``(index, lvalues)``."""
+    spec = DEFAULT_SPECS[STATIC]
+    index, lvalues = leave_tables(table)
+    kv, slot, hspec = sscratch
+    kept_values(gs.hands, gs.gmeta, index, lvalues, kv, slot)
+    if n:
+        static_heuristic_spec(spec, hspec)
+        static_fill(
+            gs.board,
+            gs.cross,
+            gs.anchors,
+            gs.bmeta,
+            gs.hands,
+            gs.bag,
+            gs.gmeta,
+            moves,
+            n,
+            hspec,
+            values,
+            work,
+            index,
+            lvalues,
+            kv,
+            slot,
+            spec[P_STATIC_LEAVE],
+        )
+    return index, lvalues

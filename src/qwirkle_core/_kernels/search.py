@@ -114,17 +114,16 @@ from .layout import (
     SPEC_ID,
     STATIC,
 )
-from .leaves import bind_leaves, kept_values, leave_tables
+from .leaves import bind_leaves, leave_tables
 from .mc import board_tiles, candidates_from_values, determinize, margin, playout_seed, reset_sim
 from .movegen import generate, generate_all
 from .net import rank_net
 from .policies import (
     choose,
+    default_static_values,
     exchange_choice,
     heuristic_values,
     new_static_scratch,
-    static_fill,
-    static_heuristic_spec,
 )
 from .rng import mix64, next_u64
 from .scoring import qwirkles_made
@@ -446,35 +445,13 @@ def rank_learned(gs, moves, n, values, limit, out, work, sscratch, table=0):
     ``work``: HEURISTIC_WORK values; ``sscratch``: :func:`.policies.new_static_scratch`'s;
     ``table``: the leave table's slot (:func:`.leaves.leave_slot`). Returns their number (0:
     no placement and no exchange)."""
-    spec = DEFAULT_SPECS[STATIC]
-    w_leave = spec[P_STATIC_LEAVE]
+    w_leave = DEFAULT_SPECS[STATIC][P_STATIC_LEAVE]
     hands, gmeta = gs.hands, gs.gmeta
-    index, lvalues = leave_tables(table)
-    kv, slot, hspec = sscratch
-    kept_values(hands, gmeta, index, lvalues, kv, slot)
+    index, lvalues = default_static_values(gs, moves, n, values, work, sscratch, table)
+    kv = sscratch[0]
     cap = min(limit, out.shape[0])
     k = 0
     if n:
-        static_heuristic_spec(spec, hspec)
-        static_fill(
-            gs.board,
-            gs.cross,
-            gs.anchors,
-            gs.bmeta,
-            hands,
-            gs.bag,
-            gmeta,
-            moves,
-            n,
-            hspec,
-            values,
-            work,
-            index,
-            lvalues,
-            kv,
-            slot,
-            w_leave,
-        )
         k = candidates_from_values(moves, n, values, cap, out)
     if gmeta[G_BAG] > 0 and gmeta[G_OPENING] == 0:
         ex = np.zeros(out.shape[1], out.dtype)
