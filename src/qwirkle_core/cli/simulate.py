@@ -40,8 +40,8 @@ def register(sub: Any) -> None:
         help="play a batch of games between agents and summarise them",
         description="Play GAMES complete games between AGENTS (one per seat) in parallel, print a summary "
         "(win rates with 95% confidence intervals, mean scores, first-player advantage, turns) and "
-        "optionally write one row per game to a Parquet or CSV file as the games finish. Ctrl-C stops "
-        "early and keeps the finished games.",
+        "optionally write one row per game to a Parquet or CSV file as the games finish. Ctrl-C (or "
+        "SIGTERM, SIGHUP) stops early and keeps the finished games.",
     )
     p.add_argument("--games", type=positive_int, default=10_000, help="number of games (default: 10000)")
     p.add_argument(
@@ -222,7 +222,9 @@ def _run_simulate(args: argparse.Namespace, console: Console) -> int:
         else:
             console.print(f"no game finished: {args.out} was not written")
     if result.interrupted:
-        console.print(f"interrupted: kept the {result.games:,} of {args.games:,} games finished before Ctrl-C")
+        from ..stopping import stopped_by
+
+        console.print(f"interrupted: kept the {result.games:,} of {args.games:,} games finished before {stopped_by()}")
         return EXIT_INTERRUPTED
     return 0
 

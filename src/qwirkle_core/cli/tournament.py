@@ -41,7 +41,7 @@ def register(sub: Any) -> None:
         "deals. Prints each pairing's win rate with a 95% confidence interval and mean score margin, "
         "the standings, and each agent's time per move (from a short self-play run; for a Python agent, "
         "its turns in the tournament). Games a Python agent breaks are not counted and are reported. "
-        "Ctrl-C stops within about a second and reports the finished deals.",
+        "Ctrl-C (or SIGTERM, SIGHUP) stops within about a second and reports the finished deals.",
     )
     p.add_argument(
         "--agents",
