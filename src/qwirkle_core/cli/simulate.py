@@ -33,6 +33,7 @@ if TYPE_CHECKING:
 
 
 def register(sub: Any) -> None:
+    from ..game.agents import agent_names
     from ..game.rules import OPENING_RULES
 
     p = sub.add_parser(
@@ -48,8 +49,8 @@ def register(sub: Any) -> None:
         "--agents",
         type=_agent_list,
         default="greedy,greedy",
-        help="comma-separated agents, one per seat, 2 to 6 (default: greedy,greedy); available: random, greedy, "
-        "heuristic, mc, search; parameters as name:key=value, e.g. mc:playouts=32:depth=0 (docs/agents.md)",
+        help="comma-separated agents, one per seat, 2 to 6 (default: greedy,greedy); available: "
+        f"{agent_names()}; parameters as name:key=value, e.g. mc:playouts=32:depth=0 (docs/agents.md)",
     )
     p.add_argument(
         "--seed", type=seed_type, default=0, help="batch seed; game i plays from a hash of (seed, i) (default: 0)"

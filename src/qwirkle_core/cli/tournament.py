@@ -34,6 +34,8 @@ if TYPE_CHECKING:
 
 
 def register(sub: Any) -> None:
+    from ..game.agents import agent_names
+
     p = sub.add_parser(
         "tournament",
         help="round robin between agents",
@@ -47,7 +49,8 @@ def register(sub: Any) -> None:
         "--agents",
         type=_any_agent_list,
         default="greedy,heuristic,mc",
-        help="comma-separated agents, at least 2 (default: greedy,heuristic,mc); parameters as name:key=value, e.g. mc:playouts=32; "
+        help=f"comma-separated agents, at least 2 (default: greedy,heuristic,mc); built in: {agent_names()}; "
+        "parameters as name:key=value, e.g. mc:playouts=32; "
         "Python agents as package.module:Name, importable from the working folder (docs/env.md)",
     )
     p.add_argument(
