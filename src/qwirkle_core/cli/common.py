@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import datetime
+import math
 import os
 import sys
 from collections.abc import Callable, Iterator, Sequence
@@ -45,11 +46,24 @@ class Parser(argparse.ArgumentParser):
         raise UsageError(f"{message} (see '{self.prog} --help')")
 
 
-def positive_int(text: str) -> int:
+def whole_number(text: str) -> int:
+    """``text`` as an int: digits (``1000000``, ``1_000_000``) or a whole number in
+    e-notation (``1e6``, ``2.5e3``); ArgumentTypeError otherwise."""
     try:
-        value = int(text)
+        return int(text)
     except ValueError:
+        pass
+    try:
+        value = float(text) if "e" in text.lower() else math.nan
+    except ValueError:
+        value = math.nan
+    if not math.isfinite(value) or value != int(value) or abs(value) >= 2**63:
         raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
+    return int(value)
+
+
+def positive_int(text: str) -> int:
+    value = whole_number(text)
     if value <= 0:
         raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
     return value

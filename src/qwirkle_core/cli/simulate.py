@@ -24,6 +24,7 @@ from .common import (
     reason,
     seats,
     seed_type,
+    whole_number,
 )
 
 if TYPE_CHECKING:
@@ -96,10 +97,7 @@ def register(sub: Any) -> None:
 
 
 def _nonnegative_int(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
+    value = whole_number(text)
     if not 0 <= value < 2**62:
         raise argparse.ArgumentTypeError(f"must be 0 to 2**62-1, got {value}")
     return value
@@ -129,7 +127,10 @@ def _output_path(text: str) -> Path:
     try:
         return check_output_path(text)
     except (OSError, ValueError) as e:
-        raise argparse.ArgumentTypeError(f"cannot write {text!r}: {reason(e)}") from None
+        why = reason(e)  # the library's own message names the path already: not twice
+        raise argparse.ArgumentTypeError(
+            why if why.startswith(repr(text)) else f"cannot write {text!r}: {why}"
+        ) from None
 
 
 def summary_table(result: SimulationResult) -> Any:
