@@ -69,7 +69,9 @@ def main() -> None:
     done(t0)
 
     t0 = step("the main job's smoke test: qwirkle simulate --games 2000 --out r.parquet")
-    out = run("qwirkle", "simulate", "--games", "2000", "--agents", "greedy,greedy", "--seed", "1", "--out", "r.parquet")
+    out = run(
+        "qwirkle", "simulate", "--games", "2000", "--agents", "greedy,greedy", "--seed", "1", "--out", "r.parquet"
+    )
     if "wrote 2,000 rows to r.parquet" not in " ".join(out.split()):
         sys.exit(f"wheel check: the smoke test wrote no rows:\n{out}")
     done(t0)
