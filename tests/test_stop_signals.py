@@ -28,6 +28,15 @@ from test_hardening import Running
 ROOT = Path(__file__).resolve().parent.parent
 
 
+@pytest.fixture(autouse=True)
+def _hangups_at_their_default():
+    """A run started with nohup ignores SIGHUP, and the processes it starts inherit that
+    (they keep it ignored, as nohup asks): the tests need what a terminal gives."""
+    old = signal.signal(signal.SIGHUP, signal.SIG_DFL)
+    yield
+    signal.signal(signal.SIGHUP, old)
+
+
 def test_a_stop_signal_raises_keyboard_interrupt_inside_and_nothing_outside():
     before = signal.getsignal(signal.SIGTERM)
     with stopping.stop_signals():
@@ -42,6 +51,17 @@ def test_a_stop_signal_raises_keyboard_interrupt_inside_and_nothing_outside():
             os.kill(os.getpid(), signal.SIGHUP)
             time.sleep(5)
         assert stopping.exit_status() == 129
+
+
+def test_an_ignored_signal_stays_ignored():
+    """`nohup qwirkle ...` keeps running when the terminal closes."""
+    signal.signal(signal.SIGHUP, signal.SIG_IGN)
+    with stopping.stop_signals():
+        assert signal.getsignal(signal.SIGHUP) is signal.SIG_IGN
+        os.kill(os.getpid(), signal.SIGHUP)
+        time.sleep(0.05)
+        assert stopping.stopped_by() == "Ctrl-C"
+    assert signal.getsignal(signal.SIGHUP) is signal.SIG_IGN
 
 
 def test_a_stop_signal_calls_the_ctrl_c_handler_in_force():
@@ -124,6 +144,7 @@ def test_learn_keeps_the_last_finished_iteration_on_sigterm(tmp_path):
     assert sorted(os.listdir(tmp_path)) == ["t.json"] and "Traceback" not in err
 
 
+@pytest.mark.slow  # over 5 CPU-s with a cold cache (docs/testing.md): .ci/run runs it
 def test_analyse_stops_on_sigterm_with_one_line_and_no_file(tmp_path):
     record = tmp_path / "game.json"
     record.write_text(qc.play_game(("greedy", "greedy"), seed=4).to_json())

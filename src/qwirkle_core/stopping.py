@@ -57,7 +57,8 @@ def _as_ctrl_c(signum: int, frame: FrameType | None) -> None:
 @contextmanager
 def stop_signals() -> Iterator[None]:
     """While open (in the main thread), SIGTERM and SIGHUP are handled as Ctrl-C;
-    the previous handlers are restored after. Elsewhere than in the main thread it
+    the previous handlers are restored after. A signal ignored when it opens stays
+    ignored (``nohup qwirkle ...`` ignores SIGHUP, as it asks). Elsewhere than in the main thread it
     does nothing (Python delivers signals to the main thread only)."""
     if threading.current_thread() is not threading.main_thread():
         yield
@@ -66,7 +67,8 @@ def stop_signals() -> Iterator[None]:
     previous: dict[int, Any] = {}
     for name in STOP_SIGNALS:
         number = getattr(signal, name, None)
-        if number is not None:
+        # a signal the process was started with ignored stays ignored (nohup ignores SIGHUP)
+        if number is not None and signal.getsignal(number) is not signal.SIG_IGN:
             previous[number] = signal.signal(number, _as_ctrl_c)
     try:
         yield
