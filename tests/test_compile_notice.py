@@ -156,6 +156,7 @@ def _fresh_env(tmp_path: Path, name: str) -> dict[str, str]:
     return env
 
 
+@pytest.mark.slow  # over 5 CPU-s with a cold cache (docs/testing.md): .ci/run runs it
 def test_a_first_simulate_says_so_once_on_stderr_from_an_empty_cache(tmp_path: Path) -> None:
     """The real thing: a fresh process, an empty kernel cache, no logging configured
     (Python's last-resort handler prints the notice on stderr)."""
