@@ -6,8 +6,11 @@ HYPOTHESIS_PROFILE.
 
 from __future__ import annotations
 
+import json
 import os
+import resource
 import signal
+import time
 
 import pytest
 from hypothesis import HealthCheck, settings
@@ -76,3 +79,40 @@ def store_url(request, tmp_path):
     if request.param == "sqlite":
         return str(tmp_path / "games.sqlite")
     return request.getfixturevalue("postgres_cluster").create_database()
+
+
+# -- per-test CPU time: pytest --cpu-times FILE (docs/testing.md) ----------------------------
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption(
+        "--cpu-times",
+        metavar="FILE",
+        default=None,
+        help="write each test's CPU seconds (this process and the processes it waited for) and wall seconds to FILE (JSON)",
+    )
+
+
+def _cpu_seconds() -> float:
+    own, children = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+    return own.ru_utime + own.ru_stime + children.ru_utime + children.ru_stime
+
+
+_CPU_TIMES: list[tuple[str, float, float]] = []
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_protocol(item, nextitem):
+    if not item.config.getoption("--cpu-times"):
+        yield
+        return
+    cpu, wall = _cpu_seconds(), time.monotonic()
+    yield
+    _CPU_TIMES.append((item.nodeid, _cpu_seconds() - cpu, time.monotonic() - wall))
+
+
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    path = session.config.getoption("--cpu-times")
+    if path:
+        with open(path, "w", encoding="utf-8") as f:
+            json.dump(sorted(_CPU_TIMES, key=lambda row: -row[1]), f, indent=0)

@@ -63,6 +63,7 @@ def check_consistent(a: qc.ActionAnalysis) -> None:
 
 
 @pytest.mark.parametrize("seed", range(6))
+@pytest.mark.slow  # over 5 CPU-s with a cold cache (docs/testing.md): .ci/run runs it
 def test_endgame_verdicts_are_the_solvers_values(seed):
     """With an empty bag (two players) every placement is judged exactly: the best value
     is the solver's, the played move's value is the solver's value of the position

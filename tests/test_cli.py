@@ -189,3 +189,42 @@ def test_help(argv, capsys):
     assert out.startswith("usage: qwirkle") and "%%" not in out and "%(" not in out
     if argv[0] in ("simulate", "tournament"):
         assert re.search(r"95%\s+confidence", out)
+
+
+# -- issue 67, point 9 ------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("text, games", [("1e6", 1_000_000), ("2.5e3", 2_500), ("1E2", 100), ("1_000", 1_000)])
+def test_games_take_a_whole_number_in_e_notation(text, games):
+    args = cli.build_parser().parse_args(["simulate", "--games", text])
+    assert args.games == games and type(args.games) is int
+    assert cli.build_parser().parse_args(["tournament", "--games", text]).games == games
+
+
+@pytest.mark.parametrize(
+    "text, words",
+    [
+        ("1.5e0", "expected a whole number, got '1.5e0'"),
+        ("1e400", "expected a whole number, got '1e400'"),
+        ("nan", "expected a whole number, got 'nan'"),
+        ("1e", "expected a whole number, got '1e'"),
+        ("1.0", "expected a whole number, got '1.0'"),
+        ("0e0", "must be at least 1, got 0"),
+    ],
+)
+def test_games_refuse_what_is_no_whole_positive_number(text, words, capsys):
+    assert cli.main(["simulate", "--games", text]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and f"argument --games: {words}" in err
+
+
+def test_a_refused_output_is_named_once(tmp_path, capsys):
+    """ "cannot write 'results.xlsx': 'results.xlsx': ..." named the file twice."""
+    assert cli.main(["simulate", "--games", "10", "--out", "results.xlsx"]) == 2
+    err = capsys.readouterr().err
+    assert err == (
+        "qwirkle: error: argument --out: 'results.xlsx': the output must end in .parquet or .csv "
+        "(see 'qwirkle simulate --help')\n"
+    )
+    assert cli.main(["simulate", "--games", "10", "--out", str(tmp_path / "no" / "r.csv")]) == 2
+    assert capsys.readouterr().err.count(repr(str(tmp_path / "no" / "r.csv"))) == 1

@@ -149,3 +149,39 @@ def test_the_figure_check_sees_a_disagreement() -> None:
     assert disagreements(texts) == []
     texts["c.md"] = "<!--fig:rate-->15,740<!--/fig-->"
     assert disagreements(texts) == ["figure 'rate' is quoted as '30,910' in a.md, '30,910' in b.md, '15,740' in c.md"]
+
+
+# -- the newcomer's pages (issue 67) -------------------------------------------------------
+
+
+def test_the_readme_is_a_newcomers_page() -> None:
+    """At most 200 lines: set-up, the two commands, how to install from a checkout or a
+    wheel, one line on the test runs; the figures and their history live in docs/testing.md."""
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    assert len(text.splitlines()) <= 200
+    assert "qwirkle simulate --games 1000000 --agents greedy,greedy --seed 1 --out results.parquet" in text
+    assert "pip install -e '.[dev]' && pytest" in text and 'pytest -m "slow or not slow"' in text
+    assert "python -m build" in text and "docs/testing.md" in text and "CONTRIBUTING.md" in text
+    assert "pip install 'qwirkle-core[" not in text  # not on an index: from a checkout or a wheel
+
+
+def test_testing_md_states_the_default_runs_measured_cpu_time() -> None:
+    text = " ".join((ROOT / "docs" / "testing.md").read_text(encoding="utf-8").split())
+    seconds = re.search(r"the default `pytest` took ([\d,.]+) CPU-seconds", text)
+    assert seconds is not None and float(seconds.group(1).replace(",", "")) <= 360
+    for words in ("pytest -m slow", "chromium", "benchmarks/compare.py", "load average"):
+        assert words in text
+
+
+def test_contributing_md_gives_the_habits() -> None:
+    text = (ROOT / "CONTRIBUTING.md").read_text(encoding="utf-8")
+    for heading in ("## Layers", "## Where tests go", "## The naive-reference pattern", "## How to measure"):
+        assert heading in text
+
+
+def test_the_changelog_is_cut_at_the_packages_version() -> None:
+    """An empty "Unreleased" heading, then this version's section with its date."""
+    lines = [line for line in (ROOT / "CHANGELOG.md").read_text(encoding="utf-8").splitlines() if line.strip()]
+    assert lines[1] == "## Unreleased"
+    assert re.fullmatch(rf"## {re.escape(qwirkle_core.__version__)} \(\d{{4}}-\d\d-\d\d\)", lines[2]), lines[2]
+    assert qwirkle_core.__version__ == "0.3.0"

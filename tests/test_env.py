@@ -488,6 +488,7 @@ def play_out(e, rng, seed, illegal_every=0.0):
 
 
 @pytest.mark.parametrize("reward", ["points", "margin", "win"])
+@pytest.mark.slow  # over 5 CPU-s with a cold cache (docs/testing.md): .ci/run runs it
 def test_reward_sums_equal_the_final_values_and_the_end_is_reported(reward):
     """Over many episodes (moves mode, opponents in either seat, Python opponents too) the
     rewards add up to the final points, margin or outcome, the opponents' opening
@@ -589,6 +590,7 @@ def test_the_shipped_policy_plays_in_a_tournament_and_bad_files_are_refused(tmp_
         PolicyAgent(tmp_path / "other.npz")
 
 
+@pytest.mark.slow  # over 5 CPU-s with a cold cache (docs/testing.md): .ci/run runs it
 def test_make_vec_builds_the_vector_env():
     from qwirkle_core.env import ENV_ID, VectorEnv
 

@@ -384,3 +384,77 @@ def test_an_agent_move_off_the_board_is_refused():
         g.check(f"R6@{LIMIT},0")
     assert snapshot(g) == before
     assert g.play(f"R6@{LIMIT - 1},1") == 2
+
+
+# -- text: str(game), str(position), str(observation) (issue 67) ------------------------
+
+
+def _text_game():
+    """R1 on the board; seat 0 (to move) holds R2 B3, seat 1 holds P6 Y4; two tiles in the bag."""
+    t = qc.tile
+    return qc.Game.from_position(
+        board={(0, 0): t("red", "circle")},
+        hands=[[t("red", "square"), t("blue", "diamond")], [t("purple", "star"), t("yellow", "clover")]],
+        bag=[t("green", "cross"), t("orange", "circle")],
+        scores=[12, 7],
+    )
+
+
+BOARD_R1 = "      -1   0   1\n  -1   .   .   .\n   0   .  R1   .\n   1   .   .   ."
+
+
+def test_str_of_a_game_is_the_board_scores_bag_and_the_hand_to_move():
+    g = _text_game()
+    assert str(g) == (
+        "Game: 2 players, turn 0, player 0 to move\n"
+        + BOARD_R1
+        + "\nscores: 0*: 12  1: 7\nbag: 2 tiles\nhand of player 0: R2 B3"
+    )
+    assert "P6" not in str(g) and "Y4" not in str(g)  # the other hand stays hidden
+    assert repr(g) == "<Game players=2 turn=0 scores=(12, 7) bag=2 player 0 to move>"
+    g.play("R2@0,1")
+    lines = str(g).splitlines()
+    assert lines[0] == "Game: 2 players, turn 1, player 1 to move"
+    assert lines[1:5] == [
+        "      -1   0   1   2",
+        "  -1   .   .   .   .",
+        "   0   .  R1  R2   .",
+        "   1   .   .   .   .",
+    ]
+    assert lines[5:] == ["scores: 0: 14  1*: 7", "bag: 0 tiles", "hand of player 1: Y4 P6"]  # seat 0 drew both
+
+
+def test_str_of_a_position_shows_the_hand_to_move_and_repr_is_short():
+    g = _text_game()
+    p = g.position()
+    assert str(p) == str(g).replace("Game:", "Position:", 1)
+    assert repr(p) == "<Position players=2 turn=0 scores=(12, 7) bag=2 player 0 to move>"
+    big = qc.Game(players=3, seed=7).position()
+    assert len(repr(big)) < 100 and "bag=90" in repr(big)  # no ninety bag integers
+
+
+def test_str_of_an_observation_shows_only_its_own_hand():
+    """Hidden information is a security boundary: seat 1's view, seat 0 to move, shows
+    seat 1's tiles and none of seat 0's."""
+    o = _text_game().observation(1)
+    text = str(o)
+    assert text == (
+        "Observation of player 1: 2 players, turn 0, player 0 to move\n"
+        + BOARD_R1
+        + "\nscores: 0*: 12  1: 7\nbag: 2 tiles\nhand of player 1: Y4 P6"
+    )
+    assert "R2" not in text and "B3" not in text
+    assert repr(o) == "<Observation player=1 players=2 turn=0 scores=(12, 7) bag=2 player 0 to move>"
+    assert "R2" not in repr(o) and "Y4" not in repr(o)
+
+
+def test_str_of_a_finished_game_says_who_won():
+    g = qc.Game(players=2, seed=5)
+    while not g.is_over:
+        g.play_agent("greedy")
+    text = str(g)
+    a, b = g.scores
+    winner = "a tie" if a == b else f"player {g.winner} wins"
+    assert text.splitlines()[0] == f"Game: 2 players, turn {g.turn}, over: {winner}"
+    assert f"scores: 0: {a}  1: {b}" in text and "bag: 0 tiles" in text and "hand of" not in text
+    assert all(f"{qc.tile_code(t)}" in text for t in set(g.board.values()))

@@ -145,6 +145,7 @@ def reference_static(g, table, w):
 @pytest.mark.parametrize(
     "seed,turns,extra", [(1, 6, {}), (3, 20, {"setup": 3.0}), (4, 30, {}), (7, 41, {"exchange": 0})]
 )
+@pytest.mark.slow  # over 5 CPU-s with a cold cache (docs/testing.md): .ci/run runs it
 def test_static_agent_plays_a_best_move_of_the_reference(seed, turns, extra):
     table = shipped_table()
     w = {p.name: p.default for p in agent_params("static")}
@@ -209,6 +210,7 @@ def test_static_is_refused_in_qwirkle_cubes():
         qc.simulate(2, agents=("static", "greedy"), seed=1, rules=qc.Rules(variant="cubes"))
 
 
+@pytest.mark.slow  # over 5 CPU-s with a cold cache (docs/testing.md): .ci/run runs it
 def test_learning_on_a_dask_cluster_gives_the_local_table():
     distributed = pytest.importorskip("distributed")
     local = learn(seed=8, games=600, iterations=2, threads=2)

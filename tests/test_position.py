@@ -40,6 +40,7 @@ def test_position_round_trips_exactly(g, rng_seed):
 
 
 @given(st.integers(0, 2**31 - 1), st.integers(2, 4))
+@pytest.mark.slow  # over 5 CPU-s with a cold cache (docs/testing.md): .ci/run runs it
 def test_finished_and_mid_game_positions_round_trip(seed, players):
     g = finished_game(seed, players)
     for _ in range(random.Random(seed).randint(0, 5)):

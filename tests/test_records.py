@@ -35,6 +35,7 @@ def test_recorded_simulated_games_replay_every_score(seed, agents):
 
 
 @given(st.integers(0, 2**31 - 1), st.integers(2, 4))
+@pytest.mark.slow  # over 5 CPU-s with a cold cache (docs/testing.md): .ci/run runs it
 def test_game_record_replays_to_the_same_state(seed, players):
     g = finished_game(seed, players)
     rng = random.Random(seed)

@@ -125,6 +125,7 @@ def test_wandering_games_do_get_far():
 
 @examples(0.25)
 @given(st.integers(11, 17), st.integers(0, 7), st.integers(2, 3), st.data())
+@pytest.mark.slow  # over 5 CPU-s with a cold cache (docs/testing.md): .ci/run runs it
 def test_long_snake_boards_match_reference(n_rows, sym, players, data):
     """Boards spanning 56..86 cells in one direction (a 128-wide internal
     grid must not alias), in all 8 orientations, anywhere within +-107."""

@@ -49,6 +49,7 @@ def params_of(model) -> np.ndarray:
     return torch.cat([p.detach().flatten() for p in model.policy.parameters()]).numpy().copy()
 
 
+@pytest.mark.slow  # over 5 CPU-s with a cold cache (docs/testing.md): .ci/run runs it
 def test_maskable_ppo_trains_on_the_registered_env_in_both_action_modes():
     for kwargs, steps in (
         (dict(actions="moves", reward="margin"), 512),
@@ -74,6 +75,7 @@ def test_maskable_ppo_trains_on_the_registered_env_in_both_action_modes():
                 break
 
 
+@pytest.mark.slow  # over 5 CPU-s with a cold cache (docs/testing.md): .ci/run runs it
 def test_maskable_ppo_trains_on_make_vec_env():
     # the move-list mode (the tile mode's SB3 plumbing is the same; the test below steps it)
     actions = "moves"

@@ -282,6 +282,7 @@ def static_reference(g):
 
 @examples(0.5)
 @given(reachable_games(min_turns=2, max_turns=40, players=2))
+@pytest.mark.slow  # over 5 CPU-s with a cold cache (docs/testing.md): .ci/run runs it
 def test_one_learned_candidate_is_the_static_agents_move(g):
     """With candidates=1 and eval=learned (the default) there is nothing to search:
     the move of the highest static value, an exchange included (checked where that
@@ -300,6 +301,7 @@ def test_one_learned_candidate_is_the_static_agents_move(g):
 
 @examples(0.5)
 @given(reachable_games(min_turns=0, max_turns=60, players=2), st.integers(1, 16))
+@pytest.mark.slow  # over 5 CPU-s with a cold cache (docs/testing.md): .ci/run runs it
 def test_learned_candidates_are_the_best_moves_by_static_value(g, limit):
     """rank_learned's list against the static reference: min(limit, moves) rows; the
     placements' values descending; the exchange (at most one) is a best one and stands
@@ -462,6 +464,7 @@ def test_the_search_leaves_the_game_as_the_action_says():
 # -- reproducibility --------------------------------------------------------------------------
 
 
+@pytest.mark.slow  # over 5 CPU-s with a cold cache (docs/testing.md): .ci/run runs it
 def test_batches_with_search_are_reproducible_and_replay_move_by_move():
     agents = (FAST, "greedy")
     a = qc.simulate(6, agents, seed=9, threads=1)

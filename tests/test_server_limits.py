@@ -182,6 +182,7 @@ def _p99(times):
     return statistics.quantiles(times, n=100)[98]
 
 
+@pytest.mark.slow  # over 5 CPU-s with a cold cache (docs/testing.md): .ci/run runs it
 def test_a_flood_of_maximal_cost_requests_leaves_another_client_served(tmp_path):
     """Client A (127.0.0.2) floods a ``qwirkle serve`` process with the most expensive
     requests it may make: six connections creating games of five ``search`` seats at the

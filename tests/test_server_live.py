@@ -196,6 +196,7 @@ def test_remote_bots_play_a_game(live):
         play_remote(live.url, game_id, tokens[0], agent="genius")
 
 
+@pytest.mark.slow  # over 5 CPU-s with a cold cache (docs/testing.md): .ci/run runs it
 def test_qwirkle_bot_command(live):
     with httpx.Client(base_url=live.url, timeout=30) as client:
         game_id, tokens = create(client, ["greedy", "human"], seed=5)
@@ -229,6 +230,7 @@ def test_qwirkle_bot_command(live):
     )
 
 
+@pytest.mark.slow  # over 5 CPU-s with a cold cache (docs/testing.md): .ci/run runs it
 def test_killed_server_resumes_every_game(store_url, tmp_path):
     """Play half a game on a server process, SIGKILL it, start it again on the same
     database: the same token finds the same game, which plays to an end that replays."""

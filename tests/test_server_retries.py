@@ -113,6 +113,7 @@ def log(tmp_path):
         yield f
 
 
+@pytest.mark.slow  # over 5 CPU-s with a cold cache (docs/testing.md): .ci/run runs it
 def test_retries_across_two_processes_never_play_twice(store_url, log):
     servers = [ServerProcess(store_url, log), ServerProcess(store_url, log)]
     a, b = (s.url for s in servers)

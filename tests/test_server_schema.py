@@ -110,6 +110,7 @@ def _warm_up(url):
         assert httpx.post(f"{url}/api/games/{game['id']}/actions", json=move, headers=auth, timeout=600).is_success
 
 
+@pytest.mark.slow  # over 5 CPU-s with a cold cache (docs/testing.md): .ci/run runs it
 def test_schemathesis_finds_nothing(tmp_path):
     """schemathesis (every check, every phase; tests/schemathesis.toml names the
     statuses a schema-valid request may get) against ``qwirkle serve`` for at most 75 s,

@@ -134,6 +134,7 @@ def log(tmp_path):
         yield f
 
 
+@pytest.mark.slow  # over 5 CPU-s with a cold cache (docs/testing.md): .ci/run runs it
 def test_two_processes_on_one_store_never_lose_an_accepted_action(store_url, log):
     servers = [ServerProcess(store_url, log), ServerProcess(store_url, log)]
     urls = [s.url for s in servers]
@@ -186,6 +187,7 @@ def test_a_worker_killed_in_a_burst_loses_nothing_accepted(store_url, log, tmp_p
     assert sum(map(len, burst.accepted.values())) >= 15
 
 
+@pytest.mark.slow  # over 5 CPU-s with a cold cache (docs/testing.md): .ci/run runs it
 def test_pushes_reach_subscribers_of_another_process(store_url, log):
     servers = [ServerProcess(store_url, log), ServerProcess(store_url, log)]
     try:

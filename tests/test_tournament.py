@@ -117,3 +117,56 @@ def test_bad_arguments_are_refused(kwargs, error, message):
         qc.tournament(**args)
     if "threads" not in kwargs:
         assert calls == []  # refused before any game
+
+
+# -- time left from each pairing's measured cost (issue 67) ------------------------------------
+
+
+def test_time_left_counts_each_pairing_at_its_measured_cost():
+    """A cheap pairing first used to make the rest look as cheap ("left 0:00:01", then
+    minutes more). Here each pairing is counted at its own cost per deal, the first round
+    of a pairing (which may compile its kernels) left out once a later one is measured."""
+    from qwirkle_core.batch.tournament import TimeLeft
+
+    pairs = [("greedy", "random"), ("greedy", "mc"), ("random", "mc")]
+    clock = TimeLeft(deals=100)
+    clock.book(pairs[0], 10.0, 10)  # compiles: not the pairing's cost once another round is in
+    assert clock.pair_cost(pairs[0]) == pytest.approx(1.0)
+    clock.book(pairs[0], 0.9, 90)
+    assert clock.pair_cost(pairs[0]) == pytest.approx(0.01)
+    # greedy and random measured (half each), mc not yet: a lower bound
+    assert clock.seconds_left(pairs, [100, 0, 0]) == (pytest.approx(100 * 0.005 + 100 * 0.005), True)
+    clock.book(pairs[1], 5.0, 10)
+    clock.book(pairs[1], 1.0, 10)  # 0.1 s per deal: mc's share is 0.1 - greedy's 0.005
+    assert clock.agent_costs() == pytest.approx({"greedy": 0.005, "random": 0.005, "mc": 0.095})
+    left, lower = clock.seconds_left(pairs, [100, 20, 0])
+    assert not lower and left == pytest.approx(80 * 0.1 + 100 * (0.005 + 0.095))
+    assert clock.seconds_left(pairs, [100, 100, 100]) == (0.0, False)
+
+
+def test_a_tournament_reports_its_time_left_to_a_progress_that_takes_it():
+    class Progress:
+        def __init__(self) -> None:
+            self.calls: list[tuple[int, int]] = []
+            self.left: list[tuple[float, bool]] = []
+
+        def __call__(self, done: int, total: int) -> None:
+            self.calls.append((done, total))
+
+        def time_left(self, seconds: float, lower_bound: bool) -> None:
+            self.left.append((seconds, lower_bound))
+
+    progress = Progress()
+    r = qc.tournament(
+        ["greedy", "random", "heuristic"], games=40, seed=3, threads=1, progress=progress, timing_seconds=0
+    )
+    assert len(progress.left) == len(progress.calls) > 0 and progress.calls[-1] == (120, 120)
+    assert progress.left[0][1] is True  # heuristic not measured before its first pairing
+    assert progress.left[-1] == (0.0, False)
+    assert all(seconds >= 0 for seconds, _ in progress.left)
+    plain = []
+    assert (
+        qc.tournament(["greedy", "random"], games=4, seed=3, threads=1, progress=lambda d, t: plain.append(d)).games
+        == 4
+    )
+    assert plain[-1] == 4 and r.games == 40  # a plain callable f(done, total) still works

@@ -94,6 +94,7 @@ def lockstep_opponents(n: int, opponents: list[str], window: int, steps: int, se
     return ended
 
 
+@pytest.mark.slow  # over 5 CPU-s with a cold cache (docs/testing.md): .ci/run runs it
 def test_self_play_agrees_with_raw_env() -> None:
     ended, big = lockstep_self_play(8, 2, 40, 700, seed=3)
     assert ended > 8 and big > 3
@@ -117,6 +118,7 @@ def test_mc_opponent() -> None:
     lockstep_opponents(2, ["mc:playouts=4"], 40, 40, seed=13)
 
 
+@pytest.mark.slow  # over 5 CPU-s with a cold cache (docs/testing.md): .ci/run runs it
 def test_search_opponent() -> None:
     """The search agent's playouts are called unlinked (``_jit.External``): the env binds
     them before its first step, and its games are the Gymnasium env's."""
@@ -511,6 +513,7 @@ def reward_sums(envs: VectorEnv, episodes: int, seed: int) -> int:
         ("tiles", "win", None, 0, 2),
     ],
 )
+@pytest.mark.slow  # over 5 CPU-s with a cold cache (docs/testing.md): .ci/run runs it
 def test_reward_sums_equal_final_values(actions, reward, opponents, seat, players) -> None:
     """Over 1,000 episodes each (masked random play, W = 118: the games end, none
     outgrows the window): a seat's rewards sum to its final score, margin or outcome,
@@ -635,6 +638,7 @@ def test_move_list_against_the_naive_reference() -> None:
     assert checked > 300 and dropped > 20
 
 
+@pytest.mark.slow  # over 5 CPU-s with a cold cache (docs/testing.md): .ci/run runs it
 def test_moves_mode_plays_the_games_of_game() -> None:
     """VectorEnv(actions="moves") in self-play beside qwirkle_core.Game of the same seeds,
     given the same listed moves: the same lists, features, masks, scores and ends."""

@@ -17,6 +17,11 @@ the same deals, seeds distinct from training) and ``--png`` draws the learning c
     python docs/examples/train_ppo.py --evaluate runs/ppo --games 1000 --png docs/ppo-curve.png
 
 Needs torch (the [rl-train] extra); matplotlib for --png.
+
+Ctrl-C, SIGTERM (a scheduler, ``timeout``, a preemption) or SIGHUP stop the training
+after the current step and keep it: the weights reached are written as
+``final.npz`` beside the checkpoints and the log, and the script exits with 130, 143
+or 129 (``qwirkle_core.stopping``).
 """
 
 from __future__ import annotations
@@ -31,6 +36,7 @@ import numpy as np
 from qwirkle_core.env import VectorEnv
 from qwirkle_core.env.baselines import HIDDEN, SCALE, initial_policy, load_policy, policy_logits, write_policy
 from qwirkle_core.env.movelist import FEATURES as F
+from qwirkle_core.stopping import exit_status, stop_signals, stopped_by
 
 
 def make_net(seed: int):  # -> torch module
@@ -96,7 +102,6 @@ def train(args: argparse.Namespace) -> None:
         for seat in (0, 1)
     ]
     parts = [b.reset(seed=args.seed + seat)[0] for seat, b in enumerate(batches)]
-    n, t_len = 2 * half, args.steps
 
     def gather(parts):
         return (
@@ -105,11 +110,23 @@ def train(args: argparse.Namespace) -> None:
         )
 
     x_now, m_now = gather(parts)
-    K = x_now.shape[1]
     start_cpu, start_wall = time.process_time(), time.time()
+    log = open(out / "log.jsonl", "a")
+    try:
+        _train_loop(args, net, opt, batches, gather, x_now, m_now, start_cpu, start_wall, log)
+    finally:  # also on Ctrl-C or SIGTERM: the weights reached so far are kept
+        log.close()
+        write_policy(out / "final.npz", net.numpy_params())
+
+
+def _train_loop(args, net, opt, batches, gather, x_now, m_now, start_cpu, start_wall, log) -> None:
+    import torch
+
+    out = Path(args.out)
+    half = args.envs // 2
+    n, t_len, K = 2 * half, args.steps, x_now.shape[1]
     next_ckpt, steps, updates = 0.0, 0, 0
     finished: list[float] = []
-    log = open(out / "log.jsonl", "a")
     while True:
         minutes = (time.process_time() - start_cpu) / 60
         if minutes >= next_ckpt:
@@ -195,7 +212,6 @@ def train(args: argparse.Namespace) -> None:
         log.flush()
         if updates % 5 == 0:
             print(row, flush=True)
-    write_policy(out / "final.npz", net.numpy_params())
 
 
 def evaluate_policy(path: Path, opponent: str, games: int, seed: int) -> tuple[float, float]:
@@ -291,10 +307,15 @@ def main() -> None:
     p.add_argument("--eval-seed", type=int, default=900_000_000)
     p.add_argument("--png")
     args = p.parse_args()
-    if args.evaluate:
-        evaluate(args)
-    else:
-        train(args)
+    with stop_signals():
+        try:
+            if args.evaluate:
+                evaluate(args)
+            else:
+                train(args)
+        except KeyboardInterrupt:
+            print(f"stopped by {stopped_by()}: kept what was done", flush=True)
+            raise SystemExit(exit_status()) from None
 
 
 if __name__ == "__main__":

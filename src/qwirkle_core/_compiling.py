@@ -7,7 +7,12 @@ starts, as one line through :mod:`logging` (logger ``qwirkle_core.compile``, lev
 WARNING, so that it reaches stderr through Python's last-resort handler when the
 application configured no logging)::
 
-    qwirkle-core: compiling the greedy batch kernels, about 10 s; cached afterwards
+    qwirkle-core: compiling the greedy batch kernels, about 9 to 18 s (12 CPU-s); cached afterwards
+
+The estimate is the compile's CPU time on an idle machine (docs/cold-start.md), said
+as a range of wall time scaled by how busy the machine is (:func:`busy_factor`: the
+load average per core), since a shared machine stretches a compile's wall time by as
+many times as it has runnable processes per core.
 
 How it knows: numba fires its ``numba:compile`` event only when a kernel is really
 compiled (not when it is loaded from the cache), and a listener registered here (on the
@@ -31,7 +36,18 @@ import threading
 from collections.abc import Callable
 from typing import Any
 
-__all__ = ["KERNELS", "LOGGER", "compiling", "evaluation_notice", "message", "quiet", "turn_notice", "vector_notice"]
+__all__ = [
+    "KERNELS",
+    "LOGGER",
+    "UNKNOWN_SECONDS",
+    "busy_factor",
+    "compiling",
+    "evaluation_notice",
+    "message",
+    "quiet",
+    "turn_notice",
+    "vector_notice",
+]
 
 LOGGER = logging.getLogger("qwirkle_core.compile")
 
@@ -70,11 +86,36 @@ _scopes: list[compiling] = []  # open compiling() scopes, innermost last (list o
 _depth = 0  # compiles in progress (a kernel compiles the kernels it calls inside its own)
 
 
-def message(what: str, seconds: float | None) -> str:
-    """The notice's text: ``qwirkle-core: compiling WHAT, about N s; cached afterwards``
-    (the command line shows the same words)."""
-    about = f", about {max(1, round(seconds))} s" if seconds else ""
-    return f"qwirkle-core: compiling {what}{about}; cached afterwards"
+UNKNOWN_SECONDS = 30.0
+"""The estimate of a compile no table knows (a kernel outside :data:`KERNELS` in a scope
+without its own estimate): the order of the known ones."""
+
+
+def busy_factor() -> float:
+    """How much longer than its CPU time a one-thread compile takes here now: the
+    1-minute load average (plus this process) per core, at least 1 (1 where the
+    platform has no load average)."""
+    try:
+        load = os.getloadavg()[0]
+    except (AttributeError, OSError):
+        return 1.0
+    return max(1.0, (load + 1.0) / (os.cpu_count() or 1))
+
+
+def message(what: str, seconds: float | None, busy: float | None = None) -> str:
+    """The notice's text, e.g. ``qwirkle-core: compiling WHAT, about 9 to 18 s (12
+    CPU-s); cached afterwards`` (the command line shows the same words).
+
+    ``seconds`` is the compile's CPU time on an idle machine (None: not known, then
+    :data:`UNKNOWN_SECONDS`); the wall time said is a range around it scaled by
+    ``busy`` (default :func:`busy_factor`): three quarters to one and a half times the
+    CPU time on an idle machine, as many times more as the machine has runnable
+    processes per core on a busy one."""
+    cpu = seconds or UNKNOWN_SECONDS
+    factor = busy_factor() if busy is None else max(1.0, busy)
+    low, high = max(1, round(0.75 * cpu * factor)), max(2, round(1.5 * cpu * factor))
+    note = f"{'' if seconds else 'perhaps '}{round(cpu)} CPU-s" + (", the machine is busy" if factor >= 1.25 else "")
+    return f"qwirkle-core: compiling {what}, about {low} to {high} s ({note}); cached afterwards"
 
 
 def _quiet() -> bool:
@@ -170,6 +211,8 @@ def _on_compile(dispatcher: Any) -> None:
             what, seconds = scope.what, scope.seconds
             if callable(what):
                 what, seconds = what()
+            if not seconds:  # a scope without its own estimate: the compiling kernel's
+                seconds = KERNELS.get(_kernel_name(dispatcher), ("", None))[1]
             _said.add(what)  # a kernel of the same words' group compiled later: said already
             text = message(what, seconds)
         else:

@@ -1,3 +1,3 @@
 """The library's version (the one place it is written; pyproject.toml reads it)."""
 
-__version__ = "0.2.0"
+__version__ = "0.3.0"

@@ -36,7 +36,7 @@ from .sprt import sprt as _sprt
 from .stats import wilson_interval
 from .warmup import estimate_kernels, pairs_kernels, turn_kernel_cached
 
-__all__ = ["Match", "TournamentResult", "play_deals", "tournament"]
+__all__ = ["Match", "TimeLeft", "TournamentResult", "play_deals", "tournament"]
 
 MAX_GAMES = 10**9
 MAX_TIMING_SECONDS = 3600.0
@@ -235,7 +235,11 @@ def tournament(
         A pairing with a Python agent plays in ``threads`` worker processes
         (1: in this process; :class:`~qwirkle_core.batch.players.WorkerPool`).
     progress
-        a callable ``f(done, total)`` counting finished games of all pairings.
+        a callable ``f(done, total)`` counting finished games of all pairings. When it
+        also has a method ``time_left(seconds, lower_bound)``, that is called before
+        each ``f(done, total)`` of a local run with the time left estimated from the
+        measured cost of the games played, per pairing (:class:`TimeLeft`): games of
+        unequal cost are not counted as equal.
     timing_seconds
         0 to 3,600 (see below).
     client
@@ -361,6 +365,68 @@ def compile_notice(names: Sequence[str], specs: Sequence[AgentSpec], rules: Rule
     return f"the kernels of a {', '.join(names)} tournament", seconds or None
 
 
+class TimeLeft:
+    """The time left of a round robin from the measured cost of the games played, per
+    pairing.
+
+    :meth:`book` takes each round's wall time and deals. A pairing's cost per deal is
+    measured on its rounds after the first (the first may include compiling its
+    kernels; it counts while it is the only one). The pairings not begun are
+    estimated from their agents' costs: a pairing's cost split between its two agents
+    (half each when neither is known yet, else the known one's part subtracted). An
+    agent not seen in any pairing yet has no cost: :meth:`seconds_left` then says the
+    estimate is a lower bound.
+    """
+
+    def __init__(self, deals: int) -> None:
+        self.deals = deals
+        self._rounds: dict[tuple[str, str], list[tuple[float, int]]] = {}
+
+    def book(self, pair: tuple[str, str], seconds: float, deals: int) -> None:
+        """A round of ``deals`` deals (both seats) of ``pair`` took ``seconds``."""
+        if deals > 0:
+            self._rounds.setdefault(pair, []).append((seconds, deals))
+
+    def pair_cost(self, pair: tuple[str, str]) -> float | None:
+        """Measured seconds per deal of ``pair``, or None before its first round."""
+        rounds = self._rounds.get(pair)
+        if not rounds:
+            return None
+        used = rounds[1:] or rounds
+        return sum(t for t, _ in used) / sum(n for _, n in used)
+
+    def agent_costs(self) -> dict[str, float]:
+        """Each agent's share of a deal's cost, from the pairings measured (in play order)."""
+        cost: dict[str, float] = {}
+        for a, b in self._rounds:
+            c = self.pair_cost((a, b))
+            assert c is not None
+            if a in cost and b not in cost:
+                cost[b] = max(c - cost[a], 0.0)
+            elif b in cost and a not in cost:
+                cost[a] = max(c - cost[b], 0.0)
+            elif a not in cost and b not in cost:
+                cost[a] = cost[b] = c / 2
+        return cost
+
+    def seconds_left(self, pairs: Sequence[tuple[str, str]], done: Sequence[int]) -> tuple[float, bool]:
+        """Seconds left for ``pairs`` of which ``done[i]`` deals are finished, and
+        whether that is a lower bound (an agent of a pairing not begun is not measured yet)."""
+        agents = self.agent_costs()
+        left, lower = 0.0, False
+        for pair, finished in zip(pairs, done):
+            rest = self.deals - finished
+            if rest <= 0:
+                continue
+            cost = self.pair_cost(pair)
+            if cost is None:
+                known = [agents[x] for x in pair if x in agents]
+                lower = lower or len(known) < 2
+                cost = sum(known)
+            left += rest * cost
+        return left, lower
+
+
 class _LocalRun:
     """The deals of every pair in this machine, in rounds of about a second each (both
     seats of a round's deals): numba batches for two built-in agents,
@@ -399,8 +465,12 @@ class _LocalRun:
         done_games = 0
         matches = []
         interrupted = False
+        clock = TimeLeft(self.deals)
+        labels = [(a.label, b.label) for a, b in pairs]
+        deals_done = [0] * len(pairs)
+        time_left = getattr(self.progress, "time_left", None)
         with contextlib.ExitStack() as stack:
-            for a, b in pairs:
+            for index, (a, b) in enumerate(pairs):
                 python = a.spec is None or b.spec is None
                 if python and self.pool is None and in_process_unless_guarded(self.processes, "tournament") > 1:
                     self.pool = stack.enter_context(WorkerPool(self.processes))
@@ -419,6 +489,10 @@ class _LocalRun:
                         )
                         done += finished
                         done_games += 2 * finished
+                        clock.book(labels[index], time.perf_counter() - t, finished)
+                        deals_done[index] = done
+                        if callable(time_left):
+                            time_left(*clock.seconds_left(labels, deals_done))
                         decided = self.stop is not None and self.stop(halves)
                         if self.progress is not None:
                             self.progress(done_games, total)

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import datetime
+import math
 import os
 import sys
 from collections.abc import Callable, Iterator, Sequence
@@ -45,11 +46,24 @@ class Parser(argparse.ArgumentParser):
         raise UsageError(f"{message} (see '{self.prog} --help')")
 
 
-def positive_int(text: str) -> int:
+def whole_number(text: str) -> int:
+    """``text`` as an int: digits (``1000000``, ``1_000_000``) or a whole number in
+    e-notation (``1e6``, ``2.5e3``); ArgumentTypeError otherwise."""
     try:
-        value = int(text)
+        return int(text)
     except ValueError:
+        pass
+    try:
+        value = float(text) if "e" in text.lower() else math.nan
+    except ValueError:
+        value = math.nan
+    if not math.isfinite(value) or value != int(value) or abs(value) >= 2**63:
         raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
+    return int(value)
+
+
+def positive_int(text: str) -> int:
+    value = whole_number(text)
     if value <= 0:
         raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
     return value
@@ -178,6 +192,7 @@ class ProgressBar:
         self._quiet: Any = None
         self._clock = 0.0
         self._last = 0.0
+        self._left: tuple[float, bool] | None = None
         if enabled and status:
             self._quiet = _compiling.quiet()
             self._quiet.__enter__()
@@ -198,6 +213,19 @@ class ProgressBar:
         elif self.status is not None and self.progress is None:
             self.status.update(text)
 
+    def time_left(self, seconds: float, lower_bound: bool = False) -> None:
+        """The library's own estimate of the time left (a tournament's, from the measured
+        cost of each pairing's games): shown instead of the rate's from the next call on;
+        ``lower_bound``: a part of the work is not measured yet (shown as "at least")."""
+        self._left = (seconds, lower_bound)
+
+    def _left_text(self) -> str:
+        if self._left is None:
+            return "-:--:--"
+        seconds, lower = self._left
+        s = max(0, round(seconds))
+        return f"{'≥ ' if lower else ''}{s // 3600}:{s % 3600 // 60:02d}:{s % 60:02d}"
+
     def _plain(self, done: int, total: int) -> None:
         import time
 
@@ -211,7 +239,10 @@ class ProgressBar:
         elapsed = now - self._clock
         rate = done / elapsed if elapsed > 0 else 0.0
         line = f"{self.what}: {done:,} of {total:,} ({100 * done / max(total, 1):.0f}%), {rate:,.0f} {self.what}/s"
-        if done < total and rate > 0:
+        if done < total and self._left is not None:
+            seconds, lower = self._left
+            line += f", {'at least' if lower else 'about'} {_duration(seconds)} left"
+        elif done < total and rate > 0:
             line += f", about {_duration((total - done) / rate)} left"
         else:
             line += f", {_duration(elapsed)} in all"
@@ -242,12 +273,14 @@ class ProgressBar:
                 TaskProgressColumn(),
                 TimeElapsedColumn(),
                 TextColumn("left"),
-                TimeRemainingColumn(),
+                # the library's estimate where it gives one (a tournament's pairings differ
+                # in cost), else rich's from the recent rate
+                TimeRemainingColumn() if self._left is None else TextColumn("{task.fields[left]}"),
                 console=self.console,
             )
-            self.task = self.progress.add_task(self.what, total=total)
+            self.task = self.progress.add_task(self.what, total=total, left=self._left_text())
             self.progress.start()
-        self.progress.update(self.task, completed=done)
+        self.progress.update(self.task, completed=done, left=self._left_text())
 
     def close(self) -> None:
         if self.status is not None:

@@ -31,7 +31,7 @@ def register(sub: Any) -> None:
         "player keeps, up to the rules' symmetries) from what followed it, and play again with the new values, "
         "ITERATIONS times; write the table and its provenance (the command, seed, games, version, date) to OUT. "
         "The table depends only on --seed, --games and --iterations, not on --threads nor on a cluster "
-        "(--scheduler, --workers). Ctrl-C keeps the last finished iteration.",
+        "(--scheduler, --workers). Ctrl-C (or SIGTERM, SIGHUP) keeps the last finished iteration.",
     )
     p.add_argument("--seed", type=seed_type, default=0, help="the seed of the games (default 0)")
     p.add_argument("--games", type=positive_int, default=20_000, help="self-play games per iteration (default 20000)")

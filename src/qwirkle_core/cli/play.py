@@ -361,6 +361,7 @@ def _isatty(stream: Any) -> bool:
 
 
 def register(sub: Any) -> None:
+    from ..game.agents import agent_names
     from ..game.rules import OPENING_RULES
 
     p = sub.add_parser(
@@ -377,7 +378,7 @@ def register(sub: Any) -> None:
         "--opponent",
         type=any_agent,
         default="greedy",
-        help="the agent in the other seats: random, greedy, heuristic, mc, search, with parameters, or a Python agent as package.module:Name (default: greedy)",
+        help=f"the agent in the other seats: {agent_names()}, with parameters, or a Python agent as package.module:Name (default: greedy)",
     )
     p.add_argument(
         "--time-limit",

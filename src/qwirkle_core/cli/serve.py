@@ -277,6 +277,8 @@ def _run_serve(args: argparse.Namespace, console: Console) -> int:
 
 
 def register_bot(sub: Any) -> None:
+    from ..game.agents import agent_names
+
     p = sub.add_parser(
         "bot",
         help="play one seat of a game on a server with a built-in agent",
@@ -294,7 +296,7 @@ def register_bot(sub: Any) -> None:
         "--agent",
         type=_agent,
         default="heuristic",
-        help="the agent, e.g. greedy, heuristic, mc:playouts=32 (default: heuristic)",
+        help=f"the agent: {agent_names()}, with parameters as name:key=value, e.g. mc:playouts=32 (default: heuristic)",
     )
     p.add_argument(
         "--seed", type=seed_type, default=None, help="seed of the bot's guesses at the unseen tiles (default: random)"

@@ -24,6 +24,7 @@ from .common import (
     reason,
     seats,
     seed_type,
+    whole_number,
 )
 
 if TYPE_CHECKING:
@@ -33,6 +34,7 @@ if TYPE_CHECKING:
 
 
 def register(sub: Any) -> None:
+    from ..game.agents import agent_names
     from ..game.rules import OPENING_RULES
 
     p = sub.add_parser(
@@ -40,16 +42,16 @@ def register(sub: Any) -> None:
         help="play a batch of games between agents and summarise them",
         description="Play GAMES complete games between AGENTS (one per seat) in parallel, print a summary "
         "(win rates with 95% confidence intervals, mean scores, first-player advantage, turns) and "
-        "optionally write one row per game to a Parquet or CSV file as the games finish. Ctrl-C stops "
-        "early and keeps the finished games.",
+        "optionally write one row per game to a Parquet or CSV file as the games finish. Ctrl-C (or "
+        "SIGTERM, SIGHUP) stops early and keeps the finished games.",
     )
     p.add_argument("--games", type=positive_int, default=10_000, help="number of games (default: 10000)")
     p.add_argument(
         "--agents",
         type=_agent_list,
         default="greedy,greedy",
-        help="comma-separated agents, one per seat, 2 to 6 (default: greedy,greedy); available: random, greedy, "
-        "heuristic, mc, search; parameters as name:key=value, e.g. mc:playouts=32:depth=0 (docs/agents.md)",
+        help="comma-separated agents, one per seat, 2 to 6 (default: greedy,greedy); available: "
+        f"{agent_names()}; parameters as name:key=value, e.g. mc:playouts=32:depth=0 (docs/agents.md)",
     )
     p.add_argument(
         "--seed", type=seed_type, default=0, help="batch seed; game i plays from a hash of (seed, i) (default: 0)"
@@ -95,10 +97,7 @@ def register(sub: Any) -> None:
 
 
 def _nonnegative_int(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
+    value = whole_number(text)
     if not 0 <= value < 2**62:
         raise argparse.ArgumentTypeError(f"must be 0 to 2**62-1, got {value}")
     return value
@@ -128,7 +127,10 @@ def _output_path(text: str) -> Path:
     try:
         return check_output_path(text)
     except (OSError, ValueError) as e:
-        raise argparse.ArgumentTypeError(f"cannot write {text!r}: {reason(e)}") from None
+        why = reason(e)  # the library's own message names the path already: not twice
+        raise argparse.ArgumentTypeError(
+            why if why.startswith(repr(text)) else f"cannot write {text!r}: {why}"
+        ) from None
 
 
 def summary_table(result: SimulationResult) -> Any:
@@ -222,7 +224,9 @@ def _run_simulate(args: argparse.Namespace, console: Console) -> int:
         else:
             console.print(f"no game finished: {args.out} was not written")
     if result.interrupted:
-        console.print(f"interrupted: kept the {result.games:,} of {args.games:,} games finished before Ctrl-C")
+        from ..stopping import stopped_by
+
+        console.print(f"interrupted: kept the {result.games:,} of {args.games:,} games finished before {stopped_by()}")
         return EXIT_INTERRUPTED
     return 0
 

@@ -35,6 +35,8 @@ if TYPE_CHECKING:
 
 
 def register(sub: Any) -> None:
+    from ..game.agents import agent_names
+
     p = sub.add_parser(
         "tournament",
         help="round robin between agents",
@@ -42,13 +44,14 @@ def register(sub: Any) -> None:
         "deals. Prints each pairing's win rate with a 95% confidence interval and mean score margin, "
         "the standings, and each agent's time per move (from a short self-play run; for a Python agent, "
         "its turns in the tournament). Games a Python agent breaks are not counted and are reported. "
-        "Ctrl-C stops within about a second and reports the finished deals.",
+        "Ctrl-C (or SIGTERM, SIGHUP) stops within about a second and reports the finished deals.",
     )
     p.add_argument(
         "--agents",
         type=_any_agent_list,
         default="greedy,heuristic,mc",
-        help="comma-separated agents, at least 2 (default: greedy,heuristic,mc); parameters as name:key=value, e.g. mc:playouts=32; "
+        help=f"comma-separated agents, at least 2 (default: greedy,heuristic,mc); built in: {agent_names()}; "
+        "parameters as name:key=value, e.g. mc:playouts=32; "
         "Python agents as package.module:Name, importable from the working folder (docs/env.md)",
     )
     p.add_argument(

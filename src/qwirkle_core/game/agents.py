@@ -25,6 +25,7 @@ __all__ = [
     "AgentLike",
     "AgentSpec",
     "Param",
+    "agent_names",
     "agent_params",
     "check_cubes_agents",
     "did_you_mean",
@@ -35,7 +36,15 @@ __all__ = [
 
 Param = _lay.Param
 AGENTS: tuple[str, ...] = tuple(_lay.AGENT_NAMES)
-"""The names of the built-in agents."""
+"""The names of the built-in agents: the one registry (the kernels' agent table,
+``_kernels/layout.py``) that every help text, error message and docs table follows
+(tests/test_agents_registry.py compares them)."""
+
+
+def agent_names() -> str:
+    """The built-in agents' names as a list for a help text or an error:
+    ``"random, greedy, heuristic, ..."`` (:data:`AGENTS`, in table order)."""
+    return ", ".join(AGENTS)
 
 
 def agent_params(name: str) -> tuple[Param, ...]:
@@ -57,7 +66,7 @@ def agent_params(name: str) -> tuple[Param, ...]:
         an unknown agent.
     """
     if name not in _lay.AGENT_IDS:
-        raise AgentError(f"unknown agent {name!r}{did_you_mean(name, AGENTS)}; available: {', '.join(AGENTS)}")
+        raise AgentError(f"unknown agent {name!r}{did_you_mean(name, AGENTS)}; available: {agent_names()}")
     return tuple(_lay.AGENT_PARAMS[_lay.AGENT_IDS[name]])
 
 

@@ -28,6 +28,7 @@ from .._kernels.rng import seed_streams
 from ..errors import FormatError, IllegalMoveError
 from .agents import AgentLike, check_cubes_agents, spec_row
 from .move import Action, Move, MoveKind, moves_from_arrays
+from .notation import format_view, over_text
 from .observation import Observation
 from .picture import draw, last_of
 from .position import Position, position_scene
@@ -505,6 +506,21 @@ class Game:
         variant = " cubes" if self._rules.cubes else ""
         return (
             f"<Game{variant} players={self.players} turn={self.turn} scores={self.scores} bag={self.bag_size} {state}>"
+        )
+
+    def __str__(self) -> str:
+        """The game as text: the board in the notation with its coordinates, the scores,
+        the bag count and the hand of the player to move (no other hand)."""
+        variant = " (Qwirkle Cubes)" if self._rules.cubes else ""
+        return format_view(
+            f"Game{variant}: {self.players} players, turn {self.turn}",
+            self.board,
+            self.scores,
+            self.current_player,
+            over_text(self.winner) if self.is_over else None,
+            self.bag_size,
+            None if self.is_over else (self.current_player, self.hand()),
+            "cubes" if self._rules.cubes else "tiles",
         )
 
     def _repr_svg_(self) -> str:

@@ -22,7 +22,16 @@ from collections.abc import Iterable
 from .._checks import check_coord
 from .tiles import parse_tile, tile_code
 
-__all__ = ["format_cells", "format_tiles", "parse_cells", "parse_tiles", "tile_word"]
+__all__ = [
+    "format_board",
+    "format_cells",
+    "format_tiles",
+    "format_view",
+    "over_text",
+    "parse_cells",
+    "parse_tiles",
+    "tile_word",
+]
 
 _PLACED = re.compile(r"^(\w\w)@([-+]?[0-9]+),([-+]?[0-9]+)$")
 _SHOWN = 80  # characters of a text quoted in an error message
@@ -86,3 +95,56 @@ def parse_cells(text: str, what: str = "placement") -> list[tuple[int, int, int]
             raise ValueError(f"{what} {quoted(text)}, word {i}: {e}") from None
         out.append((row, col, tile_word(text, what, i, m.group(1))))
     return out
+
+
+def format_board(board: dict[tuple[int, int], int]) -> str:
+    """The board ``{(row, col): tile}`` as a text grid in the notation: column numbers
+    on top, row numbers on the left, a tile code per cell and ``.`` for an empty cell,
+    one empty ring around the tiles (so every cell a tile may go to is shown); the
+    coordinates are those of ``TILE@ROW,COL``. An empty board is one line."""
+    if not board:
+        return "(empty board: the opening goes at 0,0, e.g. R1@0,0 R2@0,1)"
+    rows = [r for r, _ in board]
+    cols = [c for _, c in board]
+    col_range = range(min(cols) - 1, max(cols) + 2)
+    lines = ["    " + "".join(f"{c:>4}" for c in col_range)]
+    for r in range(min(rows) - 1, max(rows) + 2):
+        cells = (tile_code(board[r, c]) if (r, c) in board else " ." for c in col_range)
+        lines.append(f"{r:>4}" + "".join(f"  {cell}" for cell in cells))
+    return "\n".join(lines)
+
+
+def over_text(winner: int | None) -> str:
+    """``"over: player 1 wins"``, ``"over: a tie"`` (winner -1) or ``"over"`` (None: not known)."""
+    if winner is None:
+        return "over"
+    return "over: a tie" if winner < 0 else f"over: player {winner} wins"
+
+
+def format_view(
+    title: str,
+    board: dict[tuple[int, int], int],
+    scores: Iterable[int],
+    to_move: int,
+    over: str | None,
+    bag: int,
+    hand: tuple[int, tuple[int, ...]] | None,
+    unit: str = "tiles",
+) -> str:
+    """The text of ``str(game)``, ``str(position)`` and ``str(observation)``: a
+    ``title`` line, the board (:func:`format_board`), the scores (``*`` marks the
+    player to move, ``to_move``; ``over`` says who won instead when the game is over),
+    the bag count (of ``unit``, "cubes" in Qwirkle Cubes) and ``hand``: ``(seat, tiles)``,
+    the one hand shown (None: none)."""
+    marks = "  ".join(f"{p}{'*' if p == to_move and over is None else ''}: {s}" for p, s in enumerate(scores))
+    state = over if over is not None else f"player {to_move} to move"
+    lines = [
+        f"{title}, {state}",
+        format_board(board),
+        f"scores: {marks}",
+        f"bag: {bag} {unit if bag != 1 else unit[:-1]}",
+    ]
+    if hand is not None:
+        seat, tiles = hand
+        lines.append(f"hand of player {seat}: {format_tiles(tiles) or '(empty)'}")
+    return "\n".join(lines)

@@ -8,7 +8,7 @@ from typing import Any
 
 from .._checks import json_bool, json_field, json_int, json_ints, json_object, load_json
 from ..errors import FormatError
-from .notation import format_cells, parse_cells
+from .notation import format_cells, format_view, over_text, parse_cells
 from .picture import Scene, draw
 from .position import VERSION, codes_from_json, rules_from_json
 from .rules import Rules
@@ -182,6 +182,28 @@ class Observation:
             winner=None if winner is None else json_int(winner, "observation winner", -1, n - 1),
             hands=hands,
             bag_colors=bag_colors,
+        )
+
+    def __str__(self) -> str:
+        """The observation as text: the board in the notation with its coordinates, the
+        scores, the bag count and this seat's own hand (never another seat's)."""
+        variant = " (Qwirkle Cubes)" if self.rules.cubes else ""
+        return format_view(
+            f"Observation of player {self.player}{variant}: {self.rules.players} players, turn {self.turn}",
+            self.board,
+            self.scores,
+            self.current_player,
+            over_text(self.winner) if self.is_over else None,
+            self.bag_size,
+            (self.player, self.hand),
+            "cubes" if self.rules.cubes else "tiles",
+        )
+
+    def __repr__(self) -> str:
+        state = "over" if self.is_over else f"player {self.current_player} to move"
+        return (
+            f"<Observation player={self.player} players={self.rules.players} turn={self.turn} "
+            f"scores={self.scores} bag={self.bag_size} {state}>"
         )
 
     def _repr_svg_(self) -> str:

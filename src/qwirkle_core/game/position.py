@@ -12,7 +12,7 @@ from typing import Any
 
 from .._checks import SEED_LIMIT, json_bool, json_field, json_int, json_ints, json_object
 from ..errors import FormatError
-from .notation import format_cells, parse_cells
+from .notation import format_cells, format_view, parse_cells
 from .picture import Scene, draw
 from .rules import Rules
 from .tiles import NUM_TILES, color_code, parse_color, parse_tile, tile_code
@@ -120,6 +120,30 @@ class Position:
         )
         position._check_counters()
         return position
+
+    def _board_cells(self) -> dict[tuple[int, int], int]:
+        return {(r, c): t for group in self.board for r, c, t in group}
+
+    def __str__(self) -> str:
+        """The position as text: the board in the notation with its coordinates, the
+        scores, the bag count and the hand of the player to move (no other hand)."""
+        variant = " (Qwirkle Cubes)" if self.rules.cubes else ""
+        return format_view(
+            f"Position{variant}: {self.rules.players} players, turn {self.turn}",
+            self._board_cells(),
+            self.scores,
+            self.current_player,
+            "over" if self.over else None,
+            len(self.bag),
+            None if self.over else (self.current_player, tuple(sorted(self.hands[self.current_player]))),
+            "cubes" if self.rules.cubes else "tiles",
+        )
+
+    def __repr__(self) -> str:
+        state = "over" if self.over else f"player {self.current_player} to move"
+        return (
+            f"<Position players={self.rules.players} turn={self.turn} scores={self.scores} bag={len(self.bag)} {state}>"
+        )
 
     def _repr_svg_(self) -> str:
         """The board picture (``qc.svg(position)``), shown by Jupyter."""
