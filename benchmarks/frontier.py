@@ -19,9 +19,9 @@ import json
 from pathlib import Path
 
 import numpy as np
-from move_time import per_move
 
 import qwirkle_core as qc
+from move_time import per_move
 from qwirkle_core.batch.stats import wilson_interval
 
 
