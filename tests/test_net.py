@@ -249,3 +249,25 @@ def test_cli_learn_net_writes_weights_and_refuses_bad_arguments(tmp_path, capsys
     assert "expected two unit counts" in capsys.readouterr().err
     assert main([*argv, "--start", str(tmp_path / "none.npz")]) == 2
     assert "no weights file" in capsys.readouterr().err
+
+
+@pytest.mark.slow
+def test_learning_on_a_dask_cluster_records_the_local_games(tmp_path):
+    pytest.importorskip("torch")
+    distributed = pytest.importorskip("distributed")
+    from qwirkle_core.batch.netlearn import learn_net
+
+    args = dict(seed=5, games=12, iterations=2, playouts=2, top=3, extra=1, hidden=(8, 4), epochs=1, probe_games=0)
+    local = learn_net(threads=2, **args)
+    with (
+        distributed.LocalCluster(
+            n_workers=2, threads_per_worker=1, processes=True, host="127.0.0.1", dashboard_address=":0"
+        ) as cluster,
+        distributed.Client(cluster) as client,
+    ):
+        seen = []
+        remote = learn_net(client=client, progress=seen.append, **args)
+    for k in local.arrays:
+        np.testing.assert_array_equal(local.arrays[k], remote.arrays[k])
+    assert local.provenance["positions"] == remote.provenance["positions"] > 0
+    assert [p.loss is not None for p in seen].count(True) == 2

@@ -107,6 +107,22 @@ def _play_range(seeds: np.ndarray, slot: int, top: int, extra: int, playouts: in
     return _Part(xs[:r], vs[:r], gs[:r], int(counts[1]))
 
 
+def net_range(
+    seed: int, first: int, n: int, arrays: dict[str, np.ndarray], top: int, extra: int, playouts: int
+) -> _Part:
+    """The records of games ``first .. first + n - 1`` of ``seed`` played with the scorer
+    ``arrays`` (a cluster task of :func:`learn_net`: the worker loads the weights from a
+    file of its own, named by their hash, once)."""
+    import hashlib
+
+    digest = hashlib.sha256(b"".join(np.ascontiguousarray(arrays[k]).tobytes() for k in _net.ARRAYS)).hexdigest()
+    path = Path(tempfile.gettempdir()) / f"qwirkle-net-{digest[:24]}.npz"
+    if not path.exists():
+        _sc.write_weights(path, arrays, {"command": "a cluster task's copy"})
+    bind_search()
+    return _play_range(game_seeds(seed, first, n), _net.bind_net(path), top, extra, playouts)
+
+
 def _pad(parts: list[_Part], k: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """The recorded rows as positions: ``x`` float32[P, k, D], ``v`` float32[P, k] and
     ``mask`` bool[P, k] (a position has fewer than ``k`` candidates when it had fewer moves)."""
@@ -192,6 +208,7 @@ def learn_net(
     start: str | os.PathLike[str] | None = None,
     checkpoint: str | os.PathLike[str] | None = None,
     progress: Callable[[NetProgress], None] | None = None,
+    client: Any = None,
 ) -> NetResult:
     """Learn the move scorer by expert iteration on searched self-play (module doc).
 
@@ -218,12 +235,15 @@ def learn_net(
         games of the quick strength probe after each iteration (the ``net`` agent
         against greedy, both seats on each deal; 0: none).
     start : path, optional
-        a weights file to start from (its network is warm-started and plays the first
-        iteration); default the static agent's value.
+        a weights file to start from: it plays the first iteration, and its network is
+        warm-started when its hidden sizes are ``hidden``; default the static agent's value.
     checkpoint : path, optional
         written (atomically) after each finished iteration: a stop keeps it.
     progress : callable, optional
         called with a :class:`NetProgress` after each range of games and each iteration.
+    client : dask.distributed.Client, optional
+        play each iteration's ranges of games as tasks on this cluster (``pip install
+        'qwirkle-core[dask]'``); the records, so the weights, are those of local threads.
 
     Returns
     -------
@@ -232,7 +252,10 @@ def learn_net(
         iteration returns those of the iterations before it (the provenance says how
         many), or re-raises when none finished.
     """
-    import torch
+    try:
+        import torch
+    except ImportError:
+        raise ImportError("learn_net trains with torch: pip install 'qwirkle-core[rl-train]'") from None
 
     seed = check_seed(seed)
     games = check_int(games, "games", 1, 1 << 40)
@@ -244,6 +267,10 @@ def learn_net(
     probe_games = check_int(probe_games, "probe_games", 0, 1 << 30)
     h1, h2 = (check_int(h, "hidden", 1, _net.MAX_HIDDEN) for h in hidden)
     workers = check_threads(threads, available_threads())
+    if client is not None:
+        from . import distributed
+
+        distributed.check_client(client)
     torch.manual_seed(seed & 0x7FFF_FFFF_FFFF_FFFF)
     k = top + extra
     command = (
@@ -280,27 +307,57 @@ def learn_net(
                 slot = _net.bind_net(current)
                 parts: list[_Part] = []
                 played = positions = 0
-                seeds = game_seeds(seed, it * games, games)
-                jobs = [
-                    pool.submit(_play_range, seeds[a : a + RANGE], slot, top, extra, playouts)
-                    for a in range(0, games, RANGE)
-                ]
-                try:
-                    for a, job in zip(range(0, games, RANGE), jobs):
-                        part = job.result()
-                        parts.append(part)
-                        played += min(RANGE, games - a)
-                        positions += part.positions
+                if client is not None:
+                    from . import distributed
+
+                    tasks = [
+                        (
+                            (seed, it * games + a, min(RANGE, games - a), arrays, top, extra, playouts),
+                            min(RANGE, games - a),
+                        )
+                        for a in range(0, games, RANGE)
+                    ]
+
+                    def report(done: int, total: int, it: int = it, t0: float = t0) -> None:
                         if progress is not None:
                             progress(
-                                NetProgress(
-                                    it + 1, iterations, played, games, positions, time.perf_counter() - t0, None, None
-                                )
+                                NetProgress(it + 1, iterations, done, games, 0, time.perf_counter() - t0, None, None)
                             )
-                except BaseException:
-                    for job in jobs:
-                        job.cancel()
-                    raise
+
+                    results, stopped = distributed.map_ranges(client, net_range, tasks, report)
+                    if stopped:
+                        raise KeyboardInterrupt
+                    parts = [results[i] for i in range(len(tasks))]
+                    positions = sum(p.positions for p in parts)
+                else:
+                    seeds = game_seeds(seed, it * games, games)
+                    jobs = [
+                        pool.submit(_play_range, seeds[a : a + RANGE], slot, top, extra, playouts)
+                        for a in range(0, games, RANGE)
+                    ]
+                    try:
+                        for a, job in zip(range(0, games, RANGE), jobs):
+                            part = job.result()
+                            parts.append(part)
+                            played += min(RANGE, games - a)
+                            positions += part.positions
+                            if progress is not None:
+                                progress(
+                                    NetProgress(
+                                        it + 1,
+                                        iterations,
+                                        played,
+                                        games,
+                                        positions,
+                                        time.perf_counter() - t0,
+                                        None,
+                                        None,
+                                    )
+                                )
+                    except BaseException:
+                        for job in jobs:
+                            job.cancel()
+                        raise
                 x, v, mask = _pad(before + parts, k)
                 if module is None:
                     flat = x[mask]

@@ -69,6 +69,7 @@ def register(sub: Any) -> None:
     n.add_argument("--start", type=Path, default=None, help="a weights file to start from (default: static's values)")
     n.add_argument("--threads", type=positive_int, default=None, help="threads that play (default: every core)")
     n.add_argument("--out", type=Path, default=Path("net.npz"), help="the weights file to write (default net.npz)")
+    add_cluster_options(n)
     n.add_argument("--no-progress", action="store_true", help="no progress display")
     n.set_defaults(run=_run_learn_net)
 
@@ -117,22 +118,25 @@ def _run_learn_net(args: argparse.Namespace, console: Console) -> int:
             else:
                 print(line, flush=True)
 
+    options: dict[str, Any] = dict(
+        threads=args.threads,
+        playouts=args.playouts,
+        top=args.top,
+        extra=args.extra,
+        hidden=args.hidden,
+        epochs=args.epochs,
+        probe_games=args.probe_games,
+        start=args.start,
+        checkpoint=out,
+        progress=progress,
+    )
     try:
-        result = learn_net(
-            args.seed,
-            args.games,
-            args.iterations,
-            threads=args.threads,
-            playouts=args.playouts,
-            top=args.top,
-            extra=args.extra,
-            hidden=args.hidden,
-            epochs=args.epochs,
-            probe_games=args.probe_games,
-            start=args.start,
-            checkpoint=out,
-            progress=progress,
-        )
+        if args.scheduler or args.workers:
+            distributed_module()
+            with cluster(args) as client:
+                result = learn_net(args.seed, args.games, args.iterations, client=client, **options)
+        else:
+            result = learn_net(args.seed, args.games, args.iterations, **options)
     except KeyboardInterrupt:
         print("qwirkle: interrupted before the first iteration finished; nothing written", file=sys.stderr)
         return EXIT_INTERRUPTED
