@@ -234,10 +234,10 @@ def learn_net(
     probe_games : int
         games of the quick strength probe after each iteration (the ``net`` agent
         against greedy, both seats on each deal; 0: none).
-    start : path, optional
+    start : str or os.PathLike, optional
         a weights file to start from: it plays the first iteration, and its network is
         warm-started when its hidden sizes are ``hidden``; default the static agent's value.
-    checkpoint : path, optional
+    checkpoint : str or os.PathLike, optional
         written (atomically) after each finished iteration: a stop keeps it.
     progress : callable, optional
         called with a :class:`NetProgress` after each range of games and each iteration.
