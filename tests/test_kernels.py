@@ -305,7 +305,9 @@ def test_a_batch_compiles_only_the_kernel_of_its_agents():
         "mc": "run_mc",
         "search": "run_search",
         "static": "run_static",
+        "net": "run_net",
     }
+    assert _bt.kernel_for(np.stack([_lo.make_spec(_lo.NET), _lo.make_spec(_lo.STATIC)])).__name__ == "run_net"
     mixed = np.stack([_lo.make_spec(_lo.SEARCH), _lo.make_spec(_lo.MONTE_CARLO)])
     assert _bt.kernel_for(mixed).__name__ == "run_any"
     code = """
