@@ -310,8 +310,9 @@ def _file_name(param: str, slot: int) -> str:
     from .._kernels import leaves as _lv
     from .._kernels import net as _net
 
-    name = _net.slot_name(slot) if param == "weights" else _lv.leave_slot_name(slot)
-    return "shipped" if slot == 0 else str(name)
+    if slot == 0:  # the shipped file, whether or not this process has loaded it yet
+        return "shipped"
+    return str(_net.slot_name(slot) if param == "weights" else _lv.leave_slot_name(slot))
 
 
 def _number(value: Any) -> float | None:
