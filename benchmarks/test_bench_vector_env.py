@@ -11,7 +11,8 @@ ratios), both measured in alternating rounds so that the machine's load falls on
 alike.
 
 ``test_vector_modes``: the move-list mode (``actions="moves"``, self-play and against
-greedy, a step a whole turn) beside the tile mode, with the default ``copy=False`` and
+greedy, a step a whole turn; and MovePolicy's training setting: a pool of greedy and
+random, the scorer's input rows observed) beside the tile mode, with the default ``copy=False`` and
 with ``copy=True``, at N = 1,024, W = 40, one thread, the kernel's random sampler, in
 interleaved rounds; ``extra_info`` the median steps per second of each and their ratios
 to the tile mode's default.
@@ -93,6 +94,7 @@ MODES = {
     "moves": {"actions": "moves"},
     "moves_copy": {"actions": "moves", "copy": True},
     "moves_greedy": {"actions": "moves", "opponents": ["greedy"], "players": None},
+    "moves_inputs_pool": {"actions": "moves", "pool": ["greedy", "random"], "scorer_inputs": True},
 }
 
 

@@ -297,6 +297,17 @@ def net_inputs(gs, ns):
             board, cross, anchors, bmeta, hands, bag, gmeta, new_move_scratch(n), moves, kind, feats, mask, prev[0]
         )
     prev[0] = count
+    fill_inputs(gs, moves, kind, feats, count, x, svalues, work, sscratch)
+    return count
+
+
+@njit
+def fill_inputs(gs, moves, kind, feats, count, x, svalues, work, sscratch):
+    """The input rows ``x[:count]`` (float64 or float32 [K, INPUTS]) of the ``count``
+    moves the current player of ``gs`` has listed (``moves``, ``kind`` and ``feats``
+    of :func:`.movelist.move_list`, placements first); ``svalues`` float64[K],
+    ``work`` and ``sscratch`` scratch (:func:`new_net_scratch`'s)."""
+    hands, gmeta = gs.hands, gs.gmeta
     places = 0
     while places < count and kind[places] == PLACE:
         places += 1
@@ -321,7 +332,6 @@ def net_inputs(gs, ns):
         x[i, I_PLAYERS] = gmeta[G_PLAYERS]
         x[i, I_RIVAL] = gmeta[G_HAND + rival]
     keep(hands, gmeta, kv)
-    return count
 
 
 @njit

@@ -84,6 +84,7 @@ from .layout import (
 )
 from .movegen import generate, new_scratch_array
 from .movelist import FEATURES, MoveScratch, move_list
+from .net import fill_inputs
 from .policies import play_turns
 from .rng import game_seed, seed_streams
 from .state import HAND, NTILES, NUM_TILE_TYPES, hand_mask, new_game, opening_len, unseen_counts
@@ -1418,3 +1419,20 @@ def check_listed(vs, actions, out, active, illegal):
         else:
             out[i] = a
     return bad
+
+
+@njit(nogil=True)
+def listed_inputs(vs, lo, hi, sc, svalues, work, sscratch, out):
+    """The move scorer's input rows (:func:`.net.fill_inputs`, the ``net`` agent's) of
+    the moves listed in envs ``lo .. hi-1`` into ``out`` (float32[N, K, INPUTS]; the
+    rows past ``nlisted[i]`` 0). ``svalues`` float64[K], ``work`` and ``sscratch`` a
+    thread's scratch (:func:`.net.new_net_scratch`'s)."""
+    for i in range(lo, hi):
+        n = vs.nlisted[i]
+        if n > 0:
+            _load(vs, i, sc.cross)
+            fill_inputs(_state(vs, i, sc), vs.lmoves[i], vs.lkind[i], vs.feats[i], n, out[i], svalues, work, sscratch)
+            _clear(vs, i, sc.cross)
+        for r in range(n, out.shape[1]):
+            for c in range(out.shape[2]):
+                out[i, r, c] = 0.0

@@ -53,14 +53,18 @@ INPUT_NAMES: tuple[str, ...] = _net.INPUT_NAMES
 """The move scorer's input columns: FEATURE_NAMES, then ``static``, ``margin``, ``bag``,
 ``players`` and ``rival_hand`` (docs/agents.md, "net")."""
 MAX_FEATURE = 200.0  # above any feature's magnitude (points: at most 84 + 6)
+MAX_INPUT = 10_000.0  # above any scorer input's magnitude (the margin: a few hundred)
 
 
-def flat_observation_space(players: int, window: int, actions: str = "tiles", k: int = K_MOVES) -> spaces.Dict:
+def flat_observation_space(
+    players: int, window: int, actions: str = "tiles", k: int = K_MOVES, scorer_inputs: bool = False
+) -> spaces.Dict:
     """The observation space of one seat (docs/env.md): a non-nested ``Dict`` of ``Box``
     with the arrays of :func:`.aec.observation_space` (``board``, ``hand``, ``scores``,
     ``hand_sizes``, ``bag_size``, ``unseen``) and ``action_mask``: int8[6 W^2 + 65] for
     ``actions="tiles"``; for ``actions="moves"`` int8[k] and ``move_features``
-    float32[k, FEATURES]."""
+    float32[k, FEATURES], and with ``scorer_inputs`` ``move_inputs`` float32[k,
+    len(INPUT_NAMES)] (the move scorer's input rows)."""
     nested = observation_space(players, window)
     inner = nested["observation"]
     assert isinstance(inner, spaces.Dict)
@@ -68,6 +72,8 @@ def flat_observation_space(players: int, window: int, actions: str = "tiles", k:
     if actions == "moves":
         out["move_features"] = spaces.Box(-MAX_FEATURE, MAX_FEATURE, (k, FEATURES), np.float32)
         out["action_mask"] = spaces.Box(0, 1, (k,), np.int8)
+        if scorer_inputs:
+            out["move_inputs"] = spaces.Box(-MAX_INPUT, MAX_INPUT, (k, len(INPUT_NAMES)), np.float32)
     else:
         out["action_mask"] = nested["action_mask"]
     return spaces.Dict(out)

@@ -36,13 +36,14 @@ from .._kernels.agents import bind_leaves, bind_search
 from .._kernels.batch import seeds_for
 from .._kernels.layout import AGENT_IDS, G_CURRENT, G_OVER, G_SCORE, G_WINNER
 from .._kernels.movelist import MOVE_ROOM, new_move_scratch
+from .._kernels.net import new_net_scratch
 from ..batch.players import resolve_agents
 from ..errors import AgentError
 from ..game.agents import spec_row
 from ..game.game import MAX_TURNS
 from ..game.rules import Rules
 from .aec import WINDOW, action_count, check_window
-from .movelist import K_MOVES, flat_observation_space, moves_of
+from .movelist import INPUT_NAMES, K_MOVES, flat_observation_space, moves_of
 
 __all__ = ["REWARDS", "VectorEnv"]
 
@@ -112,6 +113,13 @@ class VectorEnv(gymnasium.vector.VectorEnv):
         and ``envs`` bool[N] (the envs where it is to move), returning int[N] listed
         move indices (read where ``envs``); it is called once per step and round of
         turns on the whole batch, never per env. ``players`` is then required.
+        ``pool_weights``: how often each entry is drawn (non-negative, not all 0;
+        default equal). :meth:`set_pool` and :meth:`add_opponent` change the pool
+        between steps (a league), ``info["opponents"]`` names who each env drew.
+    scorer_inputs
+        ``actions="moves"`` only: also observe ``move_inputs``, the move scorer's
+        input rows of the listed moves (the ``net`` agent's, what
+        :class:`~qwirkle_core.env.sb3.MovePolicy` reads).
 
     Observations, rewards, infos
     ----------------------------
@@ -120,7 +128,9 @@ class VectorEnv(gymnasium.vector.VectorEnv):
     ``hand_sizes`` int8[N, P] (the observer first), ``bag_size`` int32[N, 1], ``unseen``
     int8[N, 36], ``action_mask`` int8[N, A] (A = 6 W^2 + 65, or ``k``), and with
     ``actions="moves"`` ``move_features`` float32[N, k, FEATURES] (columns
-    :data:`.movelist.FEATURE_NAMES`). :meth:`action_masks` gives the mask as bool.
+    :data:`.movelist.FEATURE_NAMES`) and, with ``scorer_inputs``, ``move_inputs``
+    float32[N, k, len(INPUT_NAMES)] (columns :data:`.movelist.INPUT_NAMES`; rows past
+    the listed moves 0). :meth:`action_masks` gives the mask as bool.
 
     ``reward`` float32[N]: the learner's reward (self-play: that of the seat that acted
     in the step). ``info``: ``seat`` int64[N] the seat observed (to act next);
@@ -130,8 +140,11 @@ class VectorEnv(gymnasium.vector.VectorEnv):
     ``q``'s reward for its move is the sum of ``rewards[:, q]`` from that step to its
     next move); ``game_seed`` uint64[N]; at the end of an episode (masked by
     ``_final_scores``) ``final_scores`` int32[N, P] by seat and ``winner`` int64[N]
-    (the seat, -1 a tie, -2 truncated); from :meth:`step`, ``illegal_action`` bool[N]
-    (below).
+    (the seat, -1 a tie, -2 truncated); ``autoreset`` bool[N]: the env's next step
+    deals its next game and ignores its action (a loop that learns from transitions
+    leaves that step out: it is no decision); from :meth:`step`, ``illegal_action``
+    bool[N] (below); with opponents or a pool, ``opponents`` (str[N], object array):
+    the labels of the env's other seats in this game, in seat order, comma-separated.
 
     Notes
     -----
@@ -166,6 +179,8 @@ class VectorEnv(gymnasium.vector.VectorEnv):
         reward: str = "points",
         k: int = K_MOVES,
         pool: Iterable[Any] | None = None,
+        pool_weights: Iterable[float] | None = None,
+        scorer_inputs: bool = False,
     ) -> None:
         self.num_envs = check_int(num_envs, "num_envs", 1)
         if actions not in ("tiles", "moves"):
@@ -180,21 +195,32 @@ class VectorEnv(gymnasium.vector.VectorEnv):
             raise ValueError("pool takes actions='moves'")
         if pool is not None and opponents is not None:
             raise ValueError("pass opponents or pool, not both")
+        if pool_weights is not None and pool is None:
+            raise ValueError("pool_weights takes a pool")
+        if not isinstance(scorer_inputs, bool):
+            raise TypeError(f"scorer_inputs must be True or False, not {scorer_inputs!r:.60}")
+        if scorer_inputs and not moves:
+            raise ValueError("scorer_inputs takes actions='moves'")
+        self.scorer_inputs = scorer_inputs
         self._entries: list[tuple[np.ndarray | None, Any]] = []  # (spec row, batched policy)
+        self._labels: list[str] = []  # each entry's label
         if pool is not None:
             if players is None:
                 raise ValueError("a pool needs players")
             n_players = check_int(players, "players", 2, 6)
-            self._entries = self._pool_entries(pool)
+            self._add_entries(pool)
         elif opponents is None:
             n_players = 2 if players is None else check_int(players, "players", 2, 6)
         else:
-            self._entries = self._pool_entries(opponents, python=moves)
+            self._add_entries(opponents, python=moves)
             n_players = len(self._entries) + 1
             if players is not None and check_int(players, "players", 2, 6) != n_players:
                 raise ValueError(f"players={players} but {n_players - 1} opponents make {n_players} seats")
             if not 2 <= n_players <= 6:
                 raise ValueError(f"1 to 5 opponents make a game of 2 to 6 seats, not {n_players - 1}")
+        # the pool's entries drawn from (an entry stays in _entries while a game may seat it)
+        self._drawn = np.arange(len(self._entries), dtype=np.int64)
+        self._cumulative = self._cumulative_weights(pool_weights, len(self._entries))
         self._pooled = pool is not None
         self.rules = Rules(players=n_players, opening=opening)
         self.window = check_window(window)
@@ -207,10 +233,8 @@ class VectorEnv(gymnasium.vector.VectorEnv):
         self.copy = copy
         builtin = [row for row, _ in self._entries if row is not None]
         ids = {int(row[0]) for row in builtin}
-        search = AGENT_IDS["search"] in ids
         if moves:
-            self._kernel: Any = _kv.moves_plain if ids <= _PLAIN else _kv.moves_any
-            search = search and self._kernel is _kv.moves_any
+            self._kernel: Any = self._moves_kernel()
         else:
             specs = np.stack([spec_row("greedy")] * n_players) if self.self_play else np.stack([builtin[0], *builtin])
             self._specs = specs
@@ -223,13 +247,15 @@ class VectorEnv(gymnasium.vector.VectorEnv):
                 if ids <= _HEURISTIC
                 else _kv.step_any
             )
-            search = self._kernel is _kv.step_any and search
+        search = self._kernel in (_kv.step_any, _kv.moves_any) and AGENT_IDS["search"] in ids
         if search:
             bind_search()
-        if AGENT_IDS["static"] in ids:
+        if AGENT_IDS["static"] in ids or scorer_inputs:
             bind_leaves()
         self.n_actions = self.k if moves else action_count(self.window)
-        self.single_observation_space = flat_observation_space(n_players, self.window, actions, max(self.k, 1))
+        self.single_observation_space = flat_observation_space(
+            n_players, self.window, actions, max(self.k, 1), scorer_inputs
+        )
         self.single_action_space = spaces.Discrete(self.n_actions)
         self.action_space = batch_space(self.single_action_space, self.num_envs)
         self._state = _kv.new_vec_state(self.num_envs, n_players, self.window, self.k, REWARDS[reward])
@@ -237,6 +263,7 @@ class VectorEnv(gymnasium.vector.VectorEnv):
         with compiling(*vector_notice(self._kernel)):  # the first to compile says the mode's estimate
             self._scratch = [_kv.new_scratch(search, self.window) for _ in range(workers)]
             self._mscratch = [new_move_scratch(MOVE_ROOM) for _ in range(workers)] if moves else []
+            self._nscratch = [new_net_scratch() for _ in range(workers)] if scorer_inputs else []
             if not moves:
                 _kv.bind_advance(self._state, self._scratch[0])
         bounds = np.linspace(0, self.num_envs, workers + 1).astype(np.int64)
@@ -252,29 +279,104 @@ class VectorEnv(gymnasium.vector.VectorEnv):
         self._roles = np.full((self.num_envs, n_players), _kv.ROLE_LEARNER, np.int8)
         self._seat_entry = np.full((self.num_envs, n_players), -1, np.int64)
         self._seat_specs = np.zeros((self.num_envs, n_players, len(spec_row("greedy"))), np.float64)
+        self._opponents = np.full(self.num_envs, "", object)  # the labels of each env's other seats
+        self._inputs = np.zeros((self.num_envs, self.k, len(INPUT_NAMES)), np.float32) if scorer_inputs else np.zeros(0)
+        self._svalues = [np.zeros(max(self.k, 1), np.float64) for _ in self._scratch]
+        if not self.self_play:
+            self._opponents[:] = ",".join(self._labels)
         if moves and not self.self_play and not self._pooled:
             others = [q for q in range(n_players) if q != self.learner]
             for j, q in enumerate(others):
                 self._seat_entry[:, q] = j
             self._assign(np.ones(self.num_envs, bool))
 
-    @staticmethod
-    def _pool_entries(agents: Any, python: bool = True) -> list[tuple[np.ndarray | None, Any]]:
-        """(spec row, None) per built-in agent, (None, policy) per batched policy."""
+    def _add_entries(self, agents: Any, python: bool = True) -> list[int]:
+        """Add (spec row, None) per built-in agent, (None, policy) per batched policy to
+        the entries, with their labels; returns their indices."""
         items: list[Any] = agents.split(",") if isinstance(agents, str) else list(agents)
         if not items:
             raise AgentError("no opponents given")
-        out: list[tuple[np.ndarray | None, Any]] = []
+        added: list[tuple[np.ndarray | None, Any, str]] = []
         for item in items:
             if python and callable(item) and not isinstance(item, (str, type)):
-                out.append((None, item))
+                label = getattr(item, "label", None) or getattr(item, "__name__", None) or type(item).__name__
+                added.append((None, item, str(label)))
                 continue
             (player,) = resolve_agents([item])
             if player.spec is None:
                 how = "with actions='moves' as a batched policy" if not python else "as a batched policy callable"
                 raise AgentError(f"VectorEnv plays built-in opponents, or {how}; not {player.label}")
-            out.append((player.spec.row(), None))
+            added.append((player.spec.row(), None, player.label))
+        first = len(self._entries)
+        self._entries.extend((row, policy) for row, policy, _ in added)
+        self._labels.extend(label for _, _, label in added)
+        return list(range(first, len(self._entries)))
+
+    @staticmethod
+    def _cumulative_weights(weights: Iterable[float] | None, n: int) -> np.ndarray:
+        """float64[n]: the cumulative draw probabilities of ``n`` entries (checked)."""
+        if weights is None:
+            return np.arange(1, n + 1, dtype=np.float64) / max(n, 1)
+        try:
+            w = np.asarray(list(weights), np.float64)
+        except (TypeError, ValueError):
+            raise ValueError("pool weights must be numbers") from None
+        if w.shape != (n,):
+            raise ValueError(f"{n} pool entries need {n} weights, not {w.size}")
+        if not np.isfinite(w).all() or (w < 0).any() or w.sum() <= 0:
+            raise ValueError("pool weights must be finite, non-negative and not all 0")
+        out: np.ndarray = np.cumsum(w) / w.sum()
+        out[-1] = 1.0
         return out
+
+    def _moves_kernel(self) -> Any:
+        """The move-list kernel the built-in entries need (random and greedy: the plain one)."""
+        ids = {int(row[0]) for row, _ in self._entries if row is not None}
+        return _kv.moves_plain if ids <= _PLAIN else _kv.moves_any
+
+    @property
+    def pool(self) -> list[tuple[str, float]]:
+        """The pool new games draw their opponents from: ``(label, probability)`` per
+        entry (the fixed opponents, one per seat, without a pool)."""
+        probs = np.diff(self._cumulative, prepend=0.0)
+        return [(self._labels[j], float(p)) for j, p in zip(self._drawn, probs)]
+
+    def set_pool(self, pool: Iterable[Any] | str, weights: Iterable[float] | None = None) -> None:
+        """Replace the pool (``pool=`` of the constructor; a league's next round): games
+        dealt from now on draw from ``pool`` with ``weights`` (default equal); the games
+        in play keep their opponents. Nothing changes when an entry is refused."""
+        self._change_pool(lambda: self._add_entries(pool), weights, replace=True)
+
+    def add_opponent(self, agent: Any, weight: float | None = None) -> None:
+        """Add one opponent to the pool (a snapshot of the learner, ``"net:weights=PATH"``,
+        or any entry ``pool=`` takes). ``weight``: its draw weight against the others'
+        (default: the mean of theirs, so every entry's chance stays in proportion)."""
+        probs = np.diff(self._cumulative, prepend=0.0)
+        w = float(np.mean(probs)) if weight is None else weight
+        self._change_pool(lambda: self._add_entries([agent]), [*probs, w], replace=False)
+
+    def _change_pool(self, add: Any, weights: Any, replace: bool) -> None:
+        if not self._pooled:
+            raise ValueError("set_pool and add_opponent take a VectorEnv made with pool=")
+        entries, labels = list(self._entries), list(self._labels)
+        try:
+            added = add()
+            drawn = np.asarray(added if replace else [*self._drawn, *added], np.int64)
+            cumulative = self._cumulative_weights(weights, len(drawn))
+            kernel = self._moves_kernel()
+        except Exception:
+            self._entries, self._labels = entries, labels
+            raise
+        if kernel is not self._kernel:  # a stronger opponent than the plain kernel plays
+            ids = {int(row[0]) for row, _ in self._entries if row is not None}
+            with compiling(*vector_notice(kernel)):
+                self._scratch = [_kv.new_scratch(AGENT_IDS["search"] in ids, self.window) for _ in self._scratch]
+            if AGENT_IDS["search"] in ids:
+                bind_search()
+            self._kernel = kernel
+        if AGENT_IDS["static"] in {int(row[0]) for row, _ in self._entries if row is not None}:
+            bind_leaves()
+        self._drawn, self._cumulative = drawn, cumulative
 
     def _assign(self, envs: np.ndarray) -> None:
         """Set the roles and agent specs of the seats of ``envs`` (bool[N]) from their
@@ -289,13 +391,20 @@ class VectorEnv(gymnasium.vector.VectorEnv):
                 if q == self.learner:
                     continue
                 draw = _mix(s.seeds[idx] ^ _mix(nxt * np.uint64(8) + np.uint64(q)))
-                self._seat_entry[idx, q] = (draw % np.uint64(len(self._entries))).astype(np.int64)
+                u = (draw >> np.uint64(11)).astype(np.float64) * 2.0**-53  # uniform in [0, 1)
+                self._seat_entry[idx, q] = self._drawn[np.searchsorted(self._cumulative, u, side="right")]
         for j, (row, _) in enumerate(self._entries):
             hit = self._seat_entry[idx] == j
             rows, seats = np.nonzero(hit)
             self._roles[idx[rows], seats] = _kv.ROLE_KERNEL if row is not None else _kv.ROLE_POLICY
             if row is not None:
                 self._seat_specs[idx[rows], seats] = row
+        names = np.array([*self._labels, ""], object)
+        others = [q for q in range(self._roles.shape[1]) if q != self.learner]
+        label = names[self._seat_entry[idx, others[0]]]
+        for q in others[1:]:
+            label = label + "," + names[self._seat_entry[idx, q]]
+        self._opponents[idx] = label
 
     @functools.cached_property
     def observation_space(self) -> spaces.Space[Any]:  # type: ignore[override]
@@ -328,9 +437,25 @@ class VectorEnv(gymnasium.vector.VectorEnv):
         if self.actions == "moves":
             obs["move_features"] = self._out(s.feats)
             obs["action_mask"] = self._out(s.lmask)
+            if self.scorer_inputs:
+                self._fill_inputs()
+                obs["move_inputs"] = self._out(self._inputs)
         else:
             obs["action_mask"] = self._out(s.mask)
         return obs
+
+    def _fill_inputs(self) -> None:
+        """The scorer's input rows of every env's listed moves into ``_inputs``."""
+
+        def part(t: int) -> None:
+            lo, hi = self._ranges[t]
+            ns = self._nscratch[t]
+            _kv.listed_inputs(self._state, lo, hi, self._scratch[t], self._svalues[t], ns[11], ns[12], self._inputs)
+
+        if self._pool is None:
+            part(0)
+        else:
+            list(self._pool.map(part, range(len(self._ranges))))
 
     def _info(self, illegal: np.ndarray | None = None) -> dict[str, Any]:
         """The info dict; ``illegal`` (a step's): ``illegal_action``."""
@@ -344,10 +469,15 @@ class VectorEnv(gymnasium.vector.VectorEnv):
             "_seat": every,
             "rewards": s.rewards.astype(np.float32),
             "_rewards": every,
+            "autoreset": ended.copy(),
+            "_autoreset": every,
         }
         if illegal is not None:
             info["illegal_action"] = illegal
             info["_illegal_action"] = every
+        if not self.self_play:
+            info["opponents"] = self._opponents.copy()
+            info["_opponents"] = every
         if ended.any():
             players = s.scores.shape[1]
             info["final_scores"] = s.gmeta[:, G_SCORE : G_SCORE + players].astype(np.int32)
