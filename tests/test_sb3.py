@@ -21,9 +21,13 @@ from stable_baselines3.common.env_checker import check_env as sb3_check_env  # n
 from stable_baselines3.common.vec_env import VecEnv  # noqa: E402
 
 import qwirkle_core as qc  # noqa: E402
+from qwirkle_core._kernels import net as _net  # noqa: E402
+from qwirkle_core.batch.scorer import read_weights  # noqa: E402
 from qwirkle_core.env import ENV_ID, VectorEnv  # noqa: E402
-from qwirkle_core.env.baselines import PolicyAgent, initial_policy, write_policy  # noqa: E402
-from qwirkle_core.env.sb3 import QwirkleVecEnv, make_vec_env  # noqa: E402
+from qwirkle_core.env.baselines import PolicyAgent  # noqa: E402
+from qwirkle_core.env.move_policy import make_move_net  # noqa: E402
+from qwirkle_core.env.movelist import scorer_inputs  # noqa: E402
+from qwirkle_core.env.sb3 import MovePolicy, QwirkleVecEnv, make_vec_env  # noqa: E402
 
 
 class Infos(BaseCallback):
@@ -152,11 +156,89 @@ def test_the_vec_env_resets_in_the_same_step_and_episodes_add_up():
     venv.close()
 
 
-def test_a_policy_file_plays_as_a_python_agent(tmp_path):
-    path = tmp_path / "policy.npz"
-    write_policy(path, initial_policy(seed=3))
-    agent = PolicyAgent(path)
+def test_a_policy_file_plays_as_a_python_agent_labelled_by_its_file(tmp_path):
+    """An exported MovePolicy plays as PolicyAgent (labelled by its file: two share a
+    tournament table) and as the built-in net agent; bad files are refused clearly."""
+    first, second = tmp_path / "first.npz", tmp_path / "second.npz"
+    make_move_net(seed=3).export(first, {"command": "test"})
+    make_move_net(seed=4).export(second, {"command": "test"})
+    agent = PolicyAgent(first)
+    assert agent.name == "policy:first"
     record = qc.play_game((agent, "greedy"), seed=2)
     assert record.final_scores[0] > 0
-    result = qc.tournament([agent, "greedy"], games=4, seed=1, threads=1)
-    assert not result.failures
+    result = qc.tournament([agent, PolicyAgent(second), f"net:weights={first}"], games=4, seed=1, threads=1)
+    assert not result.failures and result.agents[:2] == ("policy:first", "policy:second")
+    assert all(m.games == 4 for m in result.matches)
+    with pytest.raises(qc.AgentError, match="cannot load policy weights"):
+        PolicyAgent(tmp_path / "missing.npz")
+    np.savez(tmp_path / "other.npz", w1=np.zeros((3, 4)))
+    with pytest.raises(qc.AgentError, match="cannot load policy weights"):
+        PolicyAgent(tmp_path / "other.npz")
+
+
+def test_the_exported_scorer_scores_as_the_torch_module(tmp_path):
+    """MoveNet's logits on a position's input rows equal the numba net agent's scores of
+    the file it exports (the one architecture: torch to train, numba to play)."""
+    net = make_move_net(hidden=(16, 8), seed=5)
+    with torch.no_grad():  # a trained-looking scorer: larger weights than the initial ones
+        for p in net.scorer.parameters():
+            p.mul_(3.0)
+    path = net.export(tmp_path / "p.npz", {"command": "test"})
+    slot = _net.bind_net(str(path))
+    ns = _net.new_net_scratch()
+    g = qc.Game(seed=8)
+    for turn in range(30):
+        x, moves = scorer_inputs(g)
+        count = _net.net_scores(g.kernel_arrays(), ns, slot)
+        with torch.no_grad():
+            logits, value = net(
+                torch.as_tensor(x[None], dtype=torch.float32), torch.ones(1, len(moves), dtype=torch.bool)
+            )
+        np.testing.assert_allclose(logits[0].numpy(), ns[7][:count], rtol=1e-4, atol=1e-4)
+        assert value.shape == (1,)
+        g.play_agent("greedy")
+    again = make_move_net(hidden=(16, 8))
+    again.load_scorer(path)  # the file round-trips through a fresh module
+    written, reread = read_weights(path)[0], read_weights(again.export(tmp_path / "q.npz", {}))[0]
+    for key, value in written.items():
+        np.testing.assert_array_equal(reread[key], value, err_msg=key)
+    with pytest.raises(ValueError, match="this net's"):
+        make_move_net(hidden=(8, 8)).load_scorer(path)
+
+
+@pytest.mark.slow  # trains: .ci/run runs it
+def test_maskable_ppo_trains_move_policy_whatever_the_window(tmp_path):
+    """MaskablePPO with MovePolicy for a few thousand steps against a weighted pool: its
+    parameters are the same whatever the window and the list's length, it learns (the
+    parameters move, no illegal action), it saves and loads with SB3, and its export
+    plays as the net agent."""
+    sizes = []
+    for window, k in ((24, 32), (40, 128)):
+        venv = make_vec_env(
+            8, pool=["greedy", "random"], pool_weights=[3, 1], players=2, window=window, actions="moves",
+            k=k, reward="margin", scorer_inputs=True, keys=MovePolicy.KEYS,
+        )  # fmt: skip
+        assert set(venv.observation_space.spaces) == {"move_inputs", "action_mask"}
+        model = MaskablePPO(MovePolicy, venv, n_steps=64, batch_size=128, n_epochs=2, seed=0)
+        sizes.append(sum(p.numel() for p in model.policy.parameters()))
+    assert sizes[0] == sizes[1] < 10_000
+    before = params_of(model)
+    seen = Infos()
+    model.learn(2048, callback=seen)
+    assert seen.steps >= 2048 and seen.episodes > 0 and seen.illegal == 0
+    assert not np.allclose(before, params_of(model))
+    model.save(tmp_path / "model.zip")
+    loaded = MaskablePPO.load(tmp_path / "model.zip", env=venv)
+    np.testing.assert_array_equal(params_of(loaded), params_of(model))
+    path = model.policy.export(str(tmp_path / "policy.npz"), {"command": "test"})
+    record = qc.play_game((f"net:weights={path}", "greedy"), seed=1)
+    assert record.final_scores[0] > 0
+    started = MaskablePPO(MovePolicy, venv, policy_kwargs={"init": str(path)})  # --init
+    np.testing.assert_array_equal(
+        started.policy.move_net.scorer.l1.weight.detach().numpy(),
+        model.policy.move_net.scorer.l1.weight.detach().numpy(),
+    )
+    with pytest.raises(ValueError, match="scorer_inputs=True"):
+        MaskablePPO(MovePolicy, make_vec_env(2, opponents=["greedy"], window=24, actions="moves"))
+    with pytest.raises(ValueError, match="keys must name"):
+        make_vec_env(2, opponents=["greedy"], window=24, actions="moves", keys=["boards"])

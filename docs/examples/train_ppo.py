@@ -1,27 +1,34 @@
-"""The baseline: PPO (CleanRL-style, in torch) on the move-list mode against greedy.
+"""The baseline: sb3-contrib's MaskablePPO with MovePolicy, against a league.
 
-The policy scores every listed move from its feature row (``move_features``; a small
-network shared by the moves, plus a linear term that starts as a soft preference for
-points) and samples from the masked softmax; the value is read from the moves' hidden
-rows (max-pooled). It learns from ``VectorEnv(actions="moves", reward="margin")``
-batches against ``--opponents`` (greedy by default), one batch for each seat, the
-opponents played inside the kernel. Every ``--checkpoint-minutes`` of training (the
-process's CPU time, so that other work on a shared machine does not count) it writes
-the weights as numpy arrays (``qwirkle_core.env.baselines.write_policy``), which
-``qwirkle_core.env.baselines.PolicyAgent`` plays with numpy alone. ``--evaluate``
-plays the checkpoints against greedy and heuristic afterwards (seat-swapped games on
-the same deals, seeds distinct from training) and ``--png`` draws the learning curve.
+The policy (``qwirkle_core.env.sb3.MovePolicy``) scores every listed move with the
+learned move scorer's network (weights shared by the moves) from its input row
+(``move_inputs``: the move's features, the static agent's value of it, the position)
+and samples from the masked softmax; a value head reads the pooled moves. It learns
+from ``VectorEnv(actions="moves", reward="margin", scorer_inputs=True)`` games against
+a pool of opponents (``--pool``, ``--pool-weights``), played inside the kernel; every
+``--snapshot-minutes`` the policy's scorer joins the pool (snapshot self-play: the
+``net`` agent plays the file). Every ``--checkpoint-minutes`` of training (the
+process's CPU time, so other work on a shared machine does not count) it writes the
+scorer as a weights file ``ckpt_MMM.M.npz`` that the ``net`` agent plays
+(``qwirkle tournament --agents net:weights=runs/ppo/final.npz,greedy``). SB3's logger
+writes ``progress.csv`` and, with tensorboard installed, TensorBoard events
+(``tensorboard --logdir runs/ppo``); the rollout's win rate per opponent is logged.
 
     pip install 'qwirkle-core[rl-train]'
     python docs/examples/train_ppo.py --minutes 30 --out runs/ppo
     python docs/examples/train_ppo.py --evaluate runs/ppo --games 1000 --png docs/ppo-curve.png
+    python docs/examples/train_ppo.py --league runs/ppo --games 200
 
-Needs torch (the [rl-train] extra); matplotlib for --png.
+``--init FILE`` starts the scorer from a weights file (a checkpoint, or the ``net``
+agent's). ``--evaluate`` plays the checkpoints against greedy and heuristic
+(seat-swapped games on the same deals, seeds distinct from training); ``--league``
+rates the snapshots, the final policy and the built-in agents in one round robin
+(Bradley-Terry, greedy at 1500).
 
 Ctrl-C, SIGTERM (a scheduler, ``timeout``, a preemption) or SIGHUP stop the training
-after the current step and keep it: the weights reached are written as
-``final.npz`` beside the checkpoints and the log, and the script exits with 130, 143
-or 129 (``qwirkle_core.stopping``).
+after the current step and keep it: the weights reached are written as ``final.npz``
+beside the checkpoints and the log, and the script exits with 130, 143 or 129
+(``qwirkle_core.stopping``).
 """
 
 from __future__ import annotations
@@ -30,279 +37,236 @@ import argparse
 import json
 import time
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
-from qwirkle_core.env import VectorEnv
-from qwirkle_core.env.baselines import HIDDEN, SCALE, initial_policy, load_policy, policy_logits, write_policy
-from qwirkle_core.env.movelist import FEATURES as F
+import qwirkle_core as qc
 from qwirkle_core.stopping import exit_status, stop_signals, stopped_by
 
+COMMAND = "python docs/examples/train_ppo.py"
 
-def make_net(seed: int):  # -> torch module
+
+def make_model(args: argparse.Namespace) -> Any:
+    """The vectorised games and the MaskablePPO model of a run."""
     import torch
-    from torch import nn
+    from sb3_contrib import MaskablePPO
+    from stable_baselines3.common.vec_env import VecNormalize
 
-    scale = torch.from_numpy(SCALE)
+    from qwirkle_core.env.sb3 import MovePolicy, make_vec_env
 
-    class Net(nn.Module):
+    torch.set_num_threads(1)
+    pool = args.pool.split(",")
+    weights = [float(w) for w in args.pool_weights.split(",")] if args.pool_weights else None
+    venv = make_vec_env(
+        args.envs, pool=pool, pool_weights=weights, players=2, window=args.window, actions="moves",
+        reward="margin", scorer_inputs=True, keys=MovePolicy.KEYS,
+    )  # fmt: skip
+    venv.seed(args.seed)
+    venv = VecNormalize(venv, norm_obs=False, norm_reward=True, gamma=args.gamma)
+    return MaskablePPO(
+        MovePolicy,
+        venv,
+        n_steps=args.n_steps,
+        batch_size=args.batch_size,
+        n_epochs=args.epochs,
+        learning_rate=args.lr,
+        gamma=args.gamma,
+        gae_lambda=args.lam,
+        clip_range=args.clip,
+        ent_coef=args.ent_coef,
+        seed=args.seed,
+        policy_kwargs={"hidden": (args.hidden1, args.hidden2), "init": args.init},
+    )
+
+
+def provenance(args: argparse.Namespace, cpu_minutes: float, steps: int) -> dict[str, Any]:
+    """What a weights file records of the run that wrote it."""
+    argv = f"{COMMAND} --minutes {args.minutes} --seed {args.seed} --out {args.out}"
+    return {
+        "command": argv,
+        "trainer": "MaskablePPO (sb3-contrib) with qwirkle_core.env.sb3.MovePolicy",
+        "seed": args.seed,
+        "pool": args.pool,
+        "cpu_minutes": round(cpu_minutes, 2),
+        "env_steps": steps,
+        "version": qc.__version__,
+        "date": time.strftime("%Y-%m-%d"),
+    }
+
+
+def make_callback(args: argparse.Namespace, start_cpu: float) -> Any:
+    from stable_baselines3.common.callbacks import BaseCallback
+
+    out = Path(args.out)
+
+    class League(BaseCallback):
+        """Checkpoints and snapshots on CPU time, the win rate per opponent, the end."""
+
         def __init__(self) -> None:
             super().__init__()
-            p = initial_policy(seed)
-            self.l1, self.l2 = nn.Linear(F, HIDDEN), nn.Linear(HIDDEN, HIDDEN)
-            self.l3, self.skip = nn.Linear(HIDDEN, 1), nn.Linear(F, 1, bias=False)
-            with torch.no_grad():
-                self.l1.weight.copy_(torch.from_numpy(p["w1"].T))
-                self.l1.bias.zero_()
-                self.l2.weight.copy_(torch.from_numpy(p["w2"].T))
-                self.l2.bias.zero_()
-                self.l3.weight.copy_(torch.from_numpy(p["w3"][None, :]))
-                self.l3.bias.zero_()
-                self.skip.weight.copy_(torch.from_numpy(p["skip"][None, :]))
-            self.v1, self.v2 = nn.Linear(HIDDEN, HIDDEN), nn.Linear(HIDDEN, 1)
+            self.next_ckpt, self.next_snap, self.snaps = 0.0, args.snapshot_minutes, 0
+            self.results: dict[str, list[float]] = {}
 
-        def forward(self, x, mask):  # x float[B, K, F] (raw move_features), mask bool[B, K]
-            x = x * scale
-            h1 = torch.relu(self.l1(x))
-            h2 = torch.relu(self.l2(h1))
-            logits = (self.l3(h2) + self.skip(x)).squeeze(-1)
-            logits = torch.where(mask, logits, torch.full_like(logits, -1e9))
-            pooled = torch.where(mask[..., None], h2, torch.full_like(h2, -1e9)).max(dim=1).values
-            value = self.v2(torch.relu(self.v1(pooled))).squeeze(-1)
-            return logits, value
+        def _on_step(self) -> bool:
+            for info in self.locals["infos"]:
+                if "winner" in info and info["winner"] >= -1:
+                    won = 1.0 if info["winner"] == 0 else 0.5 if info["winner"] == -1 else 0.0
+                    self.results.setdefault(str(info["opponents"]), []).append(won)
+            minutes = (time.process_time() - start_cpu) / 60
+            if minutes >= self.next_ckpt:
+                self.export(out / f"ckpt_{self.next_ckpt:05.1f}.npz", minutes)
+                self.next_ckpt += args.checkpoint_minutes
+            if args.snapshot_minutes > 0 and minutes >= self.next_snap:
+                self.snaps += 1
+                path = self.export(out / "snapshots" / f"snap_{self.snaps:03d}.npz", minutes)
+                self.training_env.env_method("add_opponent", f"net:weights={path}", weight=args.snapshot_weight)
+                self.next_snap += args.snapshot_minutes
+            return minutes < args.minutes
 
-        def numpy_params(self) -> dict:
-            t = lambda a: a.detach().cpu().numpy().astype(np.float32)  # noqa: E731
-            return {
-                "w1": t(self.l1.weight).T.copy(),
-                "b1": t(self.l1.bias),
-                "w2": t(self.l2.weight).T.copy(),
-                "b2": t(self.l2.bias),
-                "w3": t(self.l3.weight)[0],
-                "b3": t(self.l3.bias),
-                "skip": t(self.skip.weight)[0],
-            }
+        def _on_rollout_end(self) -> None:
+            self.logger.record("time/cpu_minutes", round((time.process_time() - start_cpu) / 60, 2))
+            self.logger.record("league/pool_size", len(self.training_env.get_attr("pool")[0]))
+            for label, games in self.results.items():
+                name = Path(label.split("=")[-1]).stem if "=" in label else label
+                self.logger.record(f"rollout/win_rate_vs_{name}", float(np.mean(games[-200:])))
+            every = [w for games in self.results.values() for w in games[-200:]]
+            if every:
+                self.logger.record("rollout/win_rate", float(np.mean(every)))
 
-    return Net()
+        def export(self, path: Path, minutes: float) -> Path:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            self.model.policy.export(str(path), provenance(args, minutes, self.num_timesteps))
+            return path
+
+    return League()
 
 
 def train(args: argparse.Namespace) -> None:
-    import torch
+    from stable_baselines3.common.logger import configure
 
-    torch.set_num_threads(1)
-    torch.manual_seed(args.seed)
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
-    net = make_net(args.seed)
-    opt = torch.optim.Adam(net.parameters(), lr=args.lr, eps=1e-5)
-    opponents = args.opponents.split(",")
-    half = args.envs // 2
-    batches = [
-        VectorEnv(half, opponents=opponents, seat=seat, window=args.window, actions="moves", reward="margin")
-        for seat in (0, 1)
-    ]
-    parts = [b.reset(seed=args.seed + seat)[0] for seat, b in enumerate(batches)]
-
-    def gather(parts):
-        return (
-            np.concatenate([p["move_features"] for p in parts]),
-            np.concatenate([p["action_mask"] for p in parts]).astype(bool),
-        )
-
-    x_now, m_now = gather(parts)
-    start_cpu, start_wall = time.process_time(), time.time()
-    log = open(out / "log.jsonl", "a")
+    start_cpu = time.process_time()
+    model = make_model(args)
+    formats = ["stdout", "csv"]
     try:
-        _train_loop(args, net, opt, batches, gather, x_now, m_now, start_cpu, start_wall, log)
+        import tensorboard  # noqa: F401
+
+        formats.append("tensorboard")
+    except ImportError:
+        pass
+    model.set_logger(configure(str(out), formats))
+    callback = make_callback(args, start_cpu)
+    try:
+        model.learn(total_timesteps=10**12, callback=callback)
     finally:  # also on Ctrl-C or SIGTERM: the weights reached so far are kept
-        log.close()
-        write_policy(out / "final.npz", net.numpy_params())
-
-
-def _train_loop(args, net, opt, batches, gather, x_now, m_now, start_cpu, start_wall, log) -> None:
-    import torch
-
-    out = Path(args.out)
-    half = args.envs // 2
-    n, t_len, K = 2 * half, args.steps, x_now.shape[1]
-    next_ckpt, steps, updates = 0.0, 0, 0
-    finished: list[float] = []
-    while True:
         minutes = (time.process_time() - start_cpu) / 60
-        if minutes >= next_ckpt:
-            write_policy(out / f"ckpt_{next_ckpt:05.1f}.npz", net.numpy_params())
-            next_ckpt += args.checkpoint_minutes
-        if minutes >= args.minutes:
-            break
-        xs = np.zeros((t_len, n, K, F), np.float32)
-        ms = np.zeros((t_len, n, K), bool)
-        acts = np.zeros((t_len, n), np.int64)
-        logps, vals = np.zeros((t_len, n), np.float32), np.zeros((t_len, n), np.float32)
-        rews, dones = np.zeros((t_len, n), np.float32), np.zeros((t_len, n), np.float32)
-        live = np.ones((t_len, n), np.float32)  # 0: the step that resets an env (NEXT_STEP)
-        pending = np.zeros(n, bool)
-        for t in range(t_len):
-            xs[t], ms[t] = x_now, m_now
-            live[t] = ~pending
-            ms[t][pending, 0] = True  # any index: the step only deals the next game
-            with torch.no_grad():
-                logits, value = net(torch.from_numpy(xs[t]), torch.from_numpy(ms[t]))
-                dist = torch.distributions.Categorical(logits=logits)
-                a = dist.sample()
-            acts[t], logps[t], vals[t] = a.numpy(), dist.log_prob(a).numpy(), value.numpy()
-            outs = [b.step(acts[t, j * half : (j + 1) * half]) for j, b in enumerate(batches)]
-            x_now, m_now = gather([o[0] for o in outs])
-            rews[t] = np.concatenate([o[1] for o in outs]) / args.reward_scale
-            done = np.concatenate([np.logical_or(o[2], o[3]) for o in outs])
-            dones[t] = done
-            for o in outs:
-                info = o[4]
-                if "winner" in info:
-                    for w, present in zip(info["winner"], info.get("_winner", info.get("_final_scores"))):
-                        if present:
-                            finished.append(float(w == (0 if o is outs[0] else 1)))
-            pending = done
-        steps += t_len * n
-        with torch.no_grad():
-            m_next = m_now.copy()
-            m_next[pending, 0] = True
-            next_v = net(torch.from_numpy(x_now), torch.from_numpy(m_next))[1].numpy()
-        adv = np.zeros_like(rews)
-        last = np.zeros(n, np.float32)
-        for t in reversed(range(t_len)):
-            nv = next_v if t == t_len - 1 else vals[t + 1]
-            nonterm = 1.0 - dones[t]  # (after a done step comes the reset step: no bootstrap)
-            delta = rews[t] + args.gamma * nv * nonterm - vals[t]
-            last = delta + args.gamma * args.lam * nonterm * last
-            adv[t] = last
-        ret = adv + vals
-        keep = live.reshape(-1) > 0  # the reset steps are no decisions: left out of the update
-        b = int(keep.sum())
-        bx, bm = torch.from_numpy(xs.reshape(-1, K, F)[keep]), torch.from_numpy(ms.reshape(-1, K)[keep])
-        ba, blp = torch.from_numpy(acts.reshape(-1)[keep]), torch.from_numpy(logps.reshape(-1)[keep])
-        badv, bret = torch.from_numpy(adv.reshape(-1)[keep]), torch.from_numpy(ret.reshape(-1)[keep])
-        for _ in range(args.epochs):
-            perm = torch.randperm(b)
-            for lo in range(0, b, args.minibatch):
-                idx = perm[lo : lo + args.minibatch]
-                logits, value = net(bx[idx], bm[idx])
-                dist = torch.distributions.Categorical(logits=logits)
-                lp = dist.log_prob(ba[idx])
-                ratio = (lp - blp[idx]).exp()
-                a_n = (badv[idx] - badv[idx].mean()) / (badv[idx].std() + 1e-8)
-                pg = torch.max(-a_n * ratio, -a_n * ratio.clamp(1 - args.clip, 1 + args.clip)).mean()
-                vl = 0.5 * ((value - bret[idx]) ** 2).mean()
-                ent = dist.entropy().mean()
-                loss = pg + args.vf_coef * vl - args.ent_coef * ent
-                opt.zero_grad()
-                loss.backward()
-                torch.nn.utils.clip_grad_norm_(net.parameters(), 0.5)
-                opt.step()
-        updates += 1
-        recent = finished[-200:]
-        row = {
-            "cpu_min": round((time.process_time() - start_cpu) / 60, 2),
-            "wall_min": round((time.time() - start_wall) / 60, 2),
-            "steps": steps,
-            "episodes": len(finished),
-            "win_rate_sampled_last200": round(float(np.mean(recent)), 3) if recent else None,
-            "entropy": round(float(ent), 3),
-        }
-        log.write(json.dumps(row) + "\n")
-        log.flush()
-        if updates % 5 == 0:
-            print(row, flush=True)
+        model.policy.export(str(out / "final.npz"), provenance(args, minutes, model.num_timesteps))
+        print(f"wrote {out / 'final.npz'} after {minutes:.1f} CPU minutes, {model.num_timesteps} steps", flush=True)
 
 
-def evaluate_policy(path: Path, opponent: str, games: int, seed: int) -> tuple[float, float]:
-    """Win rate (ties half) of the policy at ``path`` (argmax) against ``opponent``:
-    games/2 deals, each played from both seats (two VectorEnvs reset with the same seed
-    deal the same games), the full window; and its 95 % half-width."""
-    params = load_policy(str(path))
-    results = []
-    for seat in (0, 1):
-        envs = VectorEnv(games // 2, opponents=[opponent], seat=seat, actions="moves")
-        obs, _ = envs.reset(seed=seed)
-        outcome = np.full(games // 2, np.nan)
-        while np.isnan(outcome).any():
-            x, m = obs["move_features"], obs["action_mask"].astype(bool)
-            logits = np.where(m, policy_logits(params, x), -np.inf)
-            actions = np.where(m.any(axis=1), logits.argmax(axis=1), 0)
-            obs, _, term, trunc, info = envs.step(actions)
-            if "winner" in info:
-                ended = info.get("_winner", info.get("_final_scores")) & np.isnan(outcome)
-                w = info["winner"]
-                outcome[ended] = np.where(w[ended] == seat, 1.0, np.where(w[ended] < 0, 0.5, 0.0))
-        results.extend(outcome)
-        envs.close()
-    r = np.array(results)
-    return float(r.mean()), float(1.96 * r.std(ddof=1) / np.sqrt(len(r)))
+def win_rate(path: Path, opponent: str, games: int, seed: int) -> tuple[float, float, float]:
+    """The net agent playing ``path`` against ``opponent``: its win rate (ties half) and
+    95 % interval over ``games`` seat-swapped games (``games // 2`` deals)."""
+    result = qc.tournament([f"net:weights={path}", opponent], games=games, seed=seed)
+    match = result.matches[0]
+    low, high = match.interval()
+    return match.win_rate, low, high
 
 
 def evaluate(args: argparse.Namespace) -> None:
     run = Path(args.evaluate)
-    ckpts = sorted(run.glob("ckpt_*.npz"))
+    ckpts = sorted(run.glob("ckpt_*.npz")) + [run / "final.npz"]
     rows = []
-    for i, ck in enumerate(ckpts):
-        minutes = float(ck.stem.split("_")[1])
-        last = i == len(ckpts) - 1
-        games = args.games if last else args.curve_games
-        row = {"cpu_min": minutes, "file": ck.name}
+    for i, ck in enumerate(c for c in ckpts if c.exists()):
+        final = ck.name == "final.npz"
+        minutes = json.loads(str(np.load(ck)["provenance"]))["cpu_minutes"]
+        row: dict[str, Any] = {"cpu_min": minutes, "file": ck.name}
         for opp in ("greedy", "heuristic"):
-            g = games if opp == "greedy" else args.curve_games
-            done = run / f"eval_{ck.stem}_{opp}_{g}_{args.eval_seed}.json"  # kept: a rerun adds only new checkpoints
+            games = args.games if final else args.curve_games
+            done = run / f"eval_{ck.stem}_{opp}_{games}_{args.eval_seed}.json"  # a rerun adds only new files
             if done.exists():
-                rate, half = json.loads(done.read_text())
+                row[opp] = json.loads(done.read_text())
             else:
-                rate, half = evaluate_policy(ck, opp, g, args.eval_seed)
-                done.write_text(json.dumps([rate, half]))
-            row[opp] = [round(rate, 4), round(half, 4), g]
+                row[opp] = [round(x, 4) for x in win_rate(ck, opp, games, args.eval_seed)] + [games]
+                done.write_text(json.dumps(row[opp]))
         print(row, flush=True)
         rows.append(row)
     (run / "eval.json").write_text(json.dumps(rows, indent=1))
     if args.png:
-        import matplotlib
+        plot(rows, args.png)
 
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
 
-        fig, ax = plt.subplots(figsize=(6, 3.6))
-        for opp, colour in (("greedy", "C0"), ("heuristic", "C1")):
-            x = [r["cpu_min"] for r in rows]
-            y = np.array([r[opp][0] for r in rows]) * 100
-            h = np.array([r[opp][1] for r in rows]) * 100
-            ax.errorbar(x, y, yerr=h, marker="o", color=colour, label=f"against {opp}", capsize=3)
-        ax.axhline(50, color="grey", lw=0.8, ls=":")
-        ax.axhline(55, color="C3", lw=0.8, ls="--", label="55 %")
-        ax.set_xlabel("training time (CPU minutes, one thread)")
-        ax.set_ylabel("win rate, % (ties half)")
-        ax.set_title("PPO on the move list (docs/examples/train_ppo.py)")
-        ax.legend(loc="lower right", fontsize=8)
-        fig.tight_layout()
-        fig.savefig(args.png, dpi=110)
+def plot(rows: list[dict[str, Any]], png: str) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(6, 3.6))
+    for opp, colour in (("greedy", "C0"), ("heuristic", "C1")):
+        x = [r["cpu_min"] for r in rows]
+        y = np.array([r[opp][0] for r in rows]) * 100
+        err = np.array([[r[opp][0] - r[opp][1], r[opp][2] - r[opp][0]] for r in rows]).T * 100
+        ax.errorbar(x, y, yerr=err, marker="o", color=colour, label=f"against {opp}", capsize=3)
+    ax.axhline(50, color="grey", lw=0.8, ls=":")
+    ax.axhline(62, color="C0", lw=0.8, ls="--", label="62 % (greedy target)")
+    ax.axhline(52, color="C1", lw=0.8, ls="--", label="52 % (heuristic target)")
+    ax.set_xlabel("training time (CPU minutes)")
+    ax.set_ylabel("win rate, % (ties half)")
+    ax.set_title("MaskablePPO + MovePolicy (docs/examples/train_ppo.py)")
+    ax.legend(loc="lower right", fontsize=7)
+    fig.tight_layout()
+    fig.savefig(png, dpi=110)
+
+
+def league(args: argparse.Namespace) -> None:
+    """A round robin of the run's snapshots (at most ``--league-size``, evenly spread),
+    its final policy and the built-in agents: Bradley-Terry ratings, greedy at 1500."""
+    run = Path(args.league)
+    snaps = sorted((run / "snapshots").glob("snap_*.npz"))
+    if len(snaps) > args.league_size:
+        snaps = [snaps[int(i)] for i in np.linspace(0, len(snaps) - 1, args.league_size)]
+    agents = [f"net:weights={p}" for p in [*snaps, run / "final.npz"]] + ["greedy", "heuristic", "static"]
+    result = qc.tournament(agents, games=args.games, seed=args.eval_seed)
+    rows = [
+        {"agent": r.agent, "rating": round(r.rating), "low": round(r.low), "high": round(r.high), "score": r.score}
+        for r in result.standings()
+    ]
+    (run / "league.json").write_text(json.dumps(rows, indent=1))
+    print("| agent | rating | 95 % interval | score |\n|---|---|---|---|")
+    for r in rows:
+        print(f"| {r['agent']} | {r['rating']} | {r['low']} to {r['high']} | {r['score']:.3f} |")
 
 
 def main() -> None:
-    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p = argparse.ArgumentParser(description=(__doc__ or "").split("\n\n")[0])
     p.add_argument("--minutes", type=float, default=30.0, help="training time, CPU minutes")
     p.add_argument("--out", default="runs/ppo")
-    p.add_argument("--opponents", default="greedy")
-    p.add_argument("--envs", type=int, default=64, help="games stepped together (half in each seat)")
-    p.add_argument("--steps", type=int, default=32, help="steps per env per update")
+    p.add_argument("--pool", default="greedy,heuristic,static", help="the league's built-in opponents")
+    p.add_argument("--pool-weights", help="their draw weights, comma-separated (default equal)")
+    p.add_argument("--snapshot-minutes", type=float, default=5.0, help="CPU minutes between snapshots (0: none)")
+    p.add_argument("--snapshot-weight", type=float, help="a snapshot's draw weight (default: the pool's mean)")
+    p.add_argument("--init", help="a weights file to start the scorer from")
+    p.add_argument("--envs", type=int, default=64, help="games stepped together")
     p.add_argument("--window", type=int, default=40)
+    p.add_argument("--n-steps", type=int, default=64, help="steps per env per update")
+    p.add_argument("--batch-size", type=int, default=512)
     p.add_argument("--epochs", type=int, default=4)
-    p.add_argument("--minibatch", type=int, default=256)
+    p.add_argument("--hidden1", type=int, default=64)
+    p.add_argument("--hidden2", type=int, default=32)
     p.add_argument("--lr", type=float, default=3e-4)
     p.add_argument("--gamma", type=float, default=0.995)
     p.add_argument("--lam", type=float, default=0.95)
     p.add_argument("--clip", type=float, default=0.2)
     p.add_argument("--ent-coef", type=float, default=0.003)
-    p.add_argument("--vf-coef", type=float, default=0.5)
-    p.add_argument("--reward-scale", type=float, default=20.0)
     p.add_argument("--checkpoint-minutes", type=float, default=3.0)
     p.add_argument("--seed", type=int, default=1)
     p.add_argument("--evaluate", help="a run folder: evaluate its checkpoints instead of training")
-    p.add_argument("--games", type=int, default=1000, help="games against greedy for the last checkpoint")
+    p.add_argument("--league", help="a run folder: rate its snapshots and the built-in agents")
+    p.add_argument("--league-size", type=int, default=6, help="snapshots in the league's round robin")
+    p.add_argument("--games", type=int, default=1000, help="games a pairing for the final policy (and the league)")
     p.add_argument("--curve-games", type=int, default=200, help="games per point of the curve")
     p.add_argument("--eval-seed", type=int, default=900_000_000)
     p.add_argument("--png")
@@ -311,6 +275,8 @@ def main() -> None:
         try:
             if args.evaluate:
                 evaluate(args)
+            elif args.league:
+                league(args)
             else:
                 train(args)
         except KeyboardInterrupt:

@@ -9,11 +9,18 @@ observations as one level of Box spaces, and answers ``env_method("action_masks"
 
 >>> from sb3_contrib import MaskablePPO                        # doctest: +SKIP
 >>> from qwirkle_core.env.sb3 import make_vec_env
->>> venv = make_vec_env(8, opponents=["greedy"], window=16)
+>>> venv = make_vec_env(8, opponents=["greedy"], window=40)
 >>> model = MaskablePPO("MultiInputPolicy", venv, n_steps=64)  # doctest: +SKIP
 >>> model.learn(2_000)                                          # doctest: +SKIP
 
-See docs/env.md ("Stable-Baselines3").
+:class:`MovePolicy` scores each listed move with the learned move scorer's network
+(weights shared by the moves) and exports to the ``net`` agent's weights file:
+
+>>> venv = make_vec_env(8, pool=["greedy"], players=2, window=40, actions="moves",  # doctest: +SKIP
+...                     reward="margin", scorer_inputs=True, keys=MovePolicy.KEYS)
+>>> model = MaskablePPO(MovePolicy, venv, n_steps=64)                               # doctest: +SKIP
+
+See docs/env.md ("Stable-Baselines3", "MovePolicy").
 """
 
 from __future__ import annotations
@@ -23,13 +30,17 @@ from typing import Any
 
 import gymnasium
 import numpy as np
+import torch as th
 from gymnasium import spaces
+from sb3_contrib.common.maskable.distributions import MaskableDistribution
+from sb3_contrib.common.maskable.policies import MaskableActorCriticPolicy
 from stable_baselines3.common.vec_env import VecEnv, VecMonitor
 
 from .._checks import check_seed
+from .move_policy import make_move_net
 from .vector import VectorEnv
 
-__all__ = ["QwirkleVecEnv", "make_vec_env"]
+__all__ = ["MovePolicy", "QwirkleVecEnv", "make_vec_env"]
 
 
 def _flat(obs: dict[str, Any]) -> dict[str, Any]:
@@ -51,9 +62,10 @@ class QwirkleVecEnv(VecEnv):
     """N games of a :class:`~qwirkle_core.env.VectorEnv` as a Stable-Baselines3 VecEnv.
 
     ``options`` are :class:`~qwirkle_core.env.VectorEnv`'s (``opponents``, ``window``,
-    ``actions``, ``reward``, ...; ``copy`` is True here: SB3 keeps the arrays it is
-    handed). Observations:
-    :attr:`observation_space`, a ``Dict`` of Box spaces (``action_mask`` among them).
+    ``actions``, ``reward``, ``pool``, ``scorer_inputs``, ...; ``copy`` is True here:
+    SB3 keeps the arrays it is handed). Observations: :attr:`observation_space`, a
+    ``Dict`` of Box spaces (``action_mask`` among them); ``keys``: only these arrays
+    (e.g. :attr:`MovePolicy.KEYS`: no board to copy into the rollout buffer).
 
     Notes
     -----
@@ -70,12 +82,23 @@ class QwirkleVecEnv(VecEnv):
     step's ``infos[i]`` holds it).
     """
 
-    def __init__(self, num_envs: int, **options: Any) -> None:
+    def __init__(self, num_envs: int, keys: Sequence[str] | None = None, **options: Any) -> None:
         if options.setdefault("copy", True) is not True:
             raise ValueError("QwirkleVecEnv needs copy=True: Stable-Baselines3 keeps the arrays it is handed")
         self.env = VectorEnv(num_envs, **options)
         self.render_mode = None
-        super().__init__(num_envs, _flat_space(self.env.single_observation_space), self.env.single_action_space)
+        space = _flat_space(self.env.single_observation_space)
+        assert isinstance(space, spaces.Dict)
+        if keys is not None:
+            keys = tuple(keys)
+            unknown = [k for k in keys if k not in space.spaces]
+            if unknown or not keys:
+                raise ValueError(
+                    f"keys must name observation arrays ({', '.join(space.spaces)}), not {unknown or keys}"
+                )
+            space = spaces.Dict({k: space[k] for k in keys})
+        self.keys = tuple(space.spaces)
+        super().__init__(num_envs, space, self.env.single_action_space)
         self._actions: np.ndarray | None = None
         self._next_seed: int | None = None
 
@@ -90,7 +113,11 @@ class QwirkleVecEnv(VecEnv):
         seed, self._next_seed = self._next_seed, None
         obs, info = self.env.reset(seed=seed)
         self.reset_infos = self._split_info(info)
-        return _flat(obs)
+        return self._keep(obs)
+
+    def _keep(self, obs: dict[str, Any]) -> dict[str, np.ndarray]:
+        flat = _flat(obs)
+        return {k: flat[k] for k in self.keys}
 
     def step_async(self, actions: np.ndarray) -> None:
         """Store the N actions for :meth:`step_wait`."""
@@ -104,13 +131,13 @@ class QwirkleVecEnv(VecEnv):
         obs, reward, terminated, truncated, info = self.env.step(actions)
         done = np.logical_or(terminated, truncated)
         infos = self._split_info(info)
-        obs = _flat(obs)
+        obs = self._keep(obs)
         if done.any():
             for i in map(int, np.flatnonzero(done)):
                 infos[i]["terminal_observation"] = {k: v[i].copy() for k, v in obs.items()}
                 infos[i]["TimeLimit.truncated"] = bool(truncated[i] and not terminated[i])
             fresh, reset_info = self.env.reset(options={"reset_mask": done})
-            obs = _flat(fresh)
+            obs = self._keep(fresh)
             for i, extra in enumerate(self._split_info(reset_info)):
                 if done[i]:
                     self.reset_infos[i] = extra
@@ -125,6 +152,16 @@ class QwirkleVecEnv(VecEnv):
             for i in np.flatnonzero(present):
                 out[i][key] = values[i]
         return out
+
+    def set_pool(self, pool: Any, weights: Any = None) -> None:
+        """:meth:`VectorEnv.set_pool <qwirkle_core.env.VectorEnv.set_pool>`: the pool new
+        games draw from (a league's next round)."""
+        self.env.set_pool(pool, weights)
+
+    def add_opponent(self, agent: Any, weight: float | None = None) -> None:
+        """:meth:`VectorEnv.add_opponent <qwirkle_core.env.VectorEnv.add_opponent>`: one
+        more opponent in the pool (a snapshot: ``"net:weights=PATH"``)."""
+        self.env.add_opponent(agent, weight)
 
     def action_masks(self) -> np.ndarray:
         """bool[N, A]: the legal actions of each env now."""
@@ -184,8 +221,95 @@ class QwirkleVecEnv(VecEnv):
 def make_vec_env(num_envs: int, monitor: bool = True, **options: Any) -> VecEnv:
     """A Stable-Baselines3 VecEnv of ``num_envs`` games: :class:`QwirkleVecEnv` with the
     :class:`~qwirkle_core.env.VectorEnv` ``options`` (``opponents``, ``window``, ``seat``,
-    ...), wrapped in SB3's ``VecMonitor`` (episode returns and lengths in
+    ...) and ``keys``, wrapped in SB3's ``VecMonitor`` (episode returns and lengths in
     ``infos[i]["episode"]``, as SB3's own ``make_vec_env`` records them) unless
     ``monitor=False``. MaskablePPO takes it as it is."""
     venv: VecEnv = QwirkleVecEnv(num_envs, **options)
     return VecMonitor(venv) if monitor else venv
+
+
+class MovePolicy(MaskableActorCriticPolicy):
+    """A ``MaskablePPO`` policy that scores each listed move with the learned move
+    scorer's network (:func:`qwirkle_core.env.move_policy.make_move_net`: weights shared
+    by the moves, a masked softmax over the list, a value head on the pooled moves and
+    the context). Its parameters do not depend on ``k`` or the window.
+
+    It reads ``move_inputs`` and ``action_mask``: train it on
+    ``make_vec_env(..., actions="moves", scorer_inputs=True, keys=MovePolicy.KEYS)``.
+    ``policy_kwargs``: ``hidden`` (the scorer's two layers, default (64, 32)),
+    ``value_hidden`` (64) and ``init`` (a weights file to start the scorer from).
+    :meth:`export` writes the scorer as the ``net`` agent's weights file.
+    """
+
+    KEYS = ("move_inputs", "action_mask")
+    """The observation arrays it reads."""
+
+    def __init__(
+        self,
+        observation_space: spaces.Space[Any],
+        action_space: spaces.Space[Any],
+        lr_schedule: Any,
+        hidden: tuple[int, int] = (64, 32),
+        value_hidden: int = 64,
+        init: str | None = None,
+        **kwargs: Any,
+    ) -> None:
+        if not isinstance(observation_space, spaces.Dict) or "move_inputs" not in observation_space.spaces:
+            raise ValueError("MovePolicy reads move_inputs: make the env with actions='moves' and scorer_inputs=True")
+        self.hidden, self.value_hidden, self.init = tuple(hidden), int(value_hidden), init
+        kwargs.update(net_arch=[], ortho_init=False)
+        super().__init__(observation_space, action_space, lr_schedule, **kwargs)
+
+    def _build(self, lr_schedule: Any) -> None:
+        self.move_net = make_move_net(self.hidden, self.value_hidden)  # type: ignore[arg-type]
+        if self.init is not None:
+            self.move_net.load_scorer(self.init)
+        self.optimizer = self.optimizer_class(self.parameters(), lr=lr_schedule(1), **self.optimizer_kwargs)  # type: ignore[call-arg]
+
+    def _get_constructor_parameters(self) -> dict[str, Any]:
+        data = super()._get_constructor_parameters()
+        data.update(hidden=self.hidden, value_hidden=self.value_hidden, init=None)
+        for key in ("net_arch", "ortho_init"):
+            data.pop(key, None)
+        return data
+
+    def _run(self, obs: Any) -> tuple[th.Tensor, th.Tensor, th.Tensor]:
+        mask = obs["action_mask"] > 0
+        logits, value = self.move_net(obs["move_inputs"], mask)
+        return logits, value, mask
+
+    def _dist(self, logits: th.Tensor, mask: th.Tensor, action_masks: Any) -> MaskableDistribution:
+        dist = self.action_dist.proba_distribution(action_logits=logits)
+        dist.apply_masking(mask if action_masks is None else action_masks)
+        return dist
+
+    def forward(
+        self, obs: Any, deterministic: bool = False, action_masks: np.ndarray | None = None
+    ) -> tuple[th.Tensor, th.Tensor, th.Tensor]:
+        """Actions, values [B, 1] and the actions' log-probabilities."""
+        logits, value, mask = self._run(obs)
+        dist = self._dist(logits, mask, action_masks)
+        actions = dist.get_actions(deterministic=deterministic)
+        return actions, value[:, None], dist.log_prob(actions)
+
+    def evaluate_actions(
+        self, obs: Any, actions: th.Tensor, action_masks: th.Tensor | None = None
+    ) -> tuple[th.Tensor, th.Tensor, th.Tensor | None]:
+        """Values [B, 1], the log-probabilities of ``actions`` and the entropy."""
+        logits, value, mask = self._run(obs)
+        dist = self._dist(logits, mask, action_masks)
+        return value[:, None], dist.log_prob(actions), dist.entropy()
+
+    def get_distribution(self, obs: Any, action_masks: np.ndarray | None = None) -> MaskableDistribution:
+        """The masked distribution over the listed moves."""
+        logits, _, mask = self._run(obs)
+        return self._dist(logits, mask, action_masks)
+
+    def predict_values(self, obs: Any) -> th.Tensor:
+        """Values [B, 1]."""
+        return self._run(obs)[1][:, None]
+
+    def export(self, path: str, provenance: dict[str, Any]) -> Any:
+        """Write the scorer as the ``net`` agent's weights file (see
+        :func:`qwirkle_core.env.move_policy.make_move_net`)."""
+        return self.move_net.export(path, provenance)
