@@ -35,6 +35,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 import time
 from pathlib import Path
 from typing import Any
@@ -82,9 +83,9 @@ def make_model(args: argparse.Namespace) -> Any:
 
 def provenance(args: argparse.Namespace, cpu_minutes: float, steps: int) -> dict[str, Any]:
     """What a weights file records of the run that wrote it."""
-    argv = f"{COMMAND} --minutes {args.minutes} --seed {args.seed} --out {args.out}"
     return {
-        "command": argv,
+        "command": " ".join([COMMAND, *sys.argv[1:]]),
+        "arguments": {k: v for k, v in vars(args).items() if k not in ("evaluate", "league", "png")},
         "trainer": "MaskablePPO (sb3-contrib) with qwirkle_core.env.sb3.MovePolicy",
         "seed": args.seed,
         "pool": args.pool,
@@ -231,13 +232,15 @@ def league(args: argparse.Namespace) -> None:
     agents = [f"net:weights={p}" for p in [*snaps, run / "final.npz"]] + ["greedy", "heuristic", "static"]
     result = qc.tournament(agents, games=args.games, seed=args.eval_seed)
     rows = [
-        {"agent": r.agent, "rating": round(r.rating), "low": round(r.low), "high": round(r.high), "score": r.score}
+        {"agent": r.agent, "rating": round(r.rating), "low": round(r.low), "high": round(r.high), "games": r.games,
+         "win_rate": r.win_rate}
         for r in result.standings()
-    ]
+    ]  # fmt: skip
     (run / "league.json").write_text(json.dumps(rows, indent=1))
-    print("| agent | rating | 95 % interval | score |\n|---|---|---|---|")
+    print("| agent | rating | 95 % interval | games | score |\n|---|---|---|---|---|")
     for r in rows:
-        print(f"| {r['agent']} | {r['rating']} | {r['low']} to {r['high']} | {r['score']:.3f} |")
+        name = Path(r["agent"].split("=", 1)[1]).stem if "=" in r["agent"] else r["agent"]
+        print(f"| {name} | {r['rating']} | {r['low']} to {r['high']} | {r['games']} | {r['win_rate']:.3f} |")
 
 
 def main() -> None:
