@@ -248,6 +248,7 @@ class VectorEnv(gymnasium.vector.VectorEnv):
                 else _kv.step_any
             )
         search = self._kernel in (_kv.step_any, _kv.moves_any) and AGENT_IDS["search"] in ids
+        self._search = search
         if search:
             bind_search()
         if AGENT_IDS["static"] in ids or scorer_inputs:
@@ -367,14 +368,15 @@ class VectorEnv(gymnasium.vector.VectorEnv):
         except Exception:
             self._entries, self._labels = entries, labels
             raise
-        if kernel is not self._kernel:  # a stronger opponent than the plain kernel plays
-            ids = {int(row[0]) for row, _ in self._entries if row is not None}
+        ids = {int(row[0]) for row, _ in self._entries if row is not None}
+        search = kernel is _kv.moves_any and AGENT_IDS["search"] in ids
+        if kernel is not self._kernel or (search and not self._search):  # stronger opponents than before
             with compiling(*vector_notice(kernel)):
-                self._scratch = [_kv.new_scratch(AGENT_IDS["search"] in ids, self.window) for _ in self._scratch]
-            if AGENT_IDS["search"] in ids:
-                bind_search()
-            self._kernel = kernel
-        if AGENT_IDS["static"] in {int(row[0]) for row, _ in self._entries if row is not None}:
+                self._scratch = [_kv.new_scratch(search, self.window) for _ in self._scratch]
+            self._kernel, self._search = kernel, search
+        if search:
+            bind_search()
+        if AGENT_IDS["static"] in ids:
             bind_leaves()
         self._drawn, self._cumulative = drawn, cumulative
 
