@@ -12,8 +12,9 @@ scorer exports as the ``.npz`` weights file the numba ``net`` agent plays
 is the same module as a policy of sb3-contrib's ``MaskablePPO``.
 
 >>> import torch                                                          # doctest: +SKIP
->>> net = make_move_net()
->>> logits, value = net(torch.as_tensor(obs["move_inputs"]), torch.as_tensor(obs["action_mask"]) > 0)
+>>> net = make_move_net()                                                 # doctest: +SKIP
+>>> x, mask = torch.as_tensor(obs["move_inputs"]), torch.as_tensor(obs["action_mask"]) > 0  # doctest: +SKIP
+>>> logits, value = net(x, mask)                                          # doctest: +SKIP
 >>> net.export("policy.npz", {"command": "my training"})                  # doctest: +SKIP
 
 Needs torch (``pip install 'qwirkle-core[rl-train]'``).
@@ -76,7 +77,8 @@ def make_move_net(hidden: tuple[int, int] = (64, 32), value_hidden: int = 64, se
 
         def load_scorer(self, path: str | os.PathLike[str]) -> None:
             """Start the scorer from the weights file ``path`` (its hidden sizes must be
-            this network's; the value head is left as it is). Raises WeightsError."""
+            this network's; the value head is left as it is). Raises WeightsError (a
+            ValueError), or ValueError for other hidden sizes."""
             arrays, _ = read_weights(path)
             want = {"w1": self.scorer.l1.weight.shape[::-1], "w2": self.scorer.l2.weight.shape[::-1]}
             for key, shape in want.items():
