@@ -39,6 +39,28 @@ def test_a_batch_lists_only_the_kernels_of_its_agents():
         wu.kernels_for("greedy,wizard")
 
 
+def test_a_search_lists_what_it_binds_at_need(monkeypatch):
+    """The net's ranking and the heuristic are not linked into the search's kernels: a
+    search with eval net or with the heuristic (eval or policy) lists them as parts, the
+    default search neither; their estimate counts even when the batch kernel is cached."""
+    plain = ["endgame.solve", "search.playout", "batch.run_search"]
+    assert wu.kernels_for("search:eval=net,greedy") == ["net.rank_net", *plain]
+    assert wu.kernels_for("search:eval=heuristic,greedy") == ["search.rank_candidates", *plain]
+    assert wu.kernels_for("search:policy=heuristic,greedy") == ["search.rank_candidates", *plain]
+    assert wu.kernels_for("search:eval=net,search:eval=heuristic") == [
+        "net.rank_net",
+        "search.rank_candidates",
+        *plain,
+    ]
+
+    def cached(name):  # the search's batch kernel and its parts, as after a default search
+        return name in plain
+
+    monkeypatch.setattr(wu, "_cached", cached)
+    assert wu.estimate_seconds("search,greedy") == 0.0
+    assert wu.estimate_seconds("search:eval=net,greedy") == wu.TASKS["net.rank_net"].seconds
+
+
 def test_the_estimate_is_a_sum_of_calibrated_kernels():
     one = {name: wu.estimate_seconds(name + ",greedy", processes=1, cached=True) for name in qc.AGENTS}
     assert one["random"] == one["greedy"] == sum(wu.TASKS[n].seconds for n in wu.kernels_for("greedy,greedy"))
@@ -62,8 +84,8 @@ def test_waves_put_each_kernel_after_the_parts_it_links_and_bins_balance_them():
     names = wu.kernels_for("search,greedy")
     assert wu._waves(names) == [["endgame.solve", "search.playout", "batch.run_search"]]
     bins = wu._bins(["endgame.solve", "search.playout", "batch.run_plain"], 2)
-    # solve 14 s, playouts 12 s, run_plain 3 s: the solver alone, the playouts with run_plain
-    assert sorted(map(sorted, bins)) == [["batch.run_plain", "search.playout"], ["endgame.solve"]]
+    # playouts 20 s, solve 14 s, run_plain 3 s: the playouts alone, the solver with run_plain
+    assert sorted(map(sorted, bins)) == [["batch.run_plain", "endgame.solve"], ["search.playout"]]
     assert wu._bins(["batch.run_plain"], 4) == [["batch.run_plain"]]
 
 
