@@ -70,6 +70,7 @@ def playout_values(
     k = _se.engine_candidates(a, limit, scratch, cands)
     out = np.zeros((k, playouts))
     _se.bind_search(solver=False)
+    _se.bind_heuristic()  # the playouts' policy
     _se.evaluate_candidates(
         a,
         cands,
@@ -369,6 +370,7 @@ def test_search_playouts_are_the_monte_carlo_playouts(g, depth, seed):
     policy = _lo.DEFAULT_SPECS[_lo.HEURISTIC].copy()
     ours = np.zeros((k, 6))
     _se.bind_search(solver=False)
+    _se.bind_heuristic()  # the playouts' policy
     _se.evaluate_candidates(a, cands, k, policy, 6, depth, np.uint64(seed), scratch, ours)
     n = int(a.bmeta[_lo.B_TILES])
     rows, cols, tiles = np.zeros(max(n, 1), np.int64), np.zeros(max(n, 1), np.int64), np.zeros(max(n, 1), np.int8)
@@ -495,3 +497,29 @@ def test_the_default_searchs_games_against_greedy_are_pinned():
     for agent, pinned in pinned_games:
         ab, ba = play_deals(qc.parse_agent(agent), qc.parse_agent("greedy"), 1000, 0, 3, 2)
         assert np.stack([ab[:, 0] - ab[:, 1], ba[:, 1] - ba[:, 0]], 1).tolist() == pinned
+
+
+@pytest.mark.slow  # a fresh process that may compile the search (minutes on a cold cache)
+def test_the_default_search_binds_neither_the_net_nor_the_heuristic():
+    """The search calls the net's ranking (eval net) and the heuristic (eval heuristic,
+    policy heuristic) unlinked (_jit.External): a process that plays only the default
+    search (eval learned, policy auto) never compiles or loads them (issue 67: the cold
+    start of its first game), and one that plays a search that uses them binds them
+    first (an unbound call would raise RuntimeError)."""
+    import subprocess
+    import sys
+
+    code = (
+        "import qwirkle_core as qc\n"
+        "from qwirkle_core._kernels import policies, search\n"
+        "def bound():\n"
+        "    return [int(x.cell[1] != 0) for x in (search.RANK_NET, search.RANK_HEURISTIC, policies.HEURISTIC_FILL)]\n"
+        f"qc.simulate(1, ['{FAST}', 'greedy'], seed=1, threads=1)\n"
+        "print(*bound())\n"
+        "qc.simulate(1, ['search:eval=heuristic', 'greedy'], seed=1, threads=1)\n"
+        "print(*bound())\n"
+        "qc.simulate(1, ['search:eval=net', 'greedy'], seed=1, threads=1)\n"
+        "print(*bound())\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=900)
+    assert out.stdout.split("\n")[:3] == ["0 0 0", "0 1 1", "1 1 1"]

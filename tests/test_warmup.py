@@ -39,6 +39,28 @@ def test_a_batch_lists_only_the_kernels_of_its_agents():
         wu.kernels_for("greedy,wizard")
 
 
+def test_a_search_lists_what_it_binds_at_need(monkeypatch):
+    """The net's ranking and the heuristic are not linked into the search's kernels: a
+    search with eval net or with the heuristic (eval or policy) lists them as parts, the
+    default search neither; their estimate counts even when the batch kernel is cached."""
+    plain = ["endgame.solve", "search.playout", "batch.run_search"]
+    assert wu.kernels_for("search:eval=net,greedy") == ["net.rank_net", *plain]
+    assert wu.kernels_for("search:eval=heuristic,greedy") == ["search.rank_candidates", *plain]
+    assert wu.kernels_for("search:policy=heuristic,greedy") == ["search.rank_candidates", *plain]
+    assert wu.kernels_for("search:eval=net,search:eval=heuristic") == [
+        "net.rank_net",
+        "search.rank_candidates",
+        *plain,
+    ]
+
+    def cached(name):  # the search's batch kernel and its parts, as after a default search
+        return name in plain
+
+    monkeypatch.setattr(wu, "_cached", cached)
+    assert wu.estimate_seconds("search,greedy") == 0.0
+    assert wu.estimate_seconds("search:eval=net,greedy") == wu.TASKS["net.rank_net"].seconds
+
+
 def test_the_estimate_is_a_sum_of_calibrated_kernels():
     one = {name: wu.estimate_seconds(name + ",greedy", processes=1, cached=True) for name in qc.AGENTS}
     assert one["random"] == one["greedy"] == sum(wu.TASKS[n].seconds for n in wu.kernels_for("greedy,greedy"))
@@ -62,8 +84,8 @@ def test_waves_put_each_kernel_after_the_parts_it_links_and_bins_balance_them():
     names = wu.kernels_for("search,greedy")
     assert wu._waves(names) == [["endgame.solve", "search.playout", "batch.run_search"]]
     bins = wu._bins(["endgame.solve", "search.playout", "batch.run_plain"], 2)
-    # solve 14 s, playouts 12 s, run_plain 3 s: the solver alone, the playouts with run_plain
-    assert sorted(map(sorted, bins)) == [["batch.run_plain", "search.playout"], ["endgame.solve"]]
+    # playouts 20 s, solve 14 s, run_plain 3 s: the playouts alone, the solver with run_plain
+    assert sorted(map(sorted, bins)) == [["batch.run_plain", "endgame.solve"], ["search.playout"]]
     assert wu._bins(["batch.run_plain"], 4) == [["batch.run_plain"]]
 
 
@@ -117,6 +139,7 @@ _PARTS = """
 from qwirkle_core._kernels import actions, endgame, movegen, search
 def loaded(names):  # whether each part was loaded from the cache (not compiled) by this process
     kernels = {"endgame.solve": endgame.solve, "search.playout": search.playout,
+               "search.rank_learned": search.rank_learned,
                "movegen.generate": movegen.generate, "actions.apply_action": actions.apply_action}
     return [(sum(kernels[n].stats.cache_hits.values()), sum(kernels[n].stats.cache_misses.values())) for n in names]
 """
@@ -124,17 +147,18 @@ def loaded(names):  # whether each part was loaded from the cache (not compiled)
 
 @pytest.mark.slow
 @pytest.mark.parametrize(
-    "agents, parts, first_batch",
+    "agents, parts, extra, first_batch",
     [
         # the search's kernel calls them unlinked: it compiles in this process, both
-        # parts in a worker, and the batch loads both
-        ("search:time_ms=2,greedy", ["endgame.solve", "search.playout"], [(1, 0), (1, 0)]),
+        # parts in a worker (the playouts' with the learned ranking), and the batch
+        # loads all three
+        ("search:time_ms=2,greedy", ["endgame.solve", "search.playout"], ["search.rank_learned"], [(1, 0)] * 3),
         # linked in: the longest part compiles in this process (a miss), the other in a
         # worker (a hit)
-        ("greedy,random", ["movegen.generate", "actions.apply_action"], [(0, 1), (1, 0)]),
+        ("greedy,random", ["movegen.generate", "actions.apply_action"], [], [(0, 1), (1, 0)]),
     ],
 )
-def test_parts_compiled_by_workers_are_the_ones_the_batch_loads(tmp_path, agents, parts, first_batch):
+def test_parts_compiled_by_workers_are_the_ones_the_batch_loads(tmp_path, agents, parts, extra, first_batch):
     """Worker processes compile a batch's parts (the search agent's endgame solver and
     playouts; the greedy batch's move generator and turn actions) into the cache with
     the very types the batch kernel calls them with: the batch loads each from the cache
@@ -147,15 +171,15 @@ import qwirkle_core as qc
 from qwirkle_core.batch import warmup
 print([(k.name, k.compiled) for k in warmup.warmup({agents!r}, processes=2)])
 r = qc.simulate(2, {agents!r}.split(","), seed=3, threads=1)
-print(loaded({parts!r}), r.scores.tolist())
+print(loaded({parts + extra!r}), r.scores.tolist())
 """
     first, second = _python(code, tmp_path / "warmup").splitlines()
     assert first == str([(name, True) for name in (*parts, batch)])
-    assert second == f"{[(1, 0)] * len(parts)} {plain}"
+    assert second == f"{[(1, 0)] * len(parts + extra)} {plain}"
     code = f"""{_PARTS}
 import qwirkle_core as qc
 r = qc.simulate(2, {agents!r}.split(","), seed=3, threads=1)
-print(loaded({parts!r}), r.scores.tolist())
+print(loaded({parts + extra!r}), r.scores.tolist())
 """
     out = _python(code, tmp_path / "first", QWIRKLE_COMPILE_PROCESSES="2").strip()
     assert out == f"{first_batch} {plain}"

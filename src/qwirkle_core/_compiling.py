@@ -61,7 +61,7 @@ KERNELS: dict[str, tuple[str, float]] = {
     "agents.take_turn": ("the built-in agents", 30.0),
     "mc.evaluate": ("the Monte Carlo evaluation", 20.0),
     "endgame.solve": ("the endgame solver", 11.0),
-    "search.playout": ("the search agent's playouts", 14.0),
+    "search.playout": ("the search agent's playouts", 20.0),
     "vector.new_scratch": _VECTOR,
     "vector._advance": _VECTOR,
     "vector.step_self": _VECTOR,

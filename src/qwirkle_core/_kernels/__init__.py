@@ -48,7 +48,12 @@ Compile time and speed (figures in docs/architecture.md, "Performance"):
   and ``search.PLAYOUT``), so a kernel that plays the search agent compiles without
   them, at the same time as they do (in worker processes), and the Python
   layer binds them (``search.bind_search``: loaded from the cache or compiled) before
-  such a kernel runs. A call before that raises RuntimeError.
+  such a kernel runs. A call before that raises RuntimeError. The search's rankings
+  are called the same way (``search.RANK_LEARNED``, bound with the playouts; and,
+  bound only for a search that uses them, ``search.RANK_NET`` and
+  ``search.RANK_HEURISTIC`` with the playouts' heuristic policy
+  ``policies.HEURISTIC_FILL``: ``search.bind_rank_net``, ``search.bind_heuristic``),
+  so the default search compiles neither the net nor the heuristic's ranking.
 - Cold-start figures, the warmup and the cache's reuse: docs/cold-start.md.
 - Reference counts: numba counts the references of the arrays a call passes, with
   atomic operations where it cannot prove them balanced. The hot loops pass arrays one

@@ -22,6 +22,7 @@ from .layout import (  # ids, kinds and spec rows are also read from here by the
     ACT_SIZE,
     AGENT_IDS,
     CAND_COLS,
+    EVAL_NET,
     EXCHANGE,
     G_BAG,
     G_TURNS,
@@ -49,7 +50,7 @@ from .leaves import bind_leaves
 from .mc import mc_choose
 from .net import bind_net, net_turn, new_net_scratch
 from .policies import HEURISTIC_WORK, play_turns, reply_choose, simple_turn
-from .search import bind_search, new_search_scratch, search_choose
+from .search import bind_heuristic, bind_rank_net, bind_search, new_search_scratch, search_choose, uses_heuristic
 from .state import NTILES
 
 AGENTS = AGENT_IDS
@@ -90,15 +91,22 @@ def searches(specs):
 def bind_for(specs):
     """:func:`.search.bind_search` when a row of ``specs`` (float64[seats, SPEC_COLS])
     is the search agent, :func:`.leaves.bind_leaves` when one is the static agent and
-    :func:`.net.bind_net` (the shipped weights in slot 0) when one is the net agent or
-    a search with eval net: in Python, before a kernel plays them. A row's other
-    weights slots were bound when the Python layer made the row."""
+    :func:`.net.bind_net` (the shipped weights in slot 0) when one is the net agent, and
+    :func:`.search.bind_rank_net` (the net's ranking, which the search kernels call
+    unlinked, and the weights) when one is a search with eval net, and
+    :func:`.search.bind_heuristic` when one ranks or plays out with the heuristic: in
+    Python, before a kernel plays them. A row's other weights slots were bound when the Python layer
+    made the row."""
     if any(int(row[SPEC_ID]) == SEARCH for row in specs):
         bind_search()
     if any(int(row[SPEC_ID]) == STATIC for row in specs):
         bind_leaves()
-    if any(int(row[SPEC_ID]) == NET or (int(row[SPEC_ID]) == SEARCH and row[P_SEARCH_EVAL] == 2) for row in specs):
+    if any(int(row[SPEC_ID]) == NET for row in specs):
         bind_net()
+    if any(int(row[SPEC_ID]) == SEARCH and row[P_SEARCH_EVAL] == EVAL_NET for row in specs):
+        bind_rank_net()
+    if any(int(row[SPEC_ID]) == SEARCH and uses_heuristic(row) for row in specs):
+        bind_heuristic()
 
 
 @njit

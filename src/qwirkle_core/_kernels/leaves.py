@@ -186,7 +186,11 @@ def leave_codes(perms1, perms2, perms3, perms4, perms5):
                 smap[s] = ns
                 ns += 1
             norm[i] = cmap[c] * 6 + smap[s]
-        norm[:k] = np.sort(norm[:k])
+        for i in range(1, k):  # sort norm[:k] (insertion: no np.sort and slice assignment to compile)
+            j = i
+            while j > 0 and norm[j - 1] > norm[j]:
+                norm[j - 1], norm[j] = norm[j], norm[j - 1]
+                j -= 1
         nr = leave_rank(norm, k)
         if memo[nr] < 0:
             perms = perms1 if k <= 1 else perms2 if k == 2 else perms3 if k == 3 else perms4 if k == 4 else perms5

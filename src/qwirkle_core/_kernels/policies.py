@@ -10,8 +10,9 @@ search (:func:`reply_choose`) and the Monte Carlo agent (:mod:`.mc`) are dispatc
 """
 
 import numpy as np
+from numba import types
 
-from ._jit import keep, njit
+from ._jit import External, keep, njit
 from .actions import apply_action, apply_placement, fallback, set_fallback, set_place
 from .board import (
     EMPTY,
@@ -390,6 +391,23 @@ def play_turns(
     return moves, values
 
 
+HEURISTIC_FILL = External("policies.heuristic_fill", lambda *args: types.none)
+""":func:`choose`'s call of :func:`heuristic_fill` (a playout policy of the heuristic):
+not linked into the search's playouts (:class:`._jit.External`), which then compile
+no heuristic unless a search plays out with it; :func:`bind_heuristic_fill` points it
+at its machine code."""
+_heuristic_fill = HEURISTIC_FILL.call  # what kernels call (numba types no External)
+
+
+def bind_heuristic_fill(argtypes):
+    """Point :func:`choose`'s calls of :func:`heuristic_fill` at its machine code in this
+    process, compiled for the numba types ``argtypes`` that its caller passes (or loaded
+    from the disk cache): before a playout plays the heuristic policy (it raises
+    RuntimeError otherwise). Cheap once done."""
+    if HEURISTIC_FILL.cell[1] == 0:
+        HEURISTIC_FILL.bind(heuristic_fill, argtypes)
+
+
 @njit(_nrt=False)  # no reference counts: see :mod:`._kernels`
 def choose(
     spec, board, cross, anchors, bmeta, hands, bag, gmeta, rng, act, moves, n, values, work, index, lvalues, sscratch
@@ -402,7 +420,8 @@ def choose(
     (``legal_moves(..., best_only=True)``);
     ``values``: float64[>= n]; ``work``: HEURISTIC_WORK values; ``index``, ``lvalues``
     and ``sscratch``: :func:`static_choose`'s (read by the static policy alone). The
-    arrays are passed one by one, like :func:`play_turns`'s (see :mod:`.actions`)."""
+    arrays are passed one by one, like :func:`play_turns`'s (see :mod:`.actions`).
+    The heuristic is called unlinked: :func:`bind_heuristic_fill` before it plays."""
     agent = int(spec[SPEC_ID])
     if agent == STATIC:
         static_choose(
@@ -430,8 +449,8 @@ def choose(
         set_place(act, moves, below(rng, R_AGENTS, n))
     elif agent == GREEDY:  # all of the same score: best_index's tie-break
         set_place(act, moves, below(rng, R_AGENTS, n) if n > 1 else 0)
-    else:
-        heuristic_fill(board, cross, anchors, bmeta, hands, bag, gmeta, moves, n, spec, values, work)
+    else:  # the heuristic, unlinked (HEURISTIC_FILL: bound when a search plays out with it)
+        _heuristic_fill(board, cross, anchors, bmeta, hands, bag, gmeta, moves, n, spec, values, work)
         set_place(act, moves, best_index(values, n, rng))
 
 

@@ -66,6 +66,7 @@ from .layout import (
     A_POINTS,
     A_QWIRKLES,
     A_TILE,
+    CAND_COLS,
     DEFAULT_SPECS,
     EVAL_HEURISTIC,
     EVAL_LEARNED,
@@ -117,8 +118,9 @@ from .layout import (
 from .leaves import bind_leaves, leave_tables
 from .mc import board_tiles, candidates_from_values, determinize, margin, playout_seed, reset_sim
 from .movegen import generate, generate_all
-from .net import rank_net
+from .net import bind_net, new_net_scratch, rank_net
 from .policies import (
+    bind_heuristic_fill,
     choose,
     default_static_values,
     exchange_choice,
@@ -495,7 +497,20 @@ SOLVE = External("endgame.solve", lambda *args: types.UniTuple(types.int64, 5))
 (:class:`._jit.External`), which :func:`bind_search` points at the solver."""
 PLAYOUT = External("search.playout", lambda *args: types.Tuple((types.float64, types.int64, args[1], args[2])))
 """The search's call of :func:`playout`, likewise."""
+RANK_NET = External("net.rank_net", lambda *args: types.int64)
+"""The search's call of :func:`.net.rank_net` (``eval`` ``net``), likewise: the default
+search never scores moves with the net, so its kernels do not compile the scorer (the
+move list and the network); :func:`bind_rank_net` points it at the scorer."""
+RANK_LEARNED = External("search.rank_learned", lambda *args: types.int64)
+"""The search's call of :func:`rank_learned` (``eval`` ``learned``, the default),
+likewise: the static agent's values are compiled once, with the playouts (whose
+static policy shares them), not again into every kernel above the search;
+:func:`bind_search` points it at its machine code."""
+RANK_HEURISTIC = External("search.rank_candidates", lambda *args: types.int64)
+"""The search's call of :func:`rank_candidates` (``eval`` ``heuristic``), likewise: the
+default search does not compile the heuristic's values (:func:`bind_heuristic`)."""
 _solve, _playout = SOLVE.call, PLAYOUT.call  # what kernels call (numba types no External)
+_rank_learned, _rank_net, _rank_heuristic = RANK_LEARNED.call, RANK_NET.call, RANK_HEURISTIC.call
 
 
 def playout_types():
@@ -518,15 +533,82 @@ def solve_types():
     return (numba.typeof(ws), *map(numba.typeof, board), types.int64, types.float64)
 
 
+def rank_learned_types():
+    """The numba types of :func:`rank_learned`'s arguments as the search passes them."""
+    import numba
+
+    gs, moves = new_state()
+    floats = numba.typeof(np.zeros(1))
+    cands = numba.typeof(np.zeros((MAX_CANDIDATES, CAND_COLS), np.int64))
+    static = numba.typeof(new_static_scratch())
+    return (numba.typeof(gs), numba.typeof(moves), types.int64, floats, types.int64, cands, floats, static, types.int64)
+
+
+def rank_net_types():
+    """The numba types of :func:`.net.rank_net`'s arguments as the search passes them."""
+    import numba
+
+    gs, _ = new_state()
+    cands = np.zeros((MAX_CANDIDATES, CAND_COLS), np.int64)
+    return (types.int64, numba.typeof(gs), numba.typeof(new_net_scratch()), types.int64, numba.typeof(cands))
+
+
+def bind_rank_net():
+    """Point the search's calls of :func:`.net.rank_net` (``eval`` ``net``) at its machine
+    code in this process (compiled, or loaded from the disk cache) and bind the shipped
+    weights (:func:`.net.bind_net`): before a kernel plays a search with ``eval`` ``net``
+    (it raises RuntimeError otherwise). Cheap once done."""
+    bind_net()
+    if RANK_NET.cell[1] == 0:
+        RANK_NET.bind(rank_net, rank_net_types())
+
+
+def uses_heuristic(spec):
+    """Whether the search agent's spec row ``spec`` ranks its candidates with the
+    heuristic (``eval`` ``heuristic``) or plays its playouts with it (``policy``
+    ``heuristic``, or ``auto`` with ``eval`` ``heuristic``)."""
+    return spec[P_SEARCH_EVAL] == EVAL_HEURISTIC or int(spec[P_SEARCH_POLICY]) == HEURISTIC
+
+
+def heuristic_types():
+    """The numba types of :func:`rank_candidates`' arguments as the search passes them,
+    and of :func:`.policies.heuristic_fill`'s as the playouts' policy passes them."""
+    import numba
+
+    gs, moves = new_state()
+    board = tuple(map(numba.typeof, (gs.board, gs.cross, gs.anchors, gs.bmeta, gs.hands, gs.bag, gs.gmeta)))
+    floats = numba.typeof(np.zeros(1))
+    cands = numba.typeof(np.zeros((MAX_CANDIDATES, CAND_COLS), np.int64))
+    mtype = numba.typeof(moves)
+    rank = (numba.typeof(gs), mtype, types.int64, floats, types.int64, cands)
+    fill = (*board, mtype, types.int64, floats, floats, floats)
+    return rank, fill
+
+
+def bind_heuristic():
+    """Point the search's unlinked calls of the heuristic (:func:`rank_candidates` for
+    ``eval`` ``heuristic``, :func:`.policies.heuristic_fill` for playouts of the
+    heuristic policy) at their machine code in this process (compiled, or loaded from
+    the disk cache): before a kernel plays a search that :func:`uses_heuristic`, or
+    plays out candidates with the heuristic (it raises RuntimeError otherwise). Cheap
+    once done."""
+    if RANK_HEURISTIC.cell[1] == 0:
+        rank, fill = heuristic_types()
+        RANK_HEURISTIC.bind(rank_candidates, rank)
+        bind_heuristic_fill(fill)
+
+
 def bind_search(solver=True):
-    """Point the search agent's calls of :func:`playout` and (``solver``) of the endgame
-    solver at their machine code in this process, compiling them for the types the
+    """Point the search agent's calls of :func:`playout`, of :func:`rank_learned` and
+    (``solver``) of the endgame solver at their machine code in this process, compiling them for the types the
     kernels pass or loading them from the disk cache, and bind the leave table that its
     learned evaluation reads (:func:`.leaves.bind_leaves`): before a kernel that may play
     the search agent runs (it raises RuntimeError otherwise). Cheap once done."""
     bind_leaves()
     if PLAYOUT.cell[1] == 0:
         PLAYOUT.bind(playout, playout_types())
+    if RANK_LEARNED.cell[1] == 0:
+        RANK_LEARNED.bind(rank_learned, rank_learned_types())
     if solver and SOLVE.cell[1] == 0:
         SOLVE.bind(endgame.solve, solve_types())
 
@@ -574,9 +656,9 @@ def search_choose(spec, gs, moves, n, values, scratch):
         return
     cands = scratch.root.cands
     if spec[P_SEARCH_EVAL] == EVAL_NET:
-        k = rank_net(int(spec[P_SEARCH_WEIGHTS]), gs, scratch.net, int(spec[P_SEARCH_CANDIDATES]), cands)
+        k = _rank_net(int(spec[P_SEARCH_WEIGHTS]), gs, scratch.net, int(spec[P_SEARCH_CANDIDATES]), cands)
     elif spec[P_SEARCH_EVAL] == EVAL_LEARNED:
-        k = rank_learned(
+        k = _rank_learned(
             gs,
             moves,
             n,
@@ -587,8 +669,8 @@ def search_choose(spec, gs, moves, n, values, scratch):
             ss.static,
             int(spec[P_SEARCH_LEAVES]),
         )
-    else:
-        k = rank_candidates(gs, moves, n, values, int(spec[P_SEARCH_CANDIDATES]), cands)
+    else:  # unlinked: the default search compiles no heuristic (bind_heuristic)
+        k = _rank_heuristic(gs, moves, n, values, int(spec[P_SEARCH_CANDIDATES]), cands)
     if k == 0:
         set_fallback(gs, np.bool_(True))  # not a literal: the type play_turns compiles
         return

@@ -122,10 +122,32 @@ def _compile_solve() -> None:
 
 
 def _compile_playout() -> None:
-    """The search agent's playout, with the types of its search loop."""
+    """The search agent's playout, with the types of its search loop, then its learned
+    ranking (:func:`~qwirkle_core._kernels.search.rank_learned`: the static agent's
+    values, which the playouts' static policy calls too; in one process their shared
+    kernels compile once)."""
     from .._kernels import search
 
     search.playout.compile(search.playout_types())
+    search.rank_learned.compile(search.rank_learned_types())
+
+
+def _compile_rank_net() -> None:
+    """The net's ranking of a search with ``eval`` ``net``, with the types of its
+    search."""
+    from .._kernels import net, search
+
+    net.rank_net.compile(search.rank_net_types())
+
+
+def _compile_heuristic() -> None:
+    """The heuristic that a search with ``eval`` or ``policy`` ``heuristic`` calls
+    unlinked, with the types of its search and playouts."""
+    from .._kernels import policies, search
+
+    rank, fill = search.heuristic_types()
+    search.rank_candidates.compile(rank)
+    policies.heuristic_fill.compile(fill)
 
 
 def _compile_batch(kernel: Callable[..., None]) -> Callable[[], None]:
@@ -169,32 +191,50 @@ def _search_playout() -> object:
     return search.playout
 
 
+def _net_rank_net() -> object:
+    from .._kernels import net
+
+    return net.rank_net
+
+
+def _search_rank_candidates() -> object:
+    from .._kernels import search
+
+    return search.rank_candidates
+
+
+_SEARCH_CALLS = ("endgame.solve", "search.playout")  # what the search calls unlinked (and rank_learned)
+
 # CPU seconds measured on the project's machine (2 cores, numba 0.68) from an empty
-# cache with benchmarks/compare.py; an entry kernel's seconds exclude its parts.
+# cache with benchmarks/compare.py; an entry kernel's seconds exclude its parts. The
+# search's (issue 67; docs/cold-start.md), each in a fresh process from an empty cache
+# where movegen.generate took 5.3 CPU-s: the batch kernel 30, what it binds at need
+# alone; the worker's playouts and learned ranking, then solver, 38.4 in one process
+# (alone the solver took 21, the playouts 22.5): the solver counts what it adds there.
 TASKS: dict[str, _Task] = {
     "endgame.solve": _Task(_compile_solve, _endgame_solve, 14.0),
-    "search.playout": _Task(_compile_playout, _search_playout, 12.0),
+    "search.playout": _Task(_compile_playout, _search_playout, 20.0),
+    "net.rank_net": _Task(_compile_rank_net, _net_rank_net, 25.0),
+    "search.rank_candidates": _Task(_compile_heuristic, _search_rank_candidates, 5.0),
     "movegen.generate": _Task(_compile_generate, _kernel(_mg, "generate"), 5.5),
     "actions.apply_action": _Task(_compile_apply, _kernel(_ac, "apply_action"), 3.7),
     "batch.run_plain": _Task(
         _compile_batch(_bt.run_plain), _kernel(_bt, "run_plain"), 2.8, ("movegen.generate", "actions.apply_action")
     ),
     "batch.run_heuristic": _Task(_compile_batch(_bt.run_heuristic), _kernel(_bt, "run_heuristic"), 20.0),
-    "batch.run_search": _Task(
-        _compile_batch(_bt.run_search), _kernel(_bt, "run_search"), 22.0, calls=("endgame.solve", "search.playout")
-    ),
+    "batch.run_search": _Task(_compile_batch(_bt.run_search), _kernel(_bt, "run_search"), 30.0, calls=_SEARCH_CALLS),
     "batch.run_mc": _Task(_compile_batch(_bt.run_mc), _kernel(_bt, "run_mc"), 28.0),
     "batch.run_static": _Task(_compile_batch(_bt.run_static), _kernel(_bt, "run_static"), 25.0),
     "batch.run_net": _Task(_compile_batch(_bt.run_net), _kernel(_bt, "run_net"), 30.0),
-    "batch.run_any": _Task(
-        _compile_batch(_bt.run_any), _kernel(_bt, "run_any"), 35.0, calls=("endgame.solve", "search.playout")
-    ),
+    "batch.run_any": _Task(_compile_batch(_bt.run_any), _kernel(_bt, "run_any"), 35.0, calls=_SEARCH_CALLS),
     "cubes.run_games": _Task(_compile_batch(_cu.run_games), _kernel(_cu, "run_games"), 34.0),
 }
 """The kernels :func:`warmup` compiles: the batch kernels (``batch.run_*``,
 ``cubes.run_games``) and their independent parts (the move generator and the turn
 actions that the greedy and random batch links in; the search agent's endgame solver
-and playouts, which its kernels call unlinked), with rough seconds of each. The
+and playouts, which its kernels call unlinked, and the net's ranking and the
+heuristic that a search with ``eval`` ``net`` or ``heuristic`` calls unlinked), with
+rough seconds of each. The
 heuristic's and Monte Carlo's batches are not split: their own part dwarfs the shared
 ones (18 and 21 s against 5.5 and 3.7), so compiling those first would only add a
 wave."""
@@ -209,22 +249,40 @@ def kernels_for(agents: Iterable[AgentLike] | str | None = None, rules: Rules | 
     if agents is None:
         sets: list[Sequence[AgentLike]] = [[name] for name in AGENTS]
         sets.append(list(AGENTS))
+        sets += [["search:eval=net"], ["search:eval=heuristic"]]  # what they call unlinked
         if rules is None or rules.cubes:
             entries.append("cubes.run_games")
         if rules is not None and rules.cubes:
             sets = []
     else:
         sets = [list(parse_agents(agents))]
+    parts: list[str] = []
     for agent_set in sets:
         if rules is not None and rules.cubes:
             name = "cubes.run_games"
         else:
             specs = np.stack([a.row() for a in parse_agents(agent_set)])
             name = f"batch.{_bt.kernel_for(specs).__name__}"
+            parts += _unlinked(specs)
         if name not in entries:
             entries.append(name)
-    parts = [part for name in entries for part in (*TASKS[name].needs, *TASKS[name].calls)]
+    parts += [part for name in entries for part in (*TASKS[name].needs, *TASKS[name].calls)]
     return list(dict.fromkeys(parts)) + [e for e in entries if e not in parts]
+
+
+_AT_NEED = ("net.rank_net", "search.rank_candidates")
+"""The parts of :func:`_unlinked`: compiled (or loaded) only for the agents that call them."""
+
+
+def _unlinked(specs: np.ndarray) -> list[str]:
+    """The parts (:data:`TASKS`) that the agents of ``specs`` call unlinked beyond their
+    batch kernel's own ``calls``: the net's ranking of a search with ``eval`` ``net``,
+    the heuristic of one with ``eval`` or ``policy`` ``heuristic``."""
+    from .._kernels import search
+
+    searches = [row for row in specs if int(row[_lo.SPEC_ID]) == _lo.SEARCH]
+    parts = ["net.rank_net"] if any(row[_lo.P_SEARCH_EVAL] == _lo.EVAL_NET for row in searches) else []
+    return parts + (["search.rank_candidates"] if any(search.uses_heuristic(row) for row in searches) else [])
 
 
 def _cached(name: str) -> bool:
@@ -271,10 +329,11 @@ def _waves(names: list[str]) -> list[list[str]]:
 def compile_first_batch(specs: np.ndarray) -> None:
     """Before a batch's first call: when its kernel (for the spec rows ``specs``) is not
     in the disk cache and has parts that compile independently (:data:`TASKS`' ``needs``
-    and ``calls``), compile them (and, for ``calls``, the kernel too) side by side in
-    :func:`default_processes` processes, the longest in this one, the others in workers
-    into the disk cache; the batch loads them from there. Nothing otherwise (the first
-    call compiles all in this process)."""
+    and ``calls``, and what a search binds at need: :func:`_unlinked`), compile them
+    (and, for ``calls``, the kernel too) side by side in :func:`default_processes`
+    processes, the longest in this one, the others in workers into the disk cache; the
+    batch loads them from there. Nothing otherwise (the first call compiles all in this
+    process)."""
     processes = default_processes()
     if processes < 2 or not _jit.CACHE:
         return
@@ -283,7 +342,7 @@ def compile_first_batch(specs: np.ndarray) -> None:
         return
     name = f"batch.{kernel.__name__}"
     task = TASKS[name]
-    todo = [n for n in (*task.needs, *task.calls) if not _cached(n)]
+    todo = [n for n in (*task.needs, *task.calls, *_unlinked(specs)) if not _cached(n)]
     if task.calls:
         todo.append(name)
     if len(todo) < 2:
@@ -293,10 +352,22 @@ def compile_first_batch(specs: np.ndarray) -> None:
     try:
         for part in here:
             TASKS[part].compile()
+        _bind_meanwhile(specs)
         for worker in workers:
             worker.communicate()  # a part a worker failed on: the batch kernel compiles it
     finally:
         _stop(workers)
+
+
+def _bind_meanwhile(specs: np.ndarray) -> None:
+    """While the workers still compile: bind what the batch of ``specs`` reads and needs
+    no compiled part for, the leave table of the static agent and the search (its
+    class index takes a second or two to compute in a fresh process), so that it
+    overlaps the workers rather than following them."""
+    from .._kernels import leaves
+
+    if {int(row[_lo.SPEC_ID]) for row in specs} & {_lo.SEARCH, _lo.STATIC, _lo.NET}:
+        leaves.bind_leaves()
 
 
 def estimate_seconds(
@@ -318,7 +389,9 @@ def estimate_kernels(names: Sequence[str], processes: int | None = None, cached:
     names = list(dict.fromkeys(names))
     if not cached:
         if all(_cached(n) for n in names if n.startswith(("batch.", "cubes."))):
-            return 0.0  # the batch kernels are in the cache: loaded, not compiled
+            # the batch kernels are in the cache: loaded, not compiled; but what a search
+            # binds only at need (_unlinked) may not be
+            names = [n for n in names if n in _AT_NEED]
         names = [n for n in names if not _cached(n)]
     if not names:
         return 0.0

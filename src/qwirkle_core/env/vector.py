@@ -32,7 +32,7 @@ from gymnasium.vector.utils import batch_space
 from .._checks import check_int, check_seed
 from .._compiling import compiling, vector_notice
 from .._kernels import vector as _kv
-from .._kernels.agents import bind_leaves, bind_search
+from .._kernels.agents import bind_for, bind_leaves, bind_search
 from .._kernels.batch import seeds_for
 from .._kernels.layout import AGENT_IDS, G_CURRENT, G_OVER, G_SCORE, G_WINNER
 from .._kernels.movelist import MOVE_ROOM, new_move_scratch
@@ -253,6 +253,8 @@ class VectorEnv(gymnasium.vector.VectorEnv):
             bind_search()
         if AGENT_IDS["static"] in ids or scorer_inputs:
             bind_leaves()
+        if builtin:  # a net agent's weights; a search with eval net: its ranking too
+            bind_for(np.stack(builtin))
         self.n_actions = self.k if moves else action_count(self.window)
         self.single_observation_space = flat_observation_space(
             n_players, self.window, actions, max(self.k, 1), scorer_inputs

@@ -393,6 +393,7 @@ class _Judge:
         self.playouts, self.candidates, self.max_nodes, self.seed = playouts, candidates, max_nodes, seed
         self.scratch = _ag.new_agent_scratch(True)
         _se.bind_search(solver=False)  # the playouts
+        _se.bind_heuristic()  # their policy
         self.policy = _lo.DEFAULT_SPECS[_lo.HEURISTIC].copy()
 
     def action(self, game: Game, index: int, played: Move) -> ActionAnalysis:
