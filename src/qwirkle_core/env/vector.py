@@ -32,7 +32,7 @@ from gymnasium.vector.utils import batch_space
 from .._checks import check_int, check_seed
 from .._compiling import compiling, vector_notice
 from .._kernels import vector as _kv
-from .._kernels.agents import bind_for, bind_leaves, bind_search
+from .._kernels.agents import bind_for, bind_leaves
 from .._kernels.batch import seeds_for
 from .._kernels.layout import AGENT_IDS, G_CURRENT, G_OVER, G_SCORE, G_WINNER
 from .._kernels.movelist import MOVE_ROOM, new_move_scratch
@@ -249,12 +249,10 @@ class VectorEnv(gymnasium.vector.VectorEnv):
             )
         search = self._kernel in (_kv.step_any, _kv.moves_any) and AGENT_IDS["search"] in ids
         self._search = search
-        if search:
-            bind_search()
-        if AGENT_IDS["static"] in ids or scorer_inputs:
-            bind_leaves()
-        if builtin:  # a net agent's weights; a search with eval net: its ranking too
+        if builtin:  # a search's tables, the net's weights, a search with eval net: its ranking too
             bind_for(np.stack(builtin))
+        if scorer_inputs:
+            bind_leaves()
         self.n_actions = self.k if moves else action_count(self.window)
         self.single_observation_space = flat_observation_space(
             n_players, self.window, actions, max(self.k, 1), scorer_inputs
@@ -376,10 +374,9 @@ class VectorEnv(gymnasium.vector.VectorEnv):
             with compiling(*vector_notice(kernel)):
                 self._scratch = [_kv.new_scratch(search, self.window) for _ in self._scratch]
             self._kernel, self._search = kernel, search
-        if search:
-            bind_search()
-        if AGENT_IDS["static"] in ids:
-            bind_leaves()
+        rows = [row for row, _ in self._entries if row is not None]
+        if rows:
+            bind_for(np.stack(rows))
         self._drawn, self._cumulative = drawn, cumulative
 
     def _assign(self, envs: np.ndarray) -> None:
