@@ -150,9 +150,10 @@ def bearer(token):
     return {"Authorization": f"Bearer {token}"}
 
 
-def play_out(client, game_id, tokens, rng, seen=None, max_actions=500, exchange_rate=0.1):
+def play_out(client, game_id, tokens, rng, seen=None, max_actions=500, exchange_rate=0.1, exchanges_first=0):
     """Play the human seats of a game (``tokens``: seat -> token) to the end through the
-    API with :func:`choose`. ``seen(seat, text, k)`` gets every response body each seat
+    API with :func:`choose`; the first ``exchanges_first`` actions posted are exchanges
+    wherever one is allowed. ``seen(seat, text, k)`` gets every response body each seat
     receives, with ``k`` the number of actions the game had when it was sent (for a
     game without undos). Returns (final view of the first human seat, moves posted)."""
     posted = []
@@ -170,7 +171,7 @@ def play_out(client, game_id, tokens, rng, seen=None, max_actions=500, exchange_
             return view, posted
         seat = view["to_move"]
         assert seat in tokens, f"seat {seat} is an agent, but the game waits for it"
-        move = choose(views[seat], rng, exchange_rate)
+        move = choose(views[seat], rng, 1.0 if len(posted) < exchanges_first else exchange_rate)
         r = client.post(f"/api/games/{game_id}/actions", json={"move": move}, headers=bearer(tokens[seat]))
         assert r.status_code == 200, r.text
         if seen:

@@ -123,6 +123,7 @@ def test_no_seat_receives_hidden_information(live):
             random.Random(2),
             seen=lambda s, text, k: received[s].append((text, k)),
             exchange_rate=0.2,
+            exchanges_first=2,
         )
         spectator = client.get(f"/api/games/{game_id}")
         received[None].append((spectator.text, spectator.json()["version"] - 1))
