@@ -30,8 +30,10 @@ def test_a_batch_lists_only_the_kernels_of_its_agents():
     assert wu.kernels_for("greedy,random") == ["movegen.generate", "actions.apply_action", "batch.run_plain"]
     assert wu.kernels_for(["heuristic", "greedy"]) == ["batch.run_heuristic"]
     assert wu.kernels_for("mc,greedy") == ["batch.run_mc"]
-    assert wu.kernels_for("search,greedy") == ["endgame.solve", "search.playout", "batch.run_search"]
-    assert wu.kernels_for("search,mc") == ["endgame.solve", "search.playout", "batch.run_any"]
+    search = ["leaves.leave_codes", "endgame.solve", "search.playout", "search.rank_learned"]
+    assert wu.kernels_for("search,greedy") == [*search, "batch.run_search"]
+    assert wu.kernels_for("search,mc") == [*search, "batch.run_any"]
+    assert wu.kernels_for("static,greedy") == ["leaves.leave_codes", "batch.run_static"]
     assert wu.kernels_for("greedy,greedy", qc.Rules(variant="cubes")) == ["cubes.run_games"]
     every = wu.kernels_for()
     assert set(every) == set(wu.TASKS) and every.index("endgame.solve") < every.index("batch.run_search")
@@ -43,7 +45,7 @@ def test_a_search_lists_what_it_binds_at_need(monkeypatch):
     """The net's ranking and the heuristic are not linked into the search's kernels: a
     search with eval net or with the heuristic (eval or policy) lists them as parts, the
     default search neither; their estimate counts even when the batch kernel is cached."""
-    plain = ["endgame.solve", "search.playout", "batch.run_search"]
+    plain = ["leaves.leave_codes", "endgame.solve", "search.playout", "search.rank_learned", "batch.run_search"]
     assert wu.kernels_for("search:eval=net,greedy") == ["net.rank_net", *plain]
     assert wu.kernels_for("search:eval=heuristic,greedy") == ["search.rank_candidates", *plain]
     assert wu.kernels_for("search:policy=heuristic,greedy") == ["search.rank_candidates", *plain]
@@ -80,12 +82,16 @@ def test_the_estimate_is_a_sum_of_calibrated_kernels():
 def test_waves_put_each_kernel_after_the_parts_it_links_and_bins_balance_them():
     names = wu.kernels_for("greedy,greedy")
     assert wu._waves(names) == [["movegen.generate", "actions.apply_action"], ["batch.run_plain"]]
-    # the search's kernel calls its parts unlinked: all three at once
+    # the search's kernel calls its parts unlinked: all at once
     names = wu.kernels_for("search,greedy")
-    assert wu._waves(names) == [["endgame.solve", "search.playout", "batch.run_search"]]
+    assert wu._waves(names) == [names]
     bins = wu._bins(["endgame.solve", "search.playout", "batch.run_plain"], 2)
-    # playouts 20 s, solve 14 s, run_plain 3 s: the playouts alone, the solver with run_plain
+    # playouts 11 s, solve 10.5 s, run_plain 3 s: the playouts alone, the solver with run_plain
     assert sorted(map(sorted, bins)) == [["batch.run_plain", "endgame.solve"], ["search.playout"]]
+    # the search's batch kernel after its learned ranking; the solver then the playouts
+    # beside it: each bin the shortest first
+    bins = wu._bins(names[1:], 2)
+    assert bins == [["search.rank_learned", "batch.run_search"], ["endgame.solve", "search.playout"]]
     assert wu._bins(["batch.run_plain"], 4) == [["batch.run_plain"]]
 
 
@@ -136,10 +142,10 @@ def test_the_first_run_message_names_the_agents_and_the_estimate(monkeypatch):
 
 
 _PARTS = """
-from qwirkle_core._kernels import actions, endgame, movegen, search
+from qwirkle_core._kernels import actions, endgame, leaves, movegen, search
 def loaded(names):  # whether each part was loaded from the cache (not compiled) by this process
     kernels = {"endgame.solve": endgame.solve, "search.playout": search.playout,
-               "search.rank_learned": search.rank_learned,
+               "search.rank_learned": search.rank_learned, "leaves.leave_codes": leaves.leave_codes,
                "movegen.generate": movegen.generate, "actions.apply_action": actions.apply_action}
     return [(sum(kernels[n].stats.cache_hits.values()), sum(kernels[n].stats.cache_misses.values())) for n in names]
 """
@@ -147,18 +153,22 @@ def loaded(names):  # whether each part was loaded from the cache (not compiled)
 
 @pytest.mark.slow
 @pytest.mark.parametrize(
-    "agents, parts, extra, first_batch",
+    "agents, parts, first_batch",
     [
-        # the search's kernel calls them unlinked: it compiles in this process, both
-        # parts in a worker (the playouts' with the learned ranking), and the batch
-        # loads all three
-        ("search:time_ms=2,greedy", ["endgame.solve", "search.playout"], ["search.rank_learned"], [(1, 0)] * 3),
+        # the search's kernel calls them unlinked: it compiles in this process after
+        # its learned ranking (a miss), the leave codes, the solver and the playouts in
+        # a worker (hits)
+        (
+            "search:time_ms=2,greedy",
+            ["leaves.leave_codes", "endgame.solve", "search.playout", "search.rank_learned"],
+            [(1, 0)] * 3 + [(0, 1)],
+        ),
         # linked in: the longest part compiles in this process (a miss), the other in a
         # worker (a hit)
-        ("greedy,random", ["movegen.generate", "actions.apply_action"], [], [(0, 1), (1, 0)]),
+        ("greedy,random", ["movegen.generate", "actions.apply_action"], [(0, 1), (1, 0)]),
     ],
 )
-def test_parts_compiled_by_workers_are_the_ones_the_batch_loads(tmp_path, agents, parts, extra, first_batch):
+def test_parts_compiled_by_workers_are_the_ones_the_batch_loads(tmp_path, agents, parts, first_batch):
     """Worker processes compile a batch's parts (the search agent's endgame solver and
     playouts; the greedy batch's move generator and turn actions) into the cache with
     the very types the batch kernel calls them with: the batch loads each from the cache
@@ -171,15 +181,15 @@ import qwirkle_core as qc
 from qwirkle_core.batch import warmup
 print([(k.name, k.compiled) for k in warmup.warmup({agents!r}, processes=2)])
 r = qc.simulate(2, {agents!r}.split(","), seed=3, threads=1)
-print(loaded({parts + extra!r}), r.scores.tolist())
+print(loaded({parts!r}), r.scores.tolist())
 """
     first, second = _python(code, tmp_path / "warmup").splitlines()
     assert first == str([(name, True) for name in (*parts, batch)])
-    assert second == f"{[(1, 0)] * len(parts + extra)} {plain}"
+    assert second == f"{[(1, 0)] * len(parts)} {plain}"
     code = f"""{_PARTS}
 import qwirkle_core as qc
 r = qc.simulate(2, {agents!r}.split(","), seed=3, threads=1)
-print(loaded({parts + extra!r}), r.scores.tolist())
+print(loaded({parts!r}), r.scores.tolist())
 """
     out = _python(code, tmp_path / "first", QWIRKLE_COMPILE_PROCESSES="2").strip()
     assert out == f"{first_batch} {plain}"

@@ -199,6 +199,13 @@ def leave_codes(perms1, perms2, perms3, perms4, perms5):
     return codes
 
 
+def leave_codes_types():
+    """The numba types of :func:`leave_codes`' arguments as :func:`classes` passes them."""
+    import numba
+
+    return (numba.typeof(permutations(1)),) * MAX_LEAVE
+
+
 def permutations(k):
     """int64[k!, k]: every permutation of 0..k-1 (k >= 1)."""
     return np.array(list(itertools.permutations(range(k))), np.int64).reshape(-1, k)

@@ -466,8 +466,8 @@ def rank_learned(gs, moves, n, values, limit, out, work, sscratch, table=0):
             if at < cap:
                 k = min(k + 1, cap)
                 for c in range(k - 1, at, -1):
-                    out[c, :] = out[c - 1, :]
-                out[at, :] = ex
+                    copy_into(out[c], out[c - 1])
+                copy_into(out[at], ex)
     return k
 
 

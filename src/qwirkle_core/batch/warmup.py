@@ -122,13 +122,18 @@ def _compile_solve() -> None:
 
 
 def _compile_playout() -> None:
-    """The search agent's playout, with the types of its search loop, then its learned
-    ranking (:func:`~qwirkle_core._kernels.search.rank_learned`: the static agent's
-    values, which the playouts' static policy calls too; in one process their shared
-    kernels compile once)."""
+    """The search agent's playout, with the types of its search loop."""
     from .._kernels import search
 
     search.playout.compile(search.playout_types())
+
+
+def _compile_rank_learned() -> None:
+    """The search agent's learned ranking (:func:`~qwirkle_core._kernels.search.rank_learned`:
+    the static agent's values, which the playouts' static policy calls too), with the
+    types of its search."""
+    from .._kernels import search
+
     search.rank_learned.compile(search.rank_learned_types())
 
 
@@ -148,6 +153,14 @@ def _compile_heuristic() -> None:
     rank, fill = search.heuristic_types()
     search.rank_candidates.compile(rank)
     policies.heuristic_fill.compile(fill)
+
+
+def _compile_classes() -> None:
+    """The kernel of the leave table's class index (:func:`~qwirkle_core._kernels.leaves.classes`),
+    which the static, net and search agents' first batch computes."""
+    from .._kernels import leaves
+
+    leaves.leave_codes.compile(leaves.leave_codes_types())
 
 
 def _compile_batch(kernel: Callable[..., None]) -> Callable[[], None]:
@@ -191,6 +204,18 @@ def _search_playout() -> object:
     return search.playout
 
 
+def _search_rank_learned() -> object:
+    from .._kernels import search
+
+    return search.rank_learned
+
+
+def _leaves_codes() -> object:
+    from .._kernels import leaves
+
+    return leaves.leave_codes
+
+
 def _net_rank_net() -> object:
     from .._kernels import net
 
@@ -203,17 +228,19 @@ def _search_rank_candidates() -> object:
     return search.rank_candidates
 
 
-_SEARCH_CALLS = ("endgame.solve", "search.playout")  # what the search calls unlinked (and rank_learned)
+_SEARCH_CALLS = ("endgame.solve", "search.playout", "search.rank_learned")  # what the search calls unlinked
 
 # CPU seconds measured on the project's machine (2 cores, numba 0.68) from an empty
-# cache with benchmarks/compare.py; an entry kernel's seconds exclude its parts. The
-# search's (issue 67; docs/cold-start.md), each in a fresh process from an empty cache
-# where movegen.generate took 5.3 CPU-s: the batch kernel 30, what it binds at need
-# alone; the worker's playouts and learned ranking, then solver, 38.4 in one process
-# (alone the solver took 21, the playouts 22.5): the solver counts what it adds there.
+# cache; an entry kernel's seconds exclude its parts. The search's (docs/cold-start.md),
+# compiled one after the other in one fresh process: the leave codes 1.1, the learned
+# ranking 5.8, then the solver 10.5, the playouts 10.7 (each counting what it adds to
+# those before it) and the batch kernel 11.1 (18.2 alone): it counts as alone, since
+# side by side it loads only some of the parts' kernels from the workers.
 TASKS: dict[str, _Task] = {
-    "endgame.solve": _Task(_compile_solve, _endgame_solve, 14.0),
-    "search.playout": _Task(_compile_playout, _search_playout, 20.0),
+    "endgame.solve": _Task(_compile_solve, _endgame_solve, 10.5),
+    "search.playout": _Task(_compile_playout, _search_playout, 11.0),
+    "search.rank_learned": _Task(_compile_rank_learned, _search_rank_learned, 5.5),
+    "leaves.leave_codes": _Task(_compile_classes, _leaves_codes, 1.0),
     "net.rank_net": _Task(_compile_rank_net, _net_rank_net, 25.0),
     "search.rank_candidates": _Task(_compile_heuristic, _search_rank_candidates, 5.0),
     "movegen.generate": _Task(_compile_generate, _kernel(_mg, "generate"), 5.5),
@@ -222,7 +249,7 @@ TASKS: dict[str, _Task] = {
         _compile_batch(_bt.run_plain), _kernel(_bt, "run_plain"), 2.8, ("movegen.generate", "actions.apply_action")
     ),
     "batch.run_heuristic": _Task(_compile_batch(_bt.run_heuristic), _kernel(_bt, "run_heuristic"), 20.0),
-    "batch.run_search": _Task(_compile_batch(_bt.run_search), _kernel(_bt, "run_search"), 30.0, calls=_SEARCH_CALLS),
+    "batch.run_search": _Task(_compile_batch(_bt.run_search), _kernel(_bt, "run_search"), 18.0, calls=_SEARCH_CALLS),
     "batch.run_mc": _Task(_compile_batch(_bt.run_mc), _kernel(_bt, "run_mc"), 28.0),
     "batch.run_static": _Task(_compile_batch(_bt.run_static), _kernel(_bt, "run_static"), 25.0),
     "batch.run_net": _Task(_compile_batch(_bt.run_net), _kernel(_bt, "run_net"), 30.0),
@@ -231,10 +258,11 @@ TASKS: dict[str, _Task] = {
 }
 """The kernels :func:`warmup` compiles: the batch kernels (``batch.run_*``,
 ``cubes.run_games``) and their independent parts (the move generator and the turn
-actions that the greedy and random batch links in; the search agent's endgame solver
-and playouts, which its kernels call unlinked, and the net's ranking and the
-heuristic that a search with ``eval`` ``net`` or ``heuristic`` calls unlinked), with
-rough seconds of each. The
+actions that the greedy and random batch links in; the search agent's endgame solver,
+playouts and learned ranking, which its kernels call unlinked, and the net's ranking
+and the heuristic that a search with ``eval`` ``net`` or ``heuristic`` calls unlinked;
+the kernel of the leave table's class index, which the static, net and search agents
+compute before their first game), with rough seconds of each. The
 heuristic's and Monte Carlo's batches are not split: their own part dwarfs the shared
 ones (18 and 21 s against 5.5 and 3.7), so compiling those first would only add a
 wave."""
@@ -270,19 +298,23 @@ def kernels_for(agents: Iterable[AgentLike] | str | None = None, rules: Rules | 
     return list(dict.fromkeys(parts)) + [e for e in entries if e not in parts]
 
 
-_AT_NEED = ("net.rank_net", "search.rank_candidates")
+_CLASSES = "leaves.leave_codes"
+_AT_NEED = ("net.rank_net", "search.rank_candidates", _CLASSES)
 """The parts of :func:`_unlinked`: compiled (or loaded) only for the agents that call them."""
 
 
 def _unlinked(specs: np.ndarray) -> list[str]:
     """The parts (:data:`TASKS`) that the agents of ``specs`` call unlinked beyond their
     batch kernel's own ``calls``: the net's ranking of a search with ``eval`` ``net``,
-    the heuristic of one with ``eval`` or ``policy`` ``heuristic``."""
+    the heuristic of one with ``eval`` or ``policy`` ``heuristic``, and the kernel of
+    the leave table's class index that the static, net and search agents read."""
     from .._kernels import search
 
+    ids = {int(row[_lo.SPEC_ID]) for row in specs}
     searches = [row for row in specs if int(row[_lo.SPEC_ID]) == _lo.SEARCH]
     parts = ["net.rank_net"] if any(row[_lo.P_SEARCH_EVAL] == _lo.EVAL_NET for row in searches) else []
-    return parts + (["search.rank_candidates"] if any(search.uses_heuristic(row) for row in searches) else [])
+    parts += ["search.rank_candidates"] if any(search.uses_heuristic(row) for row in searches) else []
+    return parts + ([_CLASSES] if ids & {_lo.SEARCH, _lo.STATIC, _lo.NET} else [])
 
 
 def _cached(name: str) -> bool:
@@ -303,14 +335,16 @@ def default_processes() -> int:
 
 def _bins(names: list[str], processes: int) -> list[list[str]]:
     """``names`` split over at most ``processes`` workers, the longest first (each to the
-    least loaded worker)."""
+    least loaded worker); each bin in the order to compile it, the shortest first, so
+    that the kernels a short part shares with a longer part of another bin are in the
+    cache when that one reaches them (loaded there, not compiled twice)."""
     bins: list[list[str]] = [[] for _ in range(min(processes, len(names)))]
     load = [0.0] * len(bins)
     for name in sorted(names, key=lambda n: -TASKS[n].seconds):
         i = load.index(min(load))
         bins[i].append(name)
         load[i] += TASKS[name].seconds
-    return [b for b in bins if b]
+    return [b[::-1] for b in bins if b]
 
 
 def _waves(names: list[str]) -> list[list[str]]:
@@ -329,10 +363,12 @@ def _waves(names: list[str]) -> list[list[str]]:
 def compile_first_batch(specs: np.ndarray) -> None:
     """Before a batch's first call: when its kernel (for the spec rows ``specs``) is not
     in the disk cache and has parts that compile independently (:data:`TASKS`' ``needs``
-    and ``calls``, and what a search binds at need: :func:`_unlinked`), compile them
-    (and, for ``calls``, the kernel too) side by side in :func:`default_processes`
-    processes, the longest in this one, the others in workers into the disk cache; the
-    batch loads them from there. Nothing otherwise (the first call compiles all in this
+    and ``calls``, and what its agents bind at need: :func:`_unlinked`), compile them
+    (and, unless it links them in, the kernel too) side by side in
+    :func:`default_processes` processes, the longest in this one, the others in workers
+    into the disk cache (:func:`_bins`); the batch loads them from there. A worker
+    compiles the kernel of the leave table's class index first, which this process
+    computes after its own compile. Nothing otherwise (the first call compiles all in this
     process)."""
     processes = default_processes()
     if processes < 2 or not _jit.CACHE:
@@ -343,12 +379,15 @@ def compile_first_batch(specs: np.ndarray) -> None:
     name = f"batch.{kernel.__name__}"
     task = TASKS[name]
     todo = [n for n in (*task.needs, *task.calls, *_unlinked(specs)) if not _cached(n)]
-    if task.calls:
+    if not task.needs:
         todo.append(name)
     if len(todo) < 2:
         return
-    here, *others = _bins(todo, processes)
-    workers = [_spawn(names) for names in others]
+    first = [n for n in todo if n == _CLASSES]
+    here, *others = _bins([n for n in todo if n != _CLASSES], processes)
+    if not others:  # the leave codes alone beside the batch kernel
+        others = [[]]
+    workers = [_spawn(first + names if i == 0 else names) for i, names in enumerate(others)]
     try:
         for part in here:
             TASKS[part].compile()
@@ -360,13 +399,12 @@ def compile_first_batch(specs: np.ndarray) -> None:
 
 
 def _bind_meanwhile(specs: np.ndarray) -> None:
-    """While the workers still compile: bind what the batch of ``specs`` reads and needs
-    no compiled part for, the leave table of the static agent and the search (its
-    class index takes a second or two to compute in a fresh process), so that it
-    overlaps the workers rather than following them."""
+    """After this process's compile, while the workers may still compile: bind the leave
+    table of the static agent and the search (:func:`_unlinked`), whose class index a
+    worker compiled first."""
     from .._kernels import leaves
 
-    if {int(row[_lo.SPEC_ID]) for row in specs} & {_lo.SEARCH, _lo.STATIC, _lo.NET}:
+    if _CLASSES in _unlinked(specs):
         leaves.bind_leaves()
 
 
