@@ -61,6 +61,9 @@ def test_a_search_lists_what_it_binds_at_need(monkeypatch):
     monkeypatch.setattr(wu, "_cached", cached)
     assert wu.estimate_seconds("search,greedy") == 0.0
     assert wu.estimate_seconds("search:eval=net,greedy") == wu.TASKS["net.rank_net"].seconds
+    # a cache from before the leave codes were a part: they alone are left
+    monkeypatch.setattr(wu, "_cached", lambda name: name in plain[1:])
+    assert wu.estimate_seconds("search,greedy", processes=2) == wu.TASKS["leaves.leave_codes"].seconds
 
 
 def test_the_estimate_is_a_sum_of_calibrated_kernels():

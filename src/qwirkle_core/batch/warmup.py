@@ -364,7 +364,7 @@ def compile_first_batch(specs: np.ndarray) -> None:
     """Before a batch's first call: when its kernel (for the spec rows ``specs``) is not
     in the disk cache and has parts that compile independently (:data:`TASKS`' ``needs``
     and ``calls``, and what its agents bind at need: :func:`_unlinked`), compile them
-    (and, unless it links them in, the kernel too) side by side in
+    (and, for ``calls``, the kernel too) side by side in
     :func:`default_processes` processes, the longest in this one, the others in workers
     into the disk cache (:func:`_bins`); the batch loads them from there. A worker
     compiles the kernel of the leave table's class index first, which this process
@@ -379,14 +379,12 @@ def compile_first_batch(specs: np.ndarray) -> None:
     name = f"batch.{kernel.__name__}"
     task = TASKS[name]
     todo = [n for n in (*task.needs, *task.calls, *_unlinked(specs)) if not _cached(n)]
-    if not task.needs:
+    if task.calls:
         todo.append(name)
     if len(todo) < 2:
         return
     first = [n for n in todo if n == _CLASSES]
     here, *others = _bins([n for n in todo if n != _CLASSES], processes)
-    if not others:  # the leave codes alone beside the batch kernel
-        others = [[]]
     workers = [_spawn(first + names if i == 0 else names) for i, names in enumerate(others)]
     try:
         for part in here:
@@ -438,9 +436,11 @@ def estimate_kernels(names: Sequence[str], processes: int | None = None, cached:
         return sum(TASKS[n].seconds for n in names)
     total = 0.0
     for wave in _waves(names):
-        if len(wave) == 1:
-            total += TASKS[wave[0]].seconds
+        rest = [n for n in wave if n != _CLASSES]
+        if len(rest) <= 1:  # one kernel (and the leave codes): one after the other here
+            total += sum(TASKS[n].seconds for n in wave)
             continue
+        wave = rest  # the leave codes compile first in a worker beside the rest
         bins = _bins(wave, processes)
         # a worker starts in about a second; two compiling at once on two cores each
         # run a little slower than alone
