@@ -13,6 +13,7 @@ import qwirkle_core as qc
 from qwirkle_core._kernels import net as _net
 from qwirkle_core.batch import scorer
 from qwirkle_core.batch.learn import shipped_table
+from qwirkle_core.batch.rows import current_umask
 from qwirkle_core.env.movelist import INPUT_NAMES, move_list, scorer_inputs
 from qwirkle_core.game.agents import agent_params, parse_agent
 from test_leaves import reference_static
@@ -95,6 +96,7 @@ def test_weights_files_round_trip_and_bad_ones_are_refused(tmp_path):
         np.testing.assert_array_equal(again[k], arrays[k])
     assert prov == {"command": "test", "seed": 1}
     assert list(tmp_path.iterdir()) == [path]  # no temporary file left
+    assert path.stat().st_mode & 0o777 == 0o666 & ~current_umask()  # as open() would make it
     with pytest.raises(scorer.WeightsError, match="no weights file"):
         scorer.read_weights(tmp_path / "missing.npz")
     (tmp_path / "junk.npz").write_bytes(b"not a zip")

@@ -37,6 +37,7 @@ import argparse
 import json
 import sys
 import time
+from collections import deque
 from pathlib import Path
 from typing import Any
 
@@ -107,13 +108,13 @@ def make_callback(args: argparse.Namespace, start_cpu: float) -> Any:
         def __init__(self) -> None:
             super().__init__()
             self.next_ckpt, self.next_snap, self.snaps = 0.0, args.snapshot_minutes, 0
-            self.results: dict[str, list[float]] = {}
+            self.results: dict[str, deque[float]] = {}  # the last 200 results per opponent
 
         def _on_step(self) -> bool:
             for info in self.locals["infos"]:
                 if "winner" in info and info["winner"] >= -1:
                     won = 1.0 if info["winner"] == 0 else 0.5 if info["winner"] == -1 else 0.0
-                    self.results.setdefault(str(info["opponents"]), []).append(won)
+                    self.results.setdefault(str(info["opponents"]), deque(maxlen=200)).append(won)
             minutes = (time.process_time() - start_cpu) / 60
             if minutes >= self.next_ckpt:
                 self.export(out / f"ckpt_{self.next_ckpt:05.1f}.npz", minutes)
@@ -130,8 +131,8 @@ def make_callback(args: argparse.Namespace, start_cpu: float) -> Any:
             self.logger.record("league/pool_size", len(self.training_env.get_attr("pool")[0]))
             for label, games in self.results.items():
                 name = Path(label.split("=")[-1]).stem if "=" in label else label
-                self.logger.record(f"rollout/win_rate_vs_{name}", float(np.mean(games[-200:])))
-            every = [w for games in self.results.values() for w in games[-200:]]
+                self.logger.record(f"rollout/win_rate_vs_{name}", float(np.mean(games)))
+            every = [w for games in self.results.values() for w in games]
             if every:
                 self.logger.record("rollout/win_rate", float(np.mean(every)))
 

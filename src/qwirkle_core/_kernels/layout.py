@@ -108,7 +108,7 @@ AGENT_NAMES = ("random", "greedy", "heuristic", "mc", "search", "static", "net")
 AGENT_IDS = MappingProxyType({name: i for i, name in enumerate(AGENT_NAMES)})
 
 FLOAT, INT, CHOICE, FILE = "float", "int", "choice", "file"
-MAX_WEIGHT_SLOTS = 64  # weights files one process may load (net.MAX_SLOTS)
+MAX_WEIGHT_SLOTS = 64  # weights files (and leave tables) one process may load
 
 
 @dataclass(frozen=True)

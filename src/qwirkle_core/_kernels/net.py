@@ -53,6 +53,7 @@ from .layout import (
     G_PLAYERS,
     M_N,
     M_TILE,
+    MAX_WEIGHT_SLOTS,
     MOVE_COLS,
     P_STATIC_LEAVE,
     PASS,
@@ -69,7 +70,6 @@ INPUT_NAMES = FEATURE_NAMES + CONTEXT_NAMES
 INPUTS = len(INPUT_NAMES)
 I_STATIC, I_MARGIN, I_BAG, I_PLAYERS, I_RIVAL = range(FEATURES, INPUTS)
 MAX_HIDDEN = 1024  # units per hidden layer a file may have (the kernels' scratch)
-MAX_SLOTS = 64  # weight files one process may load
 FORMAT = "qwirkle-core move scorer"
 FORMAT_VERSION = 1
 WEIGHTS_FILE = Path(__file__).with_name("net.npz")
@@ -173,8 +173,8 @@ def bind_net(weights="shipped"):
         for i, (k, _) in enumerate(_slots):
             if k == key:
                 return i
-        if len(_slots) >= MAX_SLOTS:
-            raise WeightsError(f"at most {MAX_SLOTS} weights files in one process")
+        if len(_slots) >= MAX_WEIGHT_SLOTS:
+            raise WeightsError(f"at most {MAX_WEIGHT_SLOTS} weights files in one process")
         arrays, _ = read_weights(WEIGHTS_FILE if key == "shipped" else key)
         _slots.append((key, pack(arrays)))
         _rebind()

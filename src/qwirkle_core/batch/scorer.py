@@ -26,6 +26,7 @@ from typing import Any
 import numpy as np
 
 from .._kernels import net as _net
+from .rows import current_umask
 
 __all__ = [
     "INPUT_NAMES",
@@ -90,6 +91,7 @@ def write_weights(path: str | os.PathLike[str], arrays: dict[str, np.ndarray], p
         payload.update({k: np.asarray(arrays[k], np.float64) for k in _net.ARRAYS})
         np.savez(tmp, **payload)
         _net.read_weights(tmp)
+        os.chmod(tmp, 0o666 & ~current_umask())  # mkstemp made it 0600: the usual mode
         os.replace(tmp, path)
     finally:
         if os.path.exists(tmp):

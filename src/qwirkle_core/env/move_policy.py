@@ -66,7 +66,8 @@ def make_move_net(hidden: tuple[int, int] = (64, 32), value_hidden: int = 64, se
             logits = self.scorer.l3(embed).squeeze(-1)
             logits = torch.where(mask, logits, torch.full_like(logits, -1e8))
             pooled = torch.where(mask[..., None], embed, torch.zeros_like(embed)).amax(dim=1)
-            context = (x[:, 0, list(CONTEXT)] - self.scorer.shift[list(CONTEXT)]) * self.scorer.scale[list(CONTEXT)]
+            c = list(CONTEXT)
+            context = (x[:, 0, c] - self.scorer.shift[c]) * self.scorer.scale[c]
             value = self.value_head(torch.cat([pooled, context], dim=-1)).squeeze(-1)
             return logits, value
 

@@ -394,9 +394,10 @@ class VectorEnv(gymnasium.vector.VectorEnv):
                 draw = _mix(s.seeds[idx] ^ _mix(nxt * np.uint64(8) + np.uint64(q)))
                 u = (draw >> np.uint64(11)).astype(np.float64) * 2.0**-53  # uniform in [0, 1)
                 self._seat_entry[idx, q] = self._drawn[np.searchsorted(self._cumulative, u, side="right")]
-        for j, (row, _) in enumerate(self._entries):
-            hit = self._seat_entry[idx] == j
-            rows, seats = np.nonzero(hit)
+        seated = self._seat_entry[idx]
+        for j in np.unique(seated[seated >= 0]):  # the entries seated, not every one ever added
+            row = self._entries[j][0]
+            rows, seats = np.nonzero(seated == j)
             self._roles[idx[rows], seats] = _kv.ROLE_KERNEL if row is not None else _kv.ROLE_POLICY
             if row is not None:
                 self._seat_specs[idx[rows], seats] = row
