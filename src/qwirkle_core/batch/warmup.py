@@ -26,6 +26,7 @@ cache; an upgrade or an edit drops it, see ``_kernels._jit.drop_stale_cache``).
 
 from __future__ import annotations
 
+import importlib
 import os
 import selectors
 import subprocess
@@ -182,50 +183,16 @@ def _compile_batch(kernel: Callable[..., None]) -> Callable[[], None]:
 @dataclass(frozen=True)
 class _Task:
     compile: Callable[[], None]
-    dispatcher: Callable[[], object]  # the kernel whose cache entry says it is done
     seconds: float  # CPU seconds of its compile on the project's machine (when alone)
     needs: tuple[str, ...] = ()  # parts it links in: compiled before it
     calls: tuple[str, ...] = ()  # parts it calls unlinked (_jit.External): compiled beside it
 
 
-def _kernel(module: object, name: str) -> Callable[[], object]:
-    return lambda: getattr(module, name)
-
-
-def _endgame_solve() -> object:
-    from .._kernels import endgame
-
-    return endgame.solve
-
-
-def _search_playout() -> object:
-    from .._kernels import search
-
-    return search.playout
-
-
-def _search_rank_learned() -> object:
-    from .._kernels import search
-
-    return search.rank_learned
-
-
-def _leaves_codes() -> object:
-    from .._kernels import leaves
-
-    return leaves.leave_codes
-
-
-def _net_rank_net() -> object:
-    from .._kernels import net
-
-    return net.rank_net
-
-
-def _search_rank_candidates() -> object:
-    from .._kernels import search
-
-    return search.rank_candidates
+def _kernel(name: str) -> object:
+    """The kernel ``name`` of :data:`TASKS` (``module.function`` of ``_kernels``), whose
+    cache entry says that the task is done; its module imported at need."""
+    module, function = name.split(".")
+    return getattr(importlib.import_module(f".._kernels.{module}", __package__), function)
 
 
 _SEARCH_CALLS = ("endgame.solve", "search.playout", "search.rank_learned")  # what the search calls unlinked
@@ -237,24 +204,22 @@ _SEARCH_CALLS = ("endgame.solve", "search.playout", "search.rank_learned")  # wh
 # those before it) and the batch kernel 11.1 (18.2 alone): it counts as alone, since
 # side by side it loads only some of the parts' kernels from the workers.
 TASKS: dict[str, _Task] = {
-    "endgame.solve": _Task(_compile_solve, _endgame_solve, 10.5),
-    "search.playout": _Task(_compile_playout, _search_playout, 11.0),
-    "search.rank_learned": _Task(_compile_rank_learned, _search_rank_learned, 5.5),
-    "leaves.leave_codes": _Task(_compile_classes, _leaves_codes, 1.0),
-    "net.rank_net": _Task(_compile_rank_net, _net_rank_net, 25.0),
-    "search.rank_candidates": _Task(_compile_heuristic, _search_rank_candidates, 5.0),
-    "movegen.generate": _Task(_compile_generate, _kernel(_mg, "generate"), 5.5),
-    "actions.apply_action": _Task(_compile_apply, _kernel(_ac, "apply_action"), 3.7),
-    "batch.run_plain": _Task(
-        _compile_batch(_bt.run_plain), _kernel(_bt, "run_plain"), 2.8, ("movegen.generate", "actions.apply_action")
-    ),
-    "batch.run_heuristic": _Task(_compile_batch(_bt.run_heuristic), _kernel(_bt, "run_heuristic"), 20.0),
-    "batch.run_search": _Task(_compile_batch(_bt.run_search), _kernel(_bt, "run_search"), 18.0, calls=_SEARCH_CALLS),
-    "batch.run_mc": _Task(_compile_batch(_bt.run_mc), _kernel(_bt, "run_mc"), 28.0),
-    "batch.run_static": _Task(_compile_batch(_bt.run_static), _kernel(_bt, "run_static"), 25.0),
-    "batch.run_net": _Task(_compile_batch(_bt.run_net), _kernel(_bt, "run_net"), 30.0),
-    "batch.run_any": _Task(_compile_batch(_bt.run_any), _kernel(_bt, "run_any"), 35.0, calls=_SEARCH_CALLS),
-    "cubes.run_games": _Task(_compile_batch(_cu.run_games), _kernel(_cu, "run_games"), 34.0),
+    "endgame.solve": _Task(_compile_solve, 10.5),
+    "search.playout": _Task(_compile_playout, 11.0),
+    "search.rank_learned": _Task(_compile_rank_learned, 5.5),
+    "leaves.leave_codes": _Task(_compile_classes, 1.0),
+    "net.rank_net": _Task(_compile_rank_net, 25.0),
+    "search.rank_candidates": _Task(_compile_heuristic, 5.0),
+    "movegen.generate": _Task(_compile_generate, 5.5),
+    "actions.apply_action": _Task(_compile_apply, 3.7),
+    "batch.run_plain": _Task(_compile_batch(_bt.run_plain), 2.8, ("movegen.generate", "actions.apply_action")),
+    "batch.run_heuristic": _Task(_compile_batch(_bt.run_heuristic), 20.0),
+    "batch.run_search": _Task(_compile_batch(_bt.run_search), 18.0, calls=_SEARCH_CALLS),
+    "batch.run_mc": _Task(_compile_batch(_bt.run_mc), 28.0),
+    "batch.run_static": _Task(_compile_batch(_bt.run_static), 25.0),
+    "batch.run_net": _Task(_compile_batch(_bt.run_net), 30.0),
+    "batch.run_any": _Task(_compile_batch(_bt.run_any), 35.0, calls=_SEARCH_CALLS),
+    "cubes.run_games": _Task(_compile_batch(_cu.run_games), 34.0),
 }
 """The kernels :func:`warmup` compiles: the batch kernels (``batch.run_*``,
 ``cubes.run_games``) and their independent parts (the move generator and the turn
@@ -318,7 +283,7 @@ def _unlinked(specs: np.ndarray) -> list[str]:
 
 
 def _cached(name: str) -> bool:
-    return bool(_jit.is_cached(TASKS[name].dispatcher()))
+    return bool(_jit.is_cached(_kernel(name)))
 
 
 def default_processes() -> int:
