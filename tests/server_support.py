@@ -241,6 +241,18 @@ def _keys(obj):
             yield from _keys(v)
 
 
+def _identifiers(obj):
+    """The string values of the ids and tokens in ``obj`` (a parsed JSON document)."""
+    if isinstance(obj, dict):
+        for k, v in obj.items():
+            if isinstance(v, str) and (k in ("id", "token") or k.endswith("_id")):
+                yield v
+            yield from _identifiers(v)
+    elif isinstance(obj, list):
+        for v in obj:
+            yield from _identifiers(v)
+
+
 def leaks(text, seat, moments, k):
     """What ``text`` (a response or message received by ``seat`` after ``k`` actions)
     shows that the seat may not see; an empty list when nothing."""
@@ -248,12 +260,15 @@ def leaks(text, seat, moments, k):
     state = moments.states[k]
     public = moments.public_codes(k, seat)
     secret = {c for p, h in enumerate(state["hands"]) if p != seat for c in h} - public
-    shown = set(CODE.findall(text))
+    doc = json.loads(text)
+    scan = text  # without the random identifiers, which may hold "-G3" by chance
+    for ident in _identifiers(doc):
+        scan = scan.replace(ident, "")
+    shown = set(CODE.findall(scan))
     if shown & secret:
         found.append(f"tiles of another seat's hand: {sorted(shown & secret)}")
     if shown - public:
         found.append(f"tiles the seat has not seen: {sorted(shown - public)}")
-    doc = json.loads(text)
     revealed = isinstance(doc, dict) and doc.get("over") is True  # a finished game's deal is public
     seed = moments.record.seed
     for form in (str(seed), f"{seed:x}", f"{seed:016x}"):
@@ -262,7 +277,7 @@ def leaks(text, seat, moments, k):
     for word in state["rng"]:
         if word in text:
             found.append(f"a random stream ({word})")
-    tokens = CODE.findall(text)
+    tokens = CODE.findall(scan)
     bag = state["bag"]
     grams = {tuple(bag[i : i + 8]) for i in range(len(bag) - 7)} | {
         tuple(bag[::-1][i : i + 8]) for i in range(len(bag) - 7)

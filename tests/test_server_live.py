@@ -169,6 +169,9 @@ def test_no_seat_receives_hidden_information(live):
         {**view, "history": view["history"] + [{"move": " ".join(moments.states[k]["bag"])}]},
     ]
     assert all(leaks(json.dumps(doc), 0, moments, k) for doc in planted)
+    # and not a tile's code by chance inside a random id (a game id "DmSs5OxOl-G3" was one)
+    unseen = next(c + s for c in "ROYGBP" for s in "123456" if c + s not in moments.public_codes(k, 0))
+    assert leaks(json.dumps({**view, "id": f"DmSs5OxOl-{unseen}"}), 0, moments, k) == []
 
 
 def test_remote_bots_play_a_game(live):
